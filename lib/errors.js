@@ -1,0 +1,30 @@
+/**
+ * An error caused by what the user asked for (bad option, unknown test, unreadable file).
+ * Entry points print its message as one line and exit non-zero, without a stack trace.
+ */
+export class UsageError extends Error {
+  /**
+   * @param {string} message one line, saying what is wrong and, where it helps, what to do
+   */
+  constructor (message) {
+    super(message)
+    this.name = 'UsageError'
+  }
+}
+
+/**
+ * Runs an async entry point and turns any failure into one line on stderr and a non-zero exit.
+ * Unexpected errors keep their stack only when DEBUG is set, so users never see a trace by default.
+ * @param {() => Promise<number|void>} main resolves to the exit code (default 0)
+ */
+export function runMain (main) {
+  main().then(
+    (code) => { process.exitCode = code ?? 0 },
+    (err) => {
+      const text = err instanceof UsageError ? err.message : `error: ${err?.message ?? err}`
+      process.stderr.write(`${text}\n`)
+      if (process.env.DEBUG && !(err instanceof UsageError)) process.stderr.write(`${err?.stack}\n`)
+      process.exitCode = err instanceof UsageError ? 2 : 1
+    }
+  )
+}
