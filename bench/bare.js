@@ -1,0 +1,43 @@
+// The bare pair the engine benchmark measures against: the least code that does the same job.
+//   node bench/bare.js server <test> <format>                 prints "listening on ws://..."
+//   node bench/bare.js client <url> <test> <format> <n> <inflight>   prints msgs/s
+// The server decodes and replies ACK; the client encodes each message and keeps its send time.
+import { performance } from 'node:perf_hooks'
+import WebSocket, { WebSocketServer } from 'ws'
+import { createCodec } from '../lib/codecs.js'
+import { loadPayload, resolveTest } from '../lib/payloads.js'
+
+const [role, ...args] = process.argv.slice(2)
+
+if (role === 'server') {
+  const codec = createCodec(args[1], resolveTest(args[0]))
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false, maxPayload: 64 * 1024 * 1024 })
+  wss.on('listening', () => console.log(`listening on ws://127.0.0.1:${wss.address().port}`))
+  wss.on('connection', (ws) => ws.on('message', (data) => { codec.decode(data); ws.send('ACK') }))
+  process.on('SIGTERM', () => process.exit(0))
+} else {
+  const [url, testName, format, n, inflight] = args
+  const test = resolveTest(testName)
+  const codec = createCodec(format, test)
+  const native = codec.prepare(loadPayload(test))
+  const total = Number(n)
+  const sendTimes = new Float64Array(total)
+  const ws = new WebSocket(`${url}/?test=${test.name}&format=${format}`, { perMessageDeflate: false })
+  let sent = 0
+  let acked = 0
+  let startedAt
+  const sendOne = () => { sendTimes[sent++] = performance.now(); ws.send(codec.encode(native), { binary: codec.binary }) }
+  ws.on('open', () => {
+    startedAt = performance.now()
+    while (sent < Math.min(total, Number(inflight))) sendOne()
+  })
+  ws.on('message', () => {
+    acked++
+    if (sent < total) sendOne()
+    else if (acked === total) {
+      const seconds = (performance.now() - startedAt) / 1000
+      console.log(JSON.stringify({ rate: total / seconds }))
+      ws.close()
+    }
+  })
+}

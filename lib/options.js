@@ -1,0 +1,153 @@
+import yargs from 'yargs'
+import { hideBin } from 'yargs/helpers'
+import { UsageError } from './errors.js'
+import { DEFAULT_MAX_PAYLOAD } from './server.js'
+
+/** Where clients connect and the server listens unless told otherwise. */
+export const DEFAULT_PORT = 7070
+export const DEFAULT_URL = `ws://127.0.0.1:${DEFAULT_PORT}`
+
+/**
+ * A yargs parser that reports mistakes as one UsageError line instead of printing usage and
+ * exiting, so every entry point fails the same way.
+ * @param {string[]} argv process.argv
+ * @param {string} usage the usage line shown by --help
+ */
+function commandLine (argv, usage) {
+  return yargs(hideBin(argv))
+    .usage(usage)
+    .strict()
+    .wrap(Math.min(100, process.stdout.columns || 100))
+    .fail((message, err) => {
+      throw err instanceof UsageError ? err : new UsageError(`${message ?? err?.message} (see --help)`)
+    })
+    .help()
+    .alias('h', 'help')
+    .version(false)
+}
+
+/**
+ * Turns a yargs option value into a whole number within bounds, or a UsageError naming the option.
+ * @param {string} name option name, for the message
+ * @param {unknown} value
+ * @param {number} min smallest allowed value
+ */
+export function wholeNumber (name, value, min) {
+  const number = Number(value)
+  if (!Number.isSafeInteger(number) || number < min) {
+    throw new UsageError(`--${name} must be a whole number >= ${min}, got '${value}'`)
+  }
+  return number
+}
+
+/**
+ * Parses a load client's command line.
+ * @param {string[]} argv process.argv
+ * @param {string} format the codec this client uses, shown in the usage text
+ * @returns {Promise<{test: string, messages: number, url: string, connections: number, inflight: number,
+ *   warmup: number, timeout: number, compress: boolean, json: boolean}>}
+ */
+export async function parseClientArgs (argv, format) {
+  const script = `client_${format}.js`
+  const args = await commandLine(argv, `Usage: node ${script} <test> [messages] [options]\n\n` +
+    `Sends [messages] ${format} messages of <test> and reports latency, throughput and bytes.\n` +
+    'Tests: 1 numbers, 2 strings, 3 medium, 4 large, 5 small (by number or name).')
+    .command('$0 <test> [messages]', false)
+    .positional('test', { describe: 'test payload, by number or name', type: 'string' })
+    .positional('messages', { describe: 'messages to send and record', default: 10000 })
+    .options({
+      url: { describe: 'server URL', default: DEFAULT_URL, type: 'string' },
+      connections: { alias: 'c', describe: 'parallel WebSocket connections', default: 1 },
+      inflight: { alias: 'i', describe: 'messages outstanding per connection (1 = strict request/response)', default: 1 },
+      warmup: { alias: 'w', describe: 'messages sent first and not recorded', default: 0 },
+      timeout: { describe: 'per-message timeout in ms; a message with no reply by then is lost', default: 10000 },
+      compress: { describe: 'offer permessage-deflate', type: 'boolean', default: false },
+      json: { describe: 'print one JSON object instead of the human report', type: 'boolean', default: false }
+    })
+    .example(`node ${script} 3 100000`, 'test 3 (medium), 100,000 messages, one at a time')
+    .example(`node ${script} small 100000 --inflight 100`, 'test 5 with 100 messages in flight')
+    .example(`node ${script} 4 1000 --connections 4 --json`, 'four connections, JSON report on stdout')
+    .parseAsync()
+  return {
+    test: String(args.test),
+    messages: wholeNumber('messages', args.messages, 1),
+    url: parseWsUrl(args.url),
+    connections: wholeNumber('connections', args.connections, 1),
+    inflight: wholeNumber('inflight', args.inflight, 1),
+    warmup: wholeNumber('warmup', args.warmup, 0),
+    timeout: wholeNumber('timeout', args.timeout, 1),
+    compress: args.compress,
+    json: args.json
+  }
+}
+
+/**
+ * Parses the server's command line; PORT in the environment sets the default port.
+ * @param {string[]} argv process.argv
+ * @param {NodeJS.ProcessEnv} env
+ * @returns {Promise<{host: string, port: number, maxPayload: number, compress: boolean}>}
+ */
+export async function parseServerArgs (argv, env) {
+  const args = await commandLine(argv, 'Usage: node server.js [options]\n\n' +
+    'WebSocket server that decodes each message (JSON or protobuf) and replies ACK.\n' +
+    'Clients connect to ws://HOST:PORT/?test=<number|name>&format=<json|protobuf>.')
+    .options({
+      host: { describe: 'interface to listen on', default: '127.0.0.1', type: 'string' },
+      port: { alias: 'p', describe: 'port (0 picks a free one); default from PORT', default: env.PORT ?? DEFAULT_PORT },
+      'max-payload': { describe: 'largest accepted message in bytes (bigger ones close the connection with 1009)', default: DEFAULT_MAX_PAYLOAD },
+      compress: { describe: 'accept permessage-deflate', type: 'boolean', default: false }
+    })
+    .example('node server.js', `listen on 127.0.0.1:${DEFAULT_PORT}`)
+    .example('node server.js --port 0', 'listen on a free port (printed)')
+    .parseAsync()
+  const port = wholeNumber('port', args.port, 0)
+  if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`)
+  return {
+    host: args.host,
+    port,
+    maxPayload: wholeNumber('max-payload', args.maxPayload, 1),
+    compress: args.compress
+  }
+}
+
+function parseWsUrl (text) {
+  let url
+  try {
+    url = new URL(text)
+  } catch {
+    throw new UsageError(`--url '${text}' is not a URL (expected ws://host:port)`)
+  }
+  if (url.protocol !== 'ws:' && url.protocol !== 'wss:') {
+    throw new UsageError(`--url must start with ws:// or wss://, got '${text}'`)
+  }
+  return url.href.replace(/\/$/, '')
+}
+
+/**
+ * Parses `npm run compare`'s command line.
+ * @param {string[]} argv process.argv
+ * @returns {Promise<{tests: string[], messages: number, inflight: number, connections: number, warmup: number, json: boolean}>}
+ */
+export async function parseCompareArgs (argv) {
+  const args = await commandLine(argv, 'Usage: npm run compare -- [options]\n\n' +
+    'Starts a server, runs the JSON and the protobuf client on each test and prints them side by side.')
+    .options({
+      tests: { describe: 'comma-separated tests, by number or name', default: '3', type: 'string' },
+      messages: { alias: 'n', describe: 'messages per client run', default: 5000 },
+      inflight: { alias: 'i', describe: 'messages outstanding per connection', default: 1 },
+      connections: { alias: 'c', describe: 'parallel connections per client', default: 1 },
+      warmup: { alias: 'w', describe: 'messages sent first and not recorded', default: 500 },
+      json: { describe: 'print all reports as one JSON array', type: 'boolean', default: false }
+    })
+    .example('npm run compare', 'test 3, JSON vs protobuf, on loopback')
+    .example('npm run compare -- --tests 1,5 --inflight 100', 'tests 1 and 5, 100 in flight')
+    .parseAsync()
+  return {
+    tests: args.tests.split(',').map((name) => name.trim()).filter(Boolean),
+    messages: wholeNumber('messages', args.messages, 1),
+    inflight: wholeNumber('inflight', args.inflight, 1),
+    connections: wholeNumber('connections', args.connections, 1),
+    warmup: wholeNumber('warmup', args.warmup, 0),
+    json: args.json
+  }
+}

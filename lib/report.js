@@ -1,0 +1,155 @@
+import { encodeHistogram, latencyBands, summarizeLatency } from './histogram.js'
+
+const BAR_WIDTH = 30
+
+/**
+ * @typedef {object} RunContext what was run, for the report to name it
+ * @property {string} format codec name
+ * @property {import('./payloads.js').TestInfo} test
+ * @property {string} url
+ * @property {number} connections
+ * @property {number} inflight
+ * @property {number} warmup
+ * @property {object|null} [network] the network profile in force, null for none
+ */
+
+/**
+ * Builds the report object that `--json` prints and every other tool reads: what was measured,
+ * under which network, with exact accounting and the full latency histogram.
+ * @param {import('./engine.js').LoadResult} result
+ * @param {RunContext} context
+ * @returns {object}
+ */
+export function buildReport (result, context) {
+  const { messages, durationMs, histogram, bytes } = result
+  const ok = !result.failure && messages.errors === 0 && messages.lost === 0
+  return {
+    format: context.format,
+    test: context.test.name,
+    testId: context.test.id,
+    url: context.url,
+    connections: context.connections,
+    inflight: context.inflight,
+    warmup: context.warmup,
+    network: context.network ?? { profile: 'none' },
+    messages: { ...messages },
+    durationMs: round(durationMs, 3),
+    rate: durationMs > 0 ? round(messages.acked * 1000 / durationMs, 1) : 0,
+    latencyMs: summarizeLatency(histogram),
+    bytes: { ...bytes },
+    ok,
+    failure: result.failure ?? (ok ? null : describeFailedMessages(messages, result.errorReplies)),
+    errorReplies: result.errorReplies,
+    histogram: encodeHistogram(histogram)
+  }
+}
+
+function describeFailedMessages ({ sent, errors, lost }, errorReplies) {
+  const first = errorReplies[0] ? `; first error reply: ${errorReplies[0]}` : ''
+  return `${errors + lost} of ${sent} messages failed (${errors} errors, ${lost} lost)${first}`
+}
+
+/**
+ * Renders a report for people: accounting, throughput, bytes on the socket, latency and a
+ * compact text histogram.
+ * @param {object} report from {@link buildReport}
+ * @param {import('hdr-histogram-js').Histogram} histogram the same run's histogram, for the bands
+ * @returns {string}
+ */
+export function formatReport (report, histogram) {
+  const { messages: m, latencyMs: l, bytes: b } = report
+  const lines = [
+    `${report.format} · test ${report.testId ?? ''} ${report.test} · ${report.connections} connection(s) × ${report.inflight} in flight · network: ${describeNetwork(report.network)}`,
+    `messages  sent ${int(m.sent)}  acked ${int(m.acked)}  errors ${int(m.errors)}  lost ${int(m.lost)}`,
+    `elapsed   ${(report.durationMs / 1000).toFixed(2)} s  rate ${int(report.rate)} msg/s`,
+    `bytes     payload ${int(b.payloadPerMessage)} B/msg  written ${size(b.written)}  read ${size(b.read)} (on the socket, frames included)`,
+    `latency   min ${ms(l.min)}  mean ${ms(l.mean)}  stdev ${ms(l.stdev)}  p50 ${ms(l.p50)}  p90 ${ms(l.p90)}  p99 ${ms(l.p99)}  p99.9 ${ms(l.p999)}  max ${ms(l.max)}`,
+    ...formatBands(latencyBands(histogram), histogram.totalCount)
+  ]
+  if (report.failure) lines.push(`FAILED    ${report.failure}`)
+  return lines.join('\n') + '\n'
+}
+
+/**
+ * Renders several reports as one table, one column each, with a ratio column when there are
+ * exactly two (second / first, e.g. protobuf / JSON).
+ * @param {object[]} reports from {@link buildReport}
+ * @returns {string}
+ */
+export function formatSideBySide (reports) {
+  const ratioHeader = reports.length === 2 ? [`${reports[1].format}/${reports[0].format}`] : []
+  const rows = [
+    ['', ...reports.map((r) => r.format), ...ratioHeader],
+    ['test', ...reports.map((r) => r.test)],
+    ['network', ...reports.map((r) => describeNetwork(r.network))],
+    ['sent/acked/errors/lost', ...reports.map(({ messages: m }) => `${m.sent}/${m.acked}/${m.errors}/${m.lost}`)],
+    ...metricRows(reports)
+  ]
+  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => String(row[column] ?? '').length)))
+  return rows.map((row) => row.map((cell, column) =>
+    column === 0 ? String(cell).padEnd(widths[column]) : String(cell ?? '').padStart(widths[column])
+  ).join('  ')).join('\n') + '\n'
+}
+
+function metricRows (reports) {
+  const metrics = [
+    ['payload bytes/msg', (r) => r.bytes.payloadPerMessage, int],
+    ['bytes written', (r) => r.bytes.written, size],
+    ['bytes read', (r) => r.bytes.read, size],
+    ['msgs/s', (r) => r.rate, int],
+    ['p50 ms', (r) => r.latencyMs.p50, ms],
+    ['p90 ms', (r) => r.latencyMs.p90, ms],
+    ['p99 ms', (r) => r.latencyMs.p99, ms],
+    ['max ms', (r) => r.latencyMs.max, ms]
+  ]
+  return metrics.map(([label, pick, show]) => {
+    const row = [label, ...reports.map((r) => show(pick(r)))]
+    if (reports.length === 2) row.push(ratio(pick(reports[1]), pick(reports[0])))
+    return row
+  })
+}
+
+/**
+ * A network profile in a few words, e.g. `3g (up 768 kbit/s, down 1600 kbit/s, rtt 150 ms, proxy)`.
+ * @param {object|null|undefined} network
+ * @returns {string}
+ */
+export function describeNetwork (network) {
+  if (!network || network.profile === 'none') return 'none (no shaping)'
+  const backend = network.backend ? `, ${network.backend}` : ''
+  return `${network.profile} (up ${network.up} kbit/s, down ${network.down} kbit/s, rtt ${network.rtt} ms${backend})`
+}
+
+function formatBands (bands, total) {
+  if (bands.length === 0) return []
+  const widest = Math.max(...bands.map((band) => band.count))
+  return bands.map(({ fromUs, toUs, count }) => {
+    const bar = '█'.repeat(Math.round(count / widest * BAR_WIDTH))
+    const range = `${duration(fromUs)}–${duration(toUs)}`.padStart(17)
+    return `${range} ${bar.padEnd(BAR_WIDTH)} ${(count / total * 100).toFixed(1).padStart(5)}%  ${int(count)}`
+  })
+}
+
+function duration (us) {
+  if (us < 1000) return `${us} µs`
+  if (us < 1_000_000) return `${round(us / 1000, 3)} ms`
+  return `${round(us / 1_000_000, 3)} s`
+}
+
+function ratio (numerator, denominator) {
+  return denominator > 0 ? `${(numerator / denominator).toFixed(2)}x` : 'n/a'
+}
+
+function round (value, digits) {
+  const scale = 10 ** digits
+  return Math.round(value * scale) / scale
+}
+
+const int = (value) => Math.round(value).toLocaleString('en-US')
+const ms = (value) => value.toFixed(3)
+
+function size (bytes) {
+  if (bytes < 1024) return `${bytes} B`
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`
+}

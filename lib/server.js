@@ -1,0 +1,231 @@
+import http from 'node:http'
+import { WebSocketServer } from 'ws'
+import { resolveTest, TESTS } from './payloads.js'
+import { createCodec, FORMATS } from './codecs.js'
+import { UsageError } from './errors.js'
+
+/**
+ * Largest WebSocket message the server accepts, in bytes. The biggest built-in payload (`people`,
+ * 50,000 persons) is ~12.9 MB of JSON; 64 MiB leaves room for users' own payloads while still
+ * refusing absurd frames (ws closes the connection with 1009 above it).
+ */
+export const DEFAULT_MAX_PAYLOAD = 64 * 1024 * 1024
+
+/** Seconds between the "while busy" summary lines. */
+export const SUMMARY_INTERVAL_MS = 5000
+
+const ACK = Buffer.from('ACK')
+const TEXT_FRAME = { binary: false }
+const MAX_REASON_LENGTH = 200
+
+/**
+ * Works out which test and format a connection asked for from its request URL,
+ * `/?test=<number|name>&format=<json|protobuf>`.
+ * @param {string} requestUrl the path and query of the upgrade request
+ * @returns {{ test: import('./payloads.js').TestInfo, format: string }}
+ * @throws {UsageError} when either is missing or unknown; the message is sent back with the 400
+ */
+export function parseConnectionTarget (requestUrl) {
+  const query = new URL(requestUrl, 'http://placeholder').searchParams
+  const testParam = query.get('test')
+  const format = query.get('format')
+  if (!testParam) throw new UsageError(`missing ?test= (one of ${TESTS.map((t) => t.name).join(', ')})`)
+  if (!format) throw new UsageError(`missing &format= (one of ${FORMATS.join(', ')})`)
+  if (!FORMATS.includes(format)) {
+    throw new UsageError(`unknown format '${format}': expected one of ${FORMATS.join(', ')}`)
+  }
+  return { test: resolveTest(testParam), format }
+}
+
+/**
+ * Starts the benchmark WebSocket server: every message is decoded with the connection's codec and
+ * answered, in order, with `ACK`, or with `ERR <reason>` when it cannot be decoded.
+ * @param {object} [options]
+ * @param {string} [options.host] interface to bind (default 127.0.0.1)
+ * @param {number} [options.port] port to bind, 0 for any free port (default 7070)
+ * @param {number} [options.maxPayload] largest accepted message in bytes
+ * @param {boolean} [options.compress] offer permessage-deflate
+ * @param {(line: string) => void} [options.log] receives the periodic summary lines
+ * @returns {Promise<BenchServer>}
+ */
+export async function startServer ({
+  host = '127.0.0.1',
+  port = 7070,
+  maxPayload = DEFAULT_MAX_PAYLOAD,
+  compress = false,
+  log = () => {}
+} = {}) {
+  const stats = createStats()
+  const httpServer = http.createServer(answerPlainHttp)
+  const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: compress })
+
+  httpServer.on('upgrade', (request, socket, head) => {
+    socket.on('error', () => socket.destroy())
+    let target
+    try {
+      target = parseConnectionTarget(request.url)
+    } catch (err) {
+      stats.refused++
+      refuseUpgrade(socket, 400, 'Bad Request', err.message)
+      return
+    }
+    wss.handleUpgrade(request, socket, head, (ws) => serveConnection(ws, target, stats))
+  })
+  // Clients that drop the TCP connection mid-handshake must not take the server down.
+  httpServer.on('clientError', (err, socket) => socket.destroy(err))
+
+  await new Promise((resolve, reject) => {
+    httpServer.once('error', (err) => reject(new UsageError(`cannot listen on ${host}:${port}: ${err.code ?? err.message}`)))
+    httpServer.listen(port, host, resolve)
+  })
+  const address = httpServer.address()
+  const url = `ws://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
+
+  const summaryTimer = setInterval(() => {
+    if (stats.hasActivitySinceLastSummary()) log(stats.summaryLine(SUMMARY_INTERVAL_MS))
+  }, SUMMARY_INTERVAL_MS).unref()
+
+  let closing
+  /** @type {BenchServer} */
+  return {
+    url,
+    host: address.address,
+    port: address.port,
+    stats,
+    close () {
+      closing ??= shutDown(httpServer, wss, summaryTimer)
+      return closing
+    }
+  }
+}
+
+/**
+ * @typedef {object} BenchServer
+ * @property {string} url ws://host:port, without the query
+ * @property {string} host
+ * @property {number} port
+ * @property {ReturnType<typeof createStats>} stats live counters
+ * @property {() => Promise<void>} close closes every connection with 1001 and stops listening
+ */
+
+/** Decodes and acknowledges every message of one connection, in order. */
+function serveConnection (ws, { test, format }, stats) {
+  const codec = createCodec(format, test)
+  const counters = stats.forFormat(format)
+  stats.openConnections++
+  stats.totalConnections++
+  ws.on('message', (data) => {
+    try {
+      codec.decode(data)
+    } catch (err) {
+      counters.errors++
+      ws.send(`ERR ${format} decode failed for test ${test.name}: ${oneLine(err)}`)
+      return
+    }
+    counters.messages++
+    ws.send(ACK, TEXT_FRAME)
+  })
+  // ws reports protocol violations (invalid UTF-8, oversized frames) here and then closes the
+  // connection with the matching code (1007, 1009); count them, never let them escape.
+  ws.on('error', () => { stats.protocolErrors++ })
+  ws.on('close', () => { stats.openConnections-- })
+}
+
+function oneLine (err) {
+  const text = String(err?.message ?? err).replace(/\s+/g, ' ')
+  return text.length > MAX_REASON_LENGTH ? `${text.slice(0, MAX_REASON_LENGTH)}...` : text
+}
+
+function refuseUpgrade (socket, status, statusText, reason) {
+  const body = `${reason}\n`
+  socket.end(
+    `HTTP/1.1 ${status} ${statusText}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+  )
+}
+
+function answerPlainHttp (request, response) {
+  response.writeHead(426, { 'Content-Type': 'text/plain; charset=utf-8', Upgrade: 'websocket' })
+  response.end(`This is a WebSocket endpoint: connect to ws://HOST:PORT/?test=<${TESTS.map((t) => t.name).join('|')}>&format=<${FORMATS.join('|')}>\n`)
+}
+
+async function shutDown (httpServer, wss, summaryTimer) {
+  clearInterval(summaryTimer)
+  const closed = [...wss.clients].map((ws) => new Promise((resolve) => {
+    ws.once('close', resolve)
+    ws.close(1001, 'server shutting down')
+    // A peer that never answers the close handshake must not hold the shutdown forever.
+    setTimeout(() => ws.terminate(), 1000).unref()
+  }))
+  await Promise.all(closed)
+  await new Promise((resolve) => wss.close(resolve))
+  await new Promise((resolve) => httpServer.close(resolve))
+}
+
+/** Counters shared by all connections, and the summary line built from them. */
+function createStats () {
+  const byFormat = new Map()
+  let lastSummaryTotal = 0
+  const stats = {
+    openConnections: 0,
+    totalConnections: 0,
+    refused: 0,
+    protocolErrors: 0,
+    /** @param {string} format */
+    forFormat (format) {
+      if (!byFormat.has(format)) byFormat.set(format, { messages: 0, errors: 0, lastMessages: 0 })
+      return byFormat.get(format)
+    },
+    totals () {
+      let messages = 0
+      let errors = 0
+      for (const counters of byFormat.values()) {
+        messages += counters.messages
+        errors += counters.errors
+      }
+      return { messages, errors }
+    },
+    hasActivitySinceLastSummary () {
+      const { messages, errors } = stats.totals()
+      return messages + errors + stats.refused + stats.protocolErrors !== lastSummaryTotal || stats.openConnections > 0
+    },
+    /** @param {number} intervalMs time since the previous summary, for the rates */
+    summaryLine (intervalMs) {
+      const rates = [...byFormat].map(([format, counters]) => {
+        const rate = Math.round((counters.messages - counters.lastMessages) * 1000 / intervalMs)
+        counters.lastMessages = counters.messages
+        return `${format} ${rate.toLocaleString('en-US')} msg/s`
+      })
+      const { messages, errors } = stats.totals()
+      lastSummaryTotal = messages + errors + stats.refused + stats.protocolErrors
+      return `${stats.openConnections} connections, ${rates.join(', ') || 'no messages'}, ` +
+        `${messages.toLocaleString('en-US')} messages, ${errors} decode errors, ` +
+        `${stats.protocolErrors} protocol errors, ${stats.refused} refused upgrades`
+    }
+  }
+  return stats
+}
+
+/**
+ * Runs the server for `node server.js`: prints `listening on ws://HOST:PORT` once it accepts
+ * connections, a summary line every few seconds while busy, and a final one when SIGINT or SIGTERM
+ * closes it.
+ * @param {Parameters<typeof startServer>[0]} options
+ * @returns {Promise<number>} exit code once stopped
+ */
+export async function serveUntilSignal (options) {
+  const log = (line) => process.stdout.write(`${line}\n`)
+  const server = await startServer({ ...options, log })
+  if (!['127.0.0.1', '::1', 'localhost'].includes(options.host)) {
+    process.stderr.write(`warning: listening on ${options.host}: anyone who can reach it can connect\n`)
+  }
+  log(`listening on ${server.url}`)
+  const startedAt = Date.now()
+  const signal = await new Promise((resolve) => {
+    process.once('SIGINT', resolve)
+    process.once('SIGTERM', resolve)
+  })
+  await server.close()
+  log(`stopped on ${signal} after ${((Date.now() - startedAt) / 1000).toFixed(1)} s: ${server.stats.summaryLine(Date.now() - startedAt)}`)
+  return 0
+}

@@ -1,0 +1,110 @@
+import { test, describe, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import net from 'node:net'
+import { startServerProcess, runScript } from './helpers.js'
+
+const REPORT_FIELDS = ['format', 'test', 'messages', 'durationMs', 'rate', 'latencyMs', 'bytes', 'network']
+
+function assertAccounted (report) {
+  const { sent, acked, errors, lost } = report.messages
+  assert.equal(sent, acked + errors + lost, `sent ${sent} != acked ${acked} + errors ${errors} + lost ${lost}`)
+}
+
+describe('load clients against node server.js', () => {
+  let server
+  before(async () => { server = await startServerProcess() })
+  after(() => server.stop())
+
+  for (const format of ['json', 'protobuf']) {
+    test(`client_${format}.js: every message acked, the JSON report complete`, async () => {
+      const { code, stdout, stderr } = await runScript(`client_${format}.js`, ['3', '300', '--url', server.url, '--warmup', '20', '--json'])
+      assert.equal(code, 0, stderr)
+      assert.equal(stdout.trim().split('\n').length, 1, 'exactly one JSON object on stdout')
+      const report = JSON.parse(stdout)
+      for (const field of REPORT_FIELDS) assert.ok(field in report, `report has ${field}`)
+      assert.equal(report.format, format)
+      assert.equal(report.test, 'medium')
+      assert.deepEqual(report.messages, { sent: 300, acked: 300, errors: 0, lost: 0 })
+      for (const key of ['min', 'mean', 'p50', 'p90', 'p99', 'p999', 'max']) assert.ok(report.latencyMs[key] > 0, key)
+      assert.ok(report.latencyMs.min <= report.latencyMs.p50 && report.latencyMs.p50 <= report.latencyMs.max)
+      // Bytes come from the socket: each message's frame is the payload plus a header and mask.
+      const { payloadPerMessage, written, read } = report.bytes
+      assert.ok(written >= 300 * (payloadPerMessage + 6) && written <= 300 * (payloadPerMessage + 14), `written ${written}`)
+      assert.equal(read, 300 * 5, 'each ACK is a 5-byte frame from the server')
+      assert.ok(report.rate > 0)
+      assert.equal(report.network.profile, 'none')
+    })
+  }
+
+  test('--connections 4 --inflight 8 accounts for every message', async () => {
+    const { code, stdout, stderr } = await runScript('client_protobuf.js', ['small', '1000', '--url', server.url, '-c', '4', '-i', '8', '--json'])
+    assert.equal(code, 0, stderr)
+    const report = JSON.parse(stdout)
+    assert.deepEqual(report.messages, { sent: 1000, acked: 1000, errors: 0, lost: 0 })
+    assert.equal(report.connections, 4)
+    assert.equal(report.inflight, 8)
+  })
+
+  test('the human report names what was measured and draws a histogram', async () => {
+    const { code, stdout } = await runScript('client_json.js', ['1', '200', '--url', server.url])
+    assert.equal(code, 0)
+    assert.match(stdout, /^json · test 1 numbers/)
+    assert.match(stdout, /sent 200 {2}acked 200 {2}errors 0 {2}lost 0/)
+    assert.match(stdout, /p99\.9 [\d.]+/)
+    assert.match(stdout, /network: none/)
+    assert.match(stdout, /█/)
+  })
+})
+
+describe('client failures', () => {
+  test('an unreachable server: one line on stderr, exit 1', async () => {
+    const closedPort = await new Promise((resolve) => {
+      const probe = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address()
+        probe.close(() => resolve(port))
+      })
+    })
+    const { code, stderr } = await runScript('client_json.js', ['1', '10', '--url', `ws://127.0.0.1:${closedPort}`])
+    assert.equal(code, 1)
+    assert.match(stderr, /^error: cannot connect to ws:\/\/127\.0\.0\.1:\d+: ECONNREFUSED\n$/)
+  })
+
+  test('unknown test and bad options: one line on stderr, exit 2, no stack trace', async () => {
+    for (const args of [['nope', '10'], ['1', '0'], ['1', '10', '--inflight', 'x'], ['1', '10', '--url', 'http://x'], ['1', '10', '--bogus']]) {
+      const { code, stderr } = await runScript('client_protobuf.js', args)
+      assert.equal(code, 2, args.join(' '))
+      assert.equal(stderr.trim().split('\n').length, 1, stderr)
+      assert.doesNotMatch(stderr, /\n\s+at /)
+    }
+  })
+
+  test('the server killed mid-run: partial report, exact accounting, exit 1', async () => {
+    const server = await startServerProcess()
+    // Relay the client's traffic and kill the server (SIGKILL) once a few hundred KB went through,
+    // so the kill lands in the middle of the run without guessing at timing.
+    const serverPort = Number(new URL(server.url).port)
+    let relayed = 0
+    const relay = net.createServer((client) => {
+      const upstream = net.connect(serverPort, '127.0.0.1')
+      client.on('data', (chunk) => {
+        relayed += chunk.length
+        if (relayed > 300_000) server.child.kill('SIGKILL')
+      })
+      client.pipe(upstream).pipe(client)
+      upstream.on('error', () => client.destroy())
+      client.on('error', () => upstream.destroy())
+    })
+    await new Promise((resolve) => relay.listen(0, '127.0.0.1', resolve))
+    const { code, stdout, stderr } = await runScript('client_protobuf.js',
+      ['3', '1000000', '--inflight', '16', '--url', `ws://127.0.0.1:${relay.address().port}`, '--json'])
+    relay.close()
+    await server.stop()
+    assert.equal(code, 1)
+    const report = JSON.parse(stdout)
+    assertAccounted(report)
+    assert.ok(report.messages.sent < 1000000)
+    assert.ok(report.messages.acked > 0)
+    assert.equal(report.ok, false)
+    assert.match(stderr, /^error: connection closed by the server \(code 1006\)\n$/)
+  })
+})

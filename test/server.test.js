@@ -1,0 +1,168 @@
+import { test, describe, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import http from 'node:http'
+import net from 'node:net'
+import WebSocket from 'ws'
+import { startServer, parseConnectionTarget } from '../lib/server.js'
+import { createCodec } from '../lib/codecs.js'
+import { loadPayload, resolveTest } from '../lib/payloads.js'
+import { startServerProcess, runScript } from './helpers.js'
+
+/** Opens a raw ws connection and returns it with a queue of its replies as strings. */
+async function openConnection (url) {
+  const ws = new WebSocket(url, { perMessageDeflate: false })
+  const replies = []
+  const waiters = []
+  ws.on('message', (data) => {
+    const text = data.toString()
+    const waiter = waiters.shift()
+    if (waiter) waiter(text)
+    else replies.push(text)
+  })
+  await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject) })
+  const nextReply = () => replies.length ? Promise.resolve(replies.shift()) : new Promise((resolve) => waiters.push(resolve))
+  const closed = new Promise((resolve) => ws.once('close', (code) => resolve(code)))
+  return { ws, nextReply, closed }
+}
+
+/** Attempts an upgrade and returns the HTTP status and body of the refusal. */
+function refusedUpgrade (url) {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url)
+    ws.once('open', () => reject(new Error('upgrade was accepted')))
+    ws.once('error', () => {})
+    ws.once('unexpected-response', (request, response) => {
+      let body = ''
+      response.setEncoding('utf8').on('data', (chunk) => { body += chunk })
+      response.on('end', () => resolve({ status: response.statusCode, body }))
+    })
+  })
+}
+
+describe('parseConnectionTarget', () => {
+  test('accepts tests by number and by name', () => {
+    assert.equal(parseConnectionTarget('/?test=3&format=protobuf').test.name, resolveTest(3).name)
+    assert.equal(parseConnectionTarget('/?test=small&format=json').format, 'json')
+  })
+  test('names what is missing or unknown', () => {
+    assert.throws(() => parseConnectionTarget('/?format=json'), /missing \?test=/)
+    assert.throws(() => parseConnectionTarget('/?test=3'), /missing &format=/)
+    assert.throws(() => parseConnectionTarget('/?test=3&format=xml'), /unknown format 'xml'/)
+    assert.throws(() => parseConnectionTarget('/?test=nope&format=json'), /unknown test 'nope'/)
+  })
+})
+
+describe('server', () => {
+  let server
+  before(async () => { server = await startServer({ port: 0, maxPayload: 1024 * 1024 }) })
+  after(() => server.close())
+
+  test('refuses an unknown test or format with HTTP 400 and the reason', async () => {
+    const unknownTest = await refusedUpgrade(`${server.url}/?test=99&format=json`)
+    assert.equal(unknownTest.status, 400)
+    assert.match(unknownTest.body, /unknown test '99'/)
+    const unknownFormat = await refusedUpgrade(`${server.url}/?test=1&format=xml`)
+    assert.equal(unknownFormat.status, 400)
+    assert.match(unknownFormat.body, /unknown format 'xml'/)
+    assert.ok(server.stats.refused >= 2)
+  })
+
+  test('answers plain HTTP with 426 and how to connect', async () => {
+    const response = await new Promise((resolve) => http.get(server.url.replace('ws:', 'http:'), resolve))
+    assert.equal(response.statusCode, 426)
+    response.resume()
+  })
+
+  test('ACKs valid messages in both formats, in order', async () => {
+    for (const format of ['json', 'protobuf']) {
+      const test3 = resolveTest(3)
+      const codec = createCodec(format, test3)
+      const frame = codec.encode(codec.prepare(loadPayload(test3)))
+      const { ws, nextReply } = await openConnection(`${server.url}/?test=3&format=${format}`)
+      for (let i = 0; i < 20; i++) ws.send(frame, { binary: codec.binary })
+      for (let i = 0; i < 20; i++) assert.equal(await nextReply(), 'ACK')
+      ws.close()
+    }
+  })
+
+  test('answers undecodable messages with an error reply, counts them, and keeps the connection usable', async () => {
+    const test3 = resolveTest(3)
+    const protobuf = createCodec('protobuf', test3)
+    const valid = Buffer.from(protobuf.encode(protobuf.prepare(loadPayload(test3))))
+    const errorsBefore = server.stats.totals().errors
+
+    const pb = await openConnection(`${server.url}/?test=3&format=protobuf`)
+    pb.ws.send(valid.subarray(0, valid.length - 5)) // truncated
+    assert.match(await pb.nextReply(), /^ERR protobuf decode failed/)
+    pb.ws.send(Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01])) // garbage
+    assert.match(await pb.nextReply(), /^ERR /)
+    pb.ws.send(valid)
+    assert.equal(await pb.nextReply(), 'ACK')
+
+    const json = await openConnection(`${server.url}/?test=3&format=json`)
+    json.ws.send('{"id": 1,')
+    assert.match(await json.nextReply(), /^ERR json decode failed/)
+    json.ws.send(JSON.stringify(loadPayload(test3)))
+    assert.equal(await json.nextReply(), 'ACK')
+
+    assert.equal(server.stats.totals().errors - errorsBefore, 3)
+    pb.ws.close()
+    json.ws.close()
+  })
+
+  test('closes with 1007 on invalid UTF-8 text and 1009 on oversized messages, and stays up', async () => {
+    const invalidText = await openConnection(`${server.url}/?test=5&format=json`)
+    invalidText.ws.send(Buffer.from([0x22, 0xc3, 0x28, 0x22]), { binary: false })
+    assert.equal(await invalidText.closed, 1007)
+
+    const oversized = await openConnection(`${server.url}/?test=5&format=json`)
+    oversized.ws.send(Buffer.alloc(1024 * 1024 + 1, 0x20), { binary: false })
+    assert.equal(await oversized.closed, 1009)
+
+    const after = await openConnection(`${server.url}/?test=5&format=json`)
+    after.ws.send(JSON.stringify(loadPayload(resolveTest(5))))
+    assert.equal(await after.nextReply(), 'ACK')
+    after.ws.close()
+  })
+
+  test('survives a socket dropped in the middle of a frame', async () => {
+    const socket = net.connect(new URL(server.url).port, '127.0.0.1')
+    await new Promise((resolve) => socket.once('connect', resolve))
+    socket.end('GET /?test=1&format=json HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
+      'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n\x81\xfe\x10')
+    await new Promise((resolve) => socket.once('close', resolve))
+    const { ws, nextReply } = await openConnection(`${server.url}/?test=5&format=json`)
+    ws.send(JSON.stringify(loadPayload(resolveTest(5))))
+    assert.equal(await nextReply(), 'ACK')
+    ws.close()
+  })
+})
+
+describe('node server.js', () => {
+  test('prints where it listens, and a final summary on SIGTERM', async () => {
+    const server = await startServerProcess()
+    assert.match(server.url, /^ws:\/\/127\.0\.0\.1:\d+$/)
+    const { ws, nextReply } = await openConnection(`${server.url}/?test=5&format=protobuf`)
+    const codec = createCodec('protobuf', resolveTest(5))
+    ws.send(codec.encode(codec.prepare(loadPayload(resolveTest(5)))))
+    assert.equal(await nextReply(), 'ACK')
+    assert.equal(await server.stop('SIGTERM'), 0)
+    assert.match(server.output(), /stopped on SIGTERM .* 1 messages, 0 decode errors/)
+  })
+
+  test('rejects a bad option with one line and exit code 2', async () => {
+    const { code, stderr } = await runScript('server.js', ['--port', 'abc'])
+    assert.equal(code, 2)
+    assert.match(stderr, /^--port must be a whole number/)
+    assert.equal(stderr.trim().split('\n').length, 1)
+  })
+
+  test('a taken port is one clear line, not a stack trace', async () => {
+    const server = await startServerProcess()
+    const { code, stderr } = await runScript('server.js', ['--port', new URL(server.url).port])
+    await server.stop()
+    assert.notEqual(code, 0)
+    assert.match(stderr, /cannot listen on 127\.0\.0\.1:\d+: EADDRINUSE/)
+    assert.equal(stderr.trim().split('\n').length, 1)
+  })
+})
