@@ -1,0 +1,477 @@
+// Compiling .proto text safely, converting JSON to and from protobufjs messages, and checking
+// whether a schema carries a JSON document through encode/decode unchanged.
+
+import { createRequire } from 'node:module'
+import protobuf from 'protobufjs'
+import { UsageError } from './errors.js'
+import { JSON_VALUE_OPTION, VALUE_FIELDS, formatJsonPath, parseJsonExact, setOwn, stringifyJsonExact } from './infer.js'
+
+const require = createRequire(import.meta.url)
+const { Enum, Type } = protobuf
+const { Long } = protobuf.util
+
+/** Largest .proto text compileSchema accepts, in UTF-8 bytes: servers compile schemas sent by clients. */
+export const MAX_SCHEMA_BYTES = 1024 * 1024
+
+// descriptor.proto is not among protobufjs' bundled common files, but ships as JSON with it;
+// inferred schemas import it to declare the json_value option.
+const DESCRIPTOR_IMPORT = 'google/protobuf/descriptor.proto'
+
+/**
+ * Compiles one self-contained .proto file. It may import google/protobuf well-known types
+ * (any, duration, empty, field_mask, struct, timestamp, wrappers, descriptor) and nothing else.
+ * @param {string} protoText .proto source (proto2, proto3 or editions)
+ * @param {string} typeName message to return: full (`pbjson.Payload`) or simple (`Payload`) name
+ * @param {object} [options]
+ * @param {string} [options.filename='schema.proto'] name used in error messages
+ * @returns {protobuf.Type} the resolved message type; field names are kept as declared (keepCase)
+ * @throws {UsageError} one line: text over MAX_SCHEMA_BYTES, syntax error, unsupported import,
+ *   unresolvable type, or no message named typeName
+ */
+export function compileSchema (protoText, typeName, { filename = 'schema.proto' } = {}) {
+  if (typeof protoText !== 'string') throw new UsageError(`${filename}: schema must be text`)
+  const size = Buffer.byteLength(protoText)
+  if (size > MAX_SCHEMA_BYTES) throw new UsageError(`${filename}: schema is ${size} bytes, more than the ${MAX_SCHEMA_BYTES} allowed`)
+  const root = new protobuf.Root()
+  const failed = (err) => new UsageError(`${filename}: ${String(err?.message ?? err).split('\n')[0]}`)
+  let parsed
+  try {
+    parsed = protobuf.parse(protoText, root, { keepCase: true })
+  } catch (err) {
+    throw failed(err)
+  }
+  for (const file of new Set([...parsed.imports ?? [], ...parsed.weakImports ?? []])) {
+    if (file === DESCRIPTOR_IMPORT) root.addJSON(require('protobufjs/google/protobuf/descriptor.json').nested)
+    else if (Object.hasOwn(protobuf.common, file) && file.startsWith('google/protobuf/')) root.addJSON(protobuf.common[file].nested)
+    else throw new UsageError(`${filename}: cannot import "${file}": only google/protobuf well-known types may be imported, send one self-contained file`)
+  }
+  try {
+    root.resolveAll()
+  } catch (err) {
+    throw failed(err)
+  }
+  const type = root.lookup(typeName, [Type])
+  if (!type) {
+    const known = [...allTypes(root)].filter((candidate) => !candidate.fullName.startsWith('.google.')).map((candidate) => candidate.fullName.slice(1))
+    throw new UsageError(`${filename}: no message type "${typeName}"${known.length ? ` (it has ${known.slice(0, 5).join(', ')}${known.length > 5 ? ', ...' : ''})` : ''}`)
+  }
+  return type
+}
+
+function * allTypes (namespace) {
+  for (const nested of namespace.nestedArray) {
+    if (nested instanceof Type) yield nested
+    if (nested.nestedArray) yield * allTypes(nested)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON <-> message conversion
+//
+// Each message type gets a codec, built once and cached: { toProto(json, path, mode), fromProto(message) }.
+// toProto returns SKIP for a value the field cannot take: strict mode (toMessage) throws instead,
+// lenient mode (checkFidelity) leaves it out so that it shows up as a difference.
+
+const SKIP = Symbol('skip')
+const STRICT = { strict: true }
+const LENIENT = { strict: false }
+const codecs = new WeakMap()
+
+const isPlainObject = (value) => value !== null && typeof value === 'object' && !Array.isArray(value)
+const child = (path, key) => ({ parent: path, key })
+const pathText = (path) => {
+  const segments = []
+  for (let at = path; at; at = at.parent) segments.push(at.key)
+  return formatJsonPath(segments.reverse())
+}
+const describe = (value) => {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  if (['number', 'bigint', 'string', 'boolean'].includes(typeof value)) return `${typeof value} ${stringifyJsonExact(value)}`
+  return typeof value === 'object' ? 'an object' : typeof value
+}
+
+function reject (mode, path, reason) {
+  if (mode.strict) throw new UsageError(`${pathText(path)}: ${reason}`)
+  return SKIP
+}
+
+/** Integer as JSON: a number when exactly representable, else a BigInt. */
+function integerToJson (value) {
+  if (typeof value === 'number') return value
+  if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value
+  const number = value.toNumber() // a Long; exact whenever the result is a safe integer
+  return Number.isSafeInteger(number) ? number : BigInt(value.toString())
+}
+
+const LONG_TYPES = new Set(['int64', 'uint64', 'sint64', 'fixed64', 'sfixed64'])
+const INT_TYPES = new Set(['int32', 'uint32', 'sint32', 'fixed32', 'sfixed32'])
+const INTEGER_TEXT = /^-?\d+$/
+const NUMBER_TEXT = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/
+const NON_FINITE = new Set(['NaN', 'Infinity', '-Infinity'])
+
+/** JSON -> protobufjs value for a scalar type, accepting the proto3 JSON forms (numbers as strings). */
+function scalarToProto (type, value, path, mode) {
+  const mismatch = () => reject(mode, path, `${type} field cannot hold ${describe(value)}`)
+  if (LONG_TYPES.has(type)) {
+    const unsigned = type === 'uint64' || type === 'fixed64'
+    if (typeof value === 'number') return value
+    if (typeof value === 'bigint' || (typeof value === 'string' && INTEGER_TEXT.test(value))) return Long.fromString(String(value), unsigned)
+    return mismatch()
+  }
+  if (INT_TYPES.has(type) || type === 'double' || type === 'float') {
+    if (typeof value === 'number') return value
+    if (typeof value === 'bigint') return Number(value)
+    if (typeof value === 'string' && (NUMBER_TEXT.test(value) || NON_FINITE.has(value))) return Number(value)
+    return mismatch()
+  }
+  if (type === 'bool') return typeof value === 'boolean' ? value : mismatch()
+  if (type === 'string') return typeof value === 'string' ? value : mismatch()
+  if (type === 'bytes') return typeof value === 'string' ? Buffer.from(value, 'base64') : mismatch()
+  return mismatch()
+}
+
+/** protobufjs value -> JSON for a scalar type: 64-bit integers as number or BigInt, bytes as base64. */
+function scalarToJson (type, value) {
+  if (LONG_TYPES.has(type)) return integerToJson(value)
+  if (type === 'double' || type === 'float') return Number.isFinite(value) ? value : String(value)
+  if (type === 'bytes') return Buffer.from(value).toString('base64')
+  return value
+}
+
+/** Converter for the values of one field (one element, for repeated and map fields). */
+function valueConverter (field) {
+  const resolved = field.resolvedType
+  if (resolved instanceof Enum) {
+    if (resolved.fullName === '.google.protobuf.NullValue') {
+      return {
+        toProto: (value, path, mode) => value === null ? 0 : reject(mode, path, `NullValue field cannot hold ${describe(value)}`),
+        fromProto: () => null
+      }
+    }
+    return {
+      toProto: (value, path, mode) => {
+        if (typeof value === 'string' && Object.hasOwn(resolved.values, value)) return resolved.values[value]
+        if (Number.isInteger(value)) return value
+        return reject(mode, path, `enum ${resolved.name} has no value ${describe(value)}`)
+      },
+      fromProto: (value) => resolved.valuesById[value] ?? value
+    }
+  }
+  if (resolved instanceof Type) {
+    return {
+      toProto: (value, path, mode) => codecFor(resolved).toProto(value, path, mode),
+      fromProto: (value) => codecFor(resolved).fromProto(value)
+    }
+  }
+  return {
+    toProto: (value, path, mode) => scalarToProto(field.type, value, path, mode),
+    fromProto: (value) => scalarToJson(field.type, value)
+  }
+}
+
+/**
+ * How one field maps to a JSON key: the explicit json_name (inferred schemas keep the original
+ * key there), else the name declared in the .proto; input also accepts the lowerCamelCase JSON name.
+ */
+function fieldEntry (field) {
+  field.resolve()
+  const declaredName = field.protoName ?? field.name
+  const convert = valueConverter(field)
+  const entry = {
+    field,
+    jsonKey: field.options?.json_name ?? declaredName,
+    inputKeys: [declaredName, field.name, field.jsonName].filter(Boolean),
+    hasPresence: field.hasPresence || field.resolvedType instanceof Type,
+    toProto: convert.toProto,
+    fromProto: convert.fromProto
+  }
+  if (field.repeated) {
+    entry.toProto = (value, path, mode) => {
+      if (!Array.isArray(value)) return reject(mode, path, `repeated field ${field.name} needs an array, got ${describe(value)}`)
+      const items = []
+      for (let index = 0; index < value.length; index++) {
+        const item = convert.toProto(value[index], child(path, index), mode)
+        if (item !== SKIP) items.push(item)
+      }
+      return items
+    }
+    entry.fromProto = (items) => Array.from(items ?? [], convert.fromProto)
+  } else if (field.map) {
+    entry.toProto = (value, path, mode) => {
+      if (!isPlainObject(value)) return reject(mode, path, `map field ${field.name} needs an object, got ${describe(value)}`)
+      const map = {}
+      for (const key of Object.keys(value)) {
+        const item = convert.toProto(value[key], child(path, key), mode)
+        if (item !== SKIP) setOwn(map, key, item)
+      }
+      return map
+    }
+    entry.fromProto = (map) => {
+      const object = {}
+      for (const key of Object.keys(map ?? {})) setOwn(object, key, convert.fromProto(map[key]))
+      return object
+    }
+  }
+  return entry
+}
+
+/** Whether a field is set on a decoded message (own property: prototypes carry defaults). */
+const isSet = (message, name) => Object.hasOwn(message, name) && message[name] != null
+
+/** A message that stands for a JSON object: one key per field. */
+function objectCodec (type) {
+  const entries = type.fieldsArray.map(fieldEntry)
+  // Every field's own JSON key first: another field's alternative name must not shadow it.
+  const byKey = new Map(entries.map((entry) => [entry.jsonKey, entry]))
+  for (const entry of entries) for (const key of entry.inputKeys) if (!byKey.has(key)) byKey.set(key, entry)
+  return {
+    toProto (json, path, mode) {
+      if (!isPlainObject(json)) return reject(mode, path, `${type.fullName.slice(1)} needs an object, got ${describe(json)}`)
+      const message = {}
+      for (const key of Object.keys(json)) {
+        const entry = byKey.get(key)
+        const keyPath = child(path, key)
+        if (!entry) {
+          reject(mode, keyPath, `${type.fullName.slice(1)} has no field for key ${JSON.stringify(key)}`)
+          continue
+        }
+        // proto3 JSON reads null as "not set"; schemas that keep nulls use NullValue or a value message.
+        if (json[key] === null && !acceptsNull(entry.field)) continue
+        const value = entry.toProto(json[key], keyPath, mode)
+        if (value !== SKIP) setOwn(message, entry.field.name, value)
+      }
+      return message
+    },
+    fromProto (message) {
+      const json = {}
+      for (const entry of entries) {
+        const { name } = entry.field
+        if (entry.field.repeated || entry.field.map) setOwn(json, entry.jsonKey, entry.fromProto(message[name]))
+        else if (isSet(message, name)) setOwn(json, entry.jsonKey, entry.fromProto(message[name]))
+        else if (!entry.hasPresence) setOwn(json, entry.jsonKey, entry.fromProto(message[name] ?? entry.field.typeDefault))
+      }
+      return json
+    }
+  }
+}
+
+function acceptsNull (field) {
+  const resolved = field.resolvedType
+  if (!resolved || field.repeated || field.map) return false
+  if (resolved.fullName === '.google.protobuf.NullValue' || resolved.fullName === '.google.protobuf.Value') return true
+  return resolved instanceof Type && isValueMessage(resolved) && Boolean(resolved.fields[VALUE_FIELDS.null])
+}
+
+/** Whether a message is marked `option (json_value) = true` (an inferred value message). */
+function isValueMessage (type) {
+  const marker = new RegExp(`^\\((?:[\\w.]+\\.)?${JSON_VALUE_OPTION}\\)$`)
+  return Object.entries(type.options ?? {}).some(([name, value]) => value === true && marker.test(name))
+}
+
+/** JSON kind that picks a value message field; integers are those a double or an int field tell apart. */
+function jsonKind (value) {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'list'
+  switch (typeof value) {
+    case 'number': return Number.isSafeInteger(value) && !Object.is(value, -0) ? 'integer' : 'number'
+    case 'bigint': return 'integer'
+    case 'boolean': return 'bool'
+    case 'object': return 'object'
+    default: return typeof value
+  }
+}
+
+/** A value message (see lib/infer.js): the set field, else the list, is the JSON value. */
+function valueMessageCodec (type) {
+  const entries = {}
+  for (const [kind, name] of Object.entries(VALUE_FIELDS)) if (type.fields[name]) entries[kind] = fieldEntry(type.fields[name])
+  const alternatives = Object.values(entries).filter((entry) => !entry.field.repeated)
+  return {
+    toProto (json, path, mode) {
+      const kind = jsonKind(json)
+      const entry = entries[kind] ?? (kind === 'integer' ? entries.number : undefined)
+      if (entry) {
+        const value = entry.toProto(json, path, mode)
+        return value === SKIP ? SKIP : { [entry.field.name]: value }
+      }
+      if (entries.text) return { [entries.text.field.name]: stringifyJsonExact(json) }
+      return reject(mode, path, `${type.fullName.slice(1)} cannot hold ${describe(json)}`)
+    },
+    fromProto (message) {
+      const set = alternatives.find((entry) => isSet(message, entry.field.name))
+      if (!set) return entries.list ? entries.list.fromProto(message[entries.list.field.name]) : undefined
+      return set === entries.text ? parseJsonExact(message[set.field.name]) : set.fromProto(message[set.field.name])
+    }
+  }
+}
+
+// google.protobuf.Struct / Value / ListValue, mapped as in the proto3 JSON mapping. Value holds
+// numbers as doubles, so a big integer in it comes back rounded (and checkFidelity says so).
+const structCodec = {
+  toProto (json, path, mode) {
+    if (!isPlainObject(json)) return reject(mode, path, `Struct needs an object, got ${describe(json)}`)
+    const fields = {}
+    for (const key of Object.keys(json)) {
+      const value = valueCodec.toProto(json[key], child(path, key), mode)
+      if (value !== SKIP) setOwn(fields, key, value)
+    }
+    return { fields }
+  },
+  fromProto (message) {
+    const json = {}
+    for (const key of Object.keys(message.fields ?? {})) setOwn(json, key, valueCodec.fromProto(message.fields[key]))
+    return json
+  }
+}
+
+const listValueCodec = {
+  toProto (json, path, mode) {
+    if (!Array.isArray(json)) return reject(mode, path, `ListValue needs an array, got ${describe(json)}`)
+    return { values: json.map((item, index) => valueCodec.toProto(item, child(path, index), mode)).filter((item) => item !== SKIP) }
+  },
+  fromProto: (message) => Array.from(message.values ?? [], (item) => valueCodec.fromProto(item))
+}
+
+const valueCodec = {
+  toProto (json, path, mode) {
+    switch (jsonKind(json)) {
+      case 'null': return { null_value: 0 }
+      case 'bool': return { bool_value: json }
+      case 'integer':
+      case 'number': return { number_value: Number(json) }
+      case 'string': return { string_value: json }
+      case 'list': return { list_value: listValueCodec.toProto(json, path, mode) }
+      case 'object': return { struct_value: structCodec.toProto(json, path, mode) }
+    }
+    return reject(mode, path, `Value cannot hold ${describe(json)}`)
+  },
+  fromProto (message) {
+    if (isSet(message, 'bool_value')) return message.bool_value
+    if (isSet(message, 'number_value')) return scalarToJson('double', message.number_value)
+    if (isSet(message, 'string_value')) return message.string_value
+    if (isSet(message, 'list_value')) return listValueCodec.fromProto(message.list_value)
+    if (isSet(message, 'struct_value')) return structCodec.fromProto(message.struct_value)
+    return null
+  }
+}
+
+// google.protobuf.*Value wrappers stand for their `value` in JSON.
+function wrapperCodec (type) {
+  const entry = fieldEntry(type.fields.value)
+  return {
+    toProto: (json, path, mode) => {
+      const value = entry.toProto(json, path, mode)
+      return value === SKIP ? SKIP : { value }
+    },
+    fromProto: (message) => entry.fromProto(message.value ?? entry.field.typeDefault)
+  }
+}
+
+const WRAPPERS = ['Double', 'Float', 'Int64', 'UInt64', 'Int32', 'UInt32', 'Bool', 'String', 'Bytes'].map((name) => `.google.protobuf.${name}Value`)
+
+function codecFor (type) {
+  let codec = codecs.get(type)
+  if (codec) return codec
+  if (type.fullName === '.google.protobuf.Struct') codec = structCodec
+  else if (type.fullName === '.google.protobuf.Value') codec = valueCodec
+  else if (type.fullName === '.google.protobuf.ListValue') codec = listValueCodec
+  else if (WRAPPERS.includes(type.fullName)) codec = wrapperCodec(type)
+  else {
+    // Recursive types reach their own codec while it is being built: cache a forwarder first.
+    const forward = {}
+    codecs.set(type, forward)
+    Object.assign(forward, isValueMessage(type) ? valueMessageCodec(type) : objectCodec(type))
+    return forward
+  }
+  codecs.set(type, codec)
+  return codec
+}
+
+function assertType (type) {
+  if (!(type instanceof Type)) throw new TypeError('expected a protobufjs Type, e.g. from compileSchema')
+}
+
+/**
+ * JSON <-> protobufjs message conversion for a message type: inferred schemas (original keys in
+ * json_name, value messages, JSON text) and hand-written ones alike. JSON keys are a field's
+ * json_name if declared, else its .proto name (the lowerCamelCase JSON name is accepted as input).
+ * - toMessage(json): a plain object for type.encode. 64-bit integers are numbers when safe and
+ *   Long otherwise (input may be number, BigInt or a decimal string); enums accept names or
+ *   numbers; bytes take base64; well-known Struct/Value/ListValue/NullValue and wrappers follow
+ *   the proto3 JSON mapping; null on a field that cannot hold null means "not set".
+ *   Throws UsageError naming the JSON path for a key with no field or a value of the wrong kind.
+ *   Values that fit but lose precision (a double in a float field) pass; checkFidelity reports them.
+ * - fromMessage(decoded): JSON with the schema's keys. Fields with presence appear only when set;
+ *   implicit-presence scalars appear with their default; repeated fields always (possibly []).
+ *   64-bit integers are numbers when safe, else BigInt; enums their names; bytes base64;
+ *   non-finite doubles "NaN" / "Infinity" / "-Infinity".
+ * @param {protobuf.Type} type message type, e.g. from compileSchema
+ * @returns {{ toMessage: (json: *) => object, fromMessage: (decoded: object) => * }}
+ */
+export function createAdapter (type) {
+  assertType(type)
+  const codec = codecFor(type)
+  return {
+    toMessage: (json) => codec.toProto(json, null, STRICT),
+    fromMessage: (decoded) => codec.fromProto(decoded)
+  }
+}
+
+/**
+ * Encodes the JSON with the type, decodes it and converts back, then compares with the input.
+ * Keys the schema has no field for, and values a field cannot take, are left out and so count
+ * as differences; numbers compare exactly (-0 differs from 0; a BigInt equals a number of the
+ * same value); key order is ignored.
+ * @param {protobuf.Type} type message type
+ * @param {*} json the document, ideally from parseJsonExact so big integers are exact
+ * @param {object} [options]
+ * @param {number} [options.maxExamples=5] how many differences to describe
+ * @returns {{ lossless: boolean, differences: number, examples: Array<{ path: string, expected: *, actual: * }> }}
+ *   `expected` / `actual` are undefined where the key or element is absent
+ * @throws {UsageError} when protobufjs cannot encode or decode the message (e.g. nesting beyond its limit)
+ */
+export function checkFidelity (type, json, { maxExamples = 5 } = {}) {
+  assertType(type)
+  const codec = codecFor(type)
+  const message = codec.toProto(json, null, LENIENT)
+  let decoded
+  try {
+    decoded = type.decode(type.encode(message === SKIP ? {} : message).finish())
+  } catch (err) {
+    throw new UsageError(`${type.fullName.slice(1)}: cannot encode or decode this document: ${err.message}`)
+  }
+  const actual = codec.fromProto(decoded)
+  const examples = []
+  let differences = 0
+  compareJson(json, actual, [], (path, expected, found) => {
+    differences++
+    if (examples.length < maxExamples) examples.push({ path: formatJsonPath(path), expected, actual: found })
+  })
+  return { lossless: differences === 0, differences, examples }
+}
+
+function sameNumber (a, b) {
+  if (typeof a === 'number' && typeof b === 'number') return Object.is(a, b)
+  const [big, other] = typeof a === 'bigint' ? [a, b] : [b, a]
+  return Number.isInteger(other) ? BigInt(other) === big : other === big
+}
+
+function compareJson (expected, actual, path, report) {
+  const numeric = (value) => typeof value === 'number' || typeof value === 'bigint'
+  if (numeric(expected) && numeric(actual)) {
+    if (!sameNumber(expected, actual)) report(path, expected, actual)
+  } else if (Array.isArray(expected) && Array.isArray(actual)) {
+    for (let index = 0; index < Math.max(expected.length, actual.length); index++) {
+      compareJson(expected[index], actual[index], [...path, index], report)
+    }
+  } else if (isPlainObject(expected) && isPlainObject(actual)) {
+    for (const key of Object.keys(expected)) {
+      if (Object.hasOwn(actual, key)) compareJson(expected[key], actual[key], [...path, key], report)
+      else report([...path, key], expected[key], undefined)
+    }
+    for (const key of Object.keys(actual)) if (!Object.hasOwn(expected, key)) report([...path, key], undefined, actual[key])
+  } else if (expected !== actual) {
+    report(path, expected, actual)
+  }
+}
