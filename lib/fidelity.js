@@ -13,9 +13,12 @@ const { Long } = protobuf.util
 /** Largest .proto text compileSchema accepts, in UTF-8 bytes: servers compile schemas sent by clients. */
 export const MAX_SCHEMA_BYTES = 1024 * 1024
 
-// descriptor.proto is not among protobufjs' bundled common files, but ships as JSON with it;
-// inferred schemas import it to declare the json_value option.
-const DESCRIPTOR_IMPORT = 'google/protobuf/descriptor.proto'
+// Inferred schemas import descriptor.proto to declare the json_value option. protobufjs ships it
+// as JSON but does not bundle it like the other well-known files; registering it lets
+// compileSchema, and protobuf.load() anywhere in this process, resolve that import.
+if (!Object.hasOwn(protobuf.common, 'google/protobuf/descriptor.proto')) {
+  protobuf.common('google/protobuf/descriptor.proto', require('protobufjs/google/protobuf/descriptor.json'))
+}
 
 /**
  * Compiles one self-contained .proto file. It may import google/protobuf well-known types
@@ -41,8 +44,7 @@ export function compileSchema (protoText, typeName, { filename = 'schema.proto' 
     throw failed(err)
   }
   for (const file of new Set([...parsed.imports ?? [], ...parsed.weakImports ?? []])) {
-    if (file === DESCRIPTOR_IMPORT) root.addJSON(require('protobufjs/google/protobuf/descriptor.json').nested)
-    else if (Object.hasOwn(protobuf.common, file) && file.startsWith('google/protobuf/')) root.addJSON(protobuf.common[file].nested)
+    if (file.startsWith('google/protobuf/') && Object.hasOwn(protobuf.common, file)) root.addJSON(protobuf.common[file].nested)
     else throw new UsageError(`${filename}: cannot import "${file}": only google/protobuf well-known types may be imported, send one self-contained file`)
   }
   try {
@@ -175,7 +177,6 @@ function valueConverter (field) {
  * key there), else the name declared in the .proto; input also accepts the lowerCamelCase JSON name.
  */
 function fieldEntry (field) {
-  field.resolve()
   const declaredName = field.protoName ?? field.name
   const convert = valueConverter(field)
   const entry = {
@@ -183,6 +184,7 @@ function fieldEntry (field) {
     jsonKey: field.options?.json_name ?? declaredName,
     inputKeys: [declaredName, field.name, field.jsonName].filter(Boolean),
     hasPresence: field.hasPresence || field.resolvedType instanceof Type,
+    acceptsNull: acceptsNull(field),
     toProto: convert.toProto,
     fromProto: convert.fromProto
   }
@@ -237,7 +239,7 @@ function objectCodec (type) {
           continue
         }
         // proto3 JSON reads null as "not set"; schemas that keep nulls use NullValue or a value message.
-        if (json[key] === null && !acceptsNull(entry.field)) continue
+        if (json[key] === null && !entry.acceptsNull) continue
         const value = entry.toProto(json[key], keyPath, mode)
         if (value !== SKIP) setOwn(message, entry.field.name, value)
       }
@@ -260,13 +262,17 @@ function acceptsNull (field) {
   const resolved = field.resolvedType
   if (!resolved || field.repeated || field.map) return false
   if (resolved.fullName === '.google.protobuf.NullValue' || resolved.fullName === '.google.protobuf.Value') return true
-  return resolved instanceof Type && isValueMessage(resolved) && Boolean(resolved.fields[VALUE_FIELDS.null])
+  // protoName: protobufjs renames fields to camelCase unless keepCase is set.
+  return resolved instanceof Type && isValueMessage(resolved) &&
+    resolved.fieldsArray.some((candidate) => [VALUE_FIELDS.null, VALUE_FIELDS.text].includes(candidate.protoName ?? candidate.name))
 }
+
+// The option as protobufjs records it: `(json_value)`, or qualified, `(pbjson.json_value)`.
+const VALUE_MESSAGE_OPTION = new RegExp(`^\\((?:[\\w.]+\\.)?${JSON_VALUE_OPTION}\\)$`)
 
 /** Whether a message is marked `option (json_value) = true` (an inferred value message). */
 function isValueMessage (type) {
-  const marker = new RegExp(`^\\((?:[\\w.]+\\.)?${JSON_VALUE_OPTION}\\)$`)
-  return Object.entries(type.options ?? {}).some(([name, value]) => value === true && marker.test(name))
+  return Object.entries(type.options ?? {}).some(([name, value]) => value === true && VALUE_MESSAGE_OPTION.test(name))
 }
 
 /** JSON kind that picks a value message field; integers are those a double or an int field tell apart. */
@@ -282,10 +288,15 @@ function jsonKind (value) {
   }
 }
 
-/** A value message (see lib/infer.js): the set field, else the list, is the JSON value. */
-function valueMessageCodec (type) {
+/**
+ * A message standing for one JSON value of several possible kinds: the field for the value's kind
+ * is set; when none is, the repeated `list` field (if any) is the value.
+ * @param {protobuf.Type} type the message
+ * @param {Object<string, protobuf.Field>} fieldsByKind a field per JSON kind (see VALUE_FIELDS)
+ */
+function kindCodec (type, fieldsByKind) {
   const entries = {}
-  for (const [kind, name] of Object.entries(VALUE_FIELDS)) if (type.fields[name]) entries[kind] = fieldEntry(type.fields[name])
+  for (const [kind, field] of Object.entries(fieldsByKind)) if (field) entries[kind] = fieldEntry(field)
   const alternatives = Object.values(entries).filter((entry) => !entry.field.repeated)
   return {
     toProto (json, path, mode) {
@@ -300,91 +311,49 @@ function valueMessageCodec (type) {
     },
     fromProto (message) {
       const set = alternatives.find((entry) => isSet(message, entry.field.name))
-      if (!set) return entries.list ? entries.list.fromProto(message[entries.list.field.name]) : undefined
+      if (!set) return entries.list?.field.repeated ? entries.list.fromProto(message[entries.list.field.name]) : undefined
       return set === entries.text ? parseJsonExact(message[set.field.name]) : set.fromProto(message[set.field.name])
     }
   }
 }
 
-// google.protobuf.Struct / Value / ListValue, mapped as in the proto3 JSON mapping. Value holds
-// numbers as doubles, so a big integer in it comes back rounded (and checkFidelity says so).
-const structCodec = {
-  toProto (json, path, mode) {
-    if (!isPlainObject(json)) return reject(mode, path, `Struct needs an object, got ${describe(json)}`)
-    const fields = {}
-    for (const key of Object.keys(json)) {
-      const value = valueCodec.toProto(json[key], child(path, key), mode)
-      if (value !== SKIP) setOwn(fields, key, value)
-    }
-    return { fields }
-  },
-  fromProto (message) {
-    const json = {}
-    for (const key of Object.keys(message.fields ?? {})) setOwn(json, key, valueCodec.fromProto(message.fields[key]))
-    return json
-  }
-}
-
-const listValueCodec = {
-  toProto (json, path, mode) {
-    if (!Array.isArray(json)) return reject(mode, path, `ListValue needs an array, got ${describe(json)}`)
-    return { values: json.map((item, index) => valueCodec.toProto(item, child(path, index), mode)).filter((item) => item !== SKIP) }
-  },
-  fromProto: (message) => Array.from(message.values ?? [], (item) => valueCodec.fromProto(item))
-}
-
-const valueCodec = {
-  toProto (json, path, mode) {
-    switch (jsonKind(json)) {
-      case 'null': return { null_value: 0 }
-      case 'bool': return { bool_value: json }
-      case 'integer':
-      case 'number': return { number_value: Number(json) }
-      case 'string': return { string_value: json }
-      case 'list': return { list_value: listValueCodec.toProto(json, path, mode) }
-      case 'object': return { struct_value: structCodec.toProto(json, path, mode) }
-    }
-    return reject(mode, path, `Value cannot hold ${describe(json)}`)
-  },
-  fromProto (message) {
-    if (isSet(message, 'bool_value')) return message.bool_value
-    if (isSet(message, 'number_value')) return scalarToJson('double', message.number_value)
-    if (isSet(message, 'string_value')) return message.string_value
-    if (isSet(message, 'list_value')) return listValueCodec.fromProto(message.list_value)
-    if (isSet(message, 'struct_value')) return structCodec.fromProto(message.struct_value)
-    return null
-  }
-}
-
-// google.protobuf.*Value wrappers stand for their `value` in JSON.
-function wrapperCodec (type) {
-  const entry = fieldEntry(type.fields.value)
+/** A message that stands for the value of its field number 1: Struct, ListValue, the *Value wrappers. */
+function unwrapCodec (type) {
+  const entry = fieldEntry(type.fieldsById[1])
+  const { name } = entry.field
   return {
-    toProto: (json, path, mode) => {
+    toProto (json, path, mode) {
       const value = entry.toProto(json, path, mode)
-      return value === SKIP ? SKIP : { value }
+      return value === SKIP ? SKIP : { [name]: value }
     },
-    fromProto: (message) => entry.fromProto(message.value ?? entry.field.typeDefault)
+    fromProto: (message) => entry.fromProto(message[name] ?? entry.field.typeDefault)
   }
 }
 
-const WRAPPERS = ['Double', 'Float', 'Int64', 'UInt64', 'Int32', 'UInt32', 'Bool', 'String', 'Bytes'].map((name) => `.google.protobuf.${name}Value`)
+// Well-known types as in the proto3 JSON mapping. Fields are found by number because the copies
+// bundled with protobufjs name them in camelCase. google.protobuf.Value holds numbers as doubles,
+// so a big integer in it comes back rounded (and checkFidelity says so).
+const UNWRAPPED_TYPES = new Set(['Struct', 'ListValue', 'DoubleValue', 'FloatValue', 'Int64Value', 'UInt64Value', 'Int32Value', 'UInt32Value', 'BoolValue', 'StringValue', 'BytesValue'].map((name) => `.google.protobuf.${name}`))
+const PROTOBUF_VALUE_FIELDS = { null: 1, number: 2, string: 3, bool: 4, object: 5, list: 6 }
 
 function codecFor (type) {
   let codec = codecs.get(type)
   if (codec) return codec
-  if (type.fullName === '.google.protobuf.Struct') codec = structCodec
-  else if (type.fullName === '.google.protobuf.Value') codec = valueCodec
-  else if (type.fullName === '.google.protobuf.ListValue') codec = listValueCodec
-  else if (WRAPPERS.includes(type.fullName)) codec = wrapperCodec(type)
-  else {
-    // Recursive types reach their own codec while it is being built: cache a forwarder first.
-    const forward = {}
-    codecs.set(type, forward)
-    Object.assign(forward, isValueMessage(type) ? valueMessageCodec(type) : objectCodec(type))
-    return forward
-  }
+  // Recursive types reach their own codec while it is being built: cache a forwarder first.
+  codec = {}
   codecs.set(type, codec)
+  for (const field of type.fieldsArray) field.resolve()
+  if (UNWRAPPED_TYPES.has(type.fullName)) {
+    Object.assign(codec, unwrapCodec(type))
+  } else if (type.fullName === '.google.protobuf.Value') {
+    const fields = Object.fromEntries(Object.entries(PROTOBUF_VALUE_FIELDS).map(([kind, id]) => [kind, type.fieldsById[id]]))
+    Object.assign(codec, kindCodec(type, fields))
+  } else if (isValueMessage(type)) {
+    const byDeclaredName = new Map(type.fieldsArray.map((field) => [field.protoName ?? field.name, field]))
+    Object.assign(codec, kindCodec(type, Object.fromEntries(Object.entries(VALUE_FIELDS).map(([kind, name]) => [kind, byDeclaredName.get(name)]))))
+  } else {
+    Object.assign(codec, objectCodec(type))
+  }
   return codec
 }
 
