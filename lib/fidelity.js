@@ -52,8 +52,8 @@ export function compileSchema (protoText, typeName, { filename = 'schema.proto' 
   } catch (err) {
     throw failed(err)
   }
-  const type = root.lookup(typeName, [Type])
-  if (!type) {
+  const type = typeof typeName === 'string' && typeName !== '' ? root.lookup(typeName, [Type]) : null
+  if (!(type instanceof Type)) {
     const known = [...allTypes(root)].filter((candidate) => !candidate.fullName.startsWith('.google.')).map((candidate) => candidate.fullName.slice(1))
     throw new UsageError(`${filename}: no message type "${typeName}"${known.length ? ` (it has ${known.slice(0, 5).join(', ')}${known.length > 5 ? ', ...' : ''})` : ''}`)
   }

@@ -9,6 +9,7 @@ import protobuf from 'protobufjs'
 import { UsageError } from '../lib/errors.js'
 import { MAX_SCHEMA_BYTES, checkFidelity, compileSchema, createAdapter } from '../lib/fidelity.js'
 import { inferSchema, parseJsonExact } from '../lib/infer.js'
+import { roundTrip } from './fixtures/infer/support.js'
 
 const fixturePath = (name) => fileURLToPath(new URL(`./fixtures/infer/${name}`, import.meta.url))
 const readFixture = (name) => readFileSync(fixturePath(name), 'utf8')
@@ -18,10 +19,6 @@ const FLOAT_OF_0_1 = Math.fround(0.1)
 const scratch = mkdtempSync(join(tmpdir(), 'pbjson-fidelity-'))
 after(() => rmSync(scratch, { recursive: true, force: true }))
 
-function roundTrip (type, value) {
-  const adapter = createAdapter(type)
-  return adapter.fromMessage(type.decode(type.encode(adapter.toMessage(value)).finish()))
-}
 
 describe('checkFidelity with a hand-written .proto', () => {
   it('reports a double declared as float, with its path and expected vs actual', () => {

@@ -5,8 +5,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { UsageError } from '../lib/errors.js'
-import { checkFidelity, compileSchema, createAdapter } from '../lib/fidelity.js'
+import { checkFidelity, compileSchema } from '../lib/fidelity.js'
 import { MAX_JSON_DEPTH, MAX_MESSAGE_DEPTH, inferSchema, parseJsonExact, stringifyJsonExact } from '../lib/infer.js'
+import { roundTrip } from './fixtures/infer/support.js'
 
 const FIXTURES = new URL('./fixtures/infer/', import.meta.url)
 const readFixture = (name) => readFileSync(new URL(name, FIXTURES), 'utf8')
@@ -22,12 +23,6 @@ function protocErrors (proto, name) {
   writeFileSync(file, proto)
   const result = spawnSync('protoc', [`--proto_path=${scratch}`, `--descriptor_set_out=${join(scratch, `${name}.pb`)}`, file], { encoding: 'utf8' })
   return result.status === 0 ? null : result.stderr
-}
-
-/** encode -> decode through the adapter; the caller compares with deepStrictEqual (BigInt, -0 exact). */
-function roundTrip (type, value) {
-  const adapter = createAdapter(type)
-  return adapter.fromMessage(type.decode(type.encode(adapter.toMessage(value)).finish()))
 }
 
 /** Every check a document must pass: compiles (protobufjs, protoc), deterministic, exact round trip. */
