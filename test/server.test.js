@@ -128,9 +128,10 @@ describe('server', () => {
   test('survives a socket dropped in the middle of a frame', async () => {
     const socket = net.connect(new URL(server.url).port, '127.0.0.1')
     await new Promise((resolve) => socket.once('connect', resolve))
-    socket.end('GET /?test=1&format=json HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
+    socket.write('GET /?test=1&format=json HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
       'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n\x81\xfe\x10')
-    await new Promise((resolve) => socket.once('close', resolve))
+    await new Promise((resolve) => socket.once('data', resolve)) // the 101 response: upgraded
+    socket.destroy()
     const { ws, nextReply } = await openConnection(`${server.url}/?test=5&format=json`)
     ws.send(JSON.stringify(loadPayload(resolveTest(5))))
     assert.equal(await nextReply(), 'ACK')
