@@ -5,7 +5,7 @@ import os from 'node:os'
 import { startServerProcess, runScript } from '../test/helpers.js'
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 100000)
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const INFLIGHT = 100
 const CASES = [['5', 'json'], ['5', 'protobuf'], ['3', 'json'], ['3', 'protobuf']]
 
