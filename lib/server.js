@@ -226,6 +226,9 @@ export async function serveUntilSignal (options) {
     process.once('SIGTERM', resolve)
   })
   await server.close()
-  log(`stopped on ${signal} after ${((Date.now() - startedAt) / 1000).toFixed(1)} s: ${server.stats.summaryLine(Date.now() - startedAt)}`)
+  const { messages, errors } = server.stats.totals()
+  log(`stopped on ${signal} after ${((Date.now() - startedAt) / 1000).toFixed(1)} s: ` +
+    `${server.stats.totalConnections} connections served, ${messages.toLocaleString('en-US')} messages, ` +
+    `${errors} decode errors, ${server.stats.protocolErrors} protocol errors, ${server.stats.refused} refused upgrades`)
   return 0
 }
