@@ -3,6 +3,7 @@ import { createCodec } from './codecs.js'
 import { loadPayload, resolveTest } from './payloads.js'
 import { parseClientArgs } from './options.js'
 import { buildReport, formatReport } from './report.js'
+import { startThrottle } from './throttle.js'
 
 /**
  * The whole load client behind client_json.js and client_protobuf.js: parse the command line,
@@ -16,7 +17,21 @@ export async function runClientCli (format, argv) {
   const options = await parseClientArgs(argv, format)
   const test = resolveTest(options.test)
   const codec = createCodec(format, test)
+  const server = new URL(options.url)
+  const shaping = options.network && await startThrottle(options.network, {
+    backend: options.throttleBackend,
+    target: { host: server.hostname, port: Number(server.port || (server.protocol === 'wss:' ? 443 : 80)) }
+  })
+  try {
+    return await measure(format, test, codec, options, shaping)
+  } finally {
+    await shaping?.stop()
+  }
+}
+
+async function measure (format, test, codec, options, shaping) {
   const result = await runLoad({
+    connectUrl: shaping?.backend === 'proxy' ? `ws://${shaping.host}:${shaping.port}` : undefined,
     url: options.url,
     test,
     payload: loadPayload(test),
@@ -35,7 +50,7 @@ export async function runClientCli (format, argv) {
     connections: options.connections,
     inflight: options.inflight,
     warmup: options.warmup,
-    network: null
+    network: shaping ? { ...options.network, backend: shaping.backend, reason: shaping.reason } : null
   })
   process.stdout.write(options.json ? `${JSON.stringify(report)}\n` : formatReport(report, result.histogram))
   if (report.ok) return 0

@@ -2,6 +2,7 @@ import yargs from 'yargs'
 import { hideBin } from 'yargs/helpers'
 import { UsageError } from './errors.js'
 import { DEFAULT_MAX_PAYLOAD } from './server.js'
+import { BACKENDS, PROFILES, resolveNetwork } from './throttle.js'
 
 /** Where clients connect and the server listens unless told otherwise. */
 export const DEFAULT_PORT = 7070
@@ -45,7 +46,7 @@ export function wholeNumber (name, value, min) {
  * @param {string[]} argv process.argv
  * @param {string} format the codec this client uses, shown in the usage text
  * @returns {Promise<{test: string, messages: number, url: string, connections: number, inflight: number,
- *   warmup: number, timeout: number, compress: boolean, json: boolean}>}
+ *   warmup: number, timeout: number, compress: boolean, json: boolean, network: object|null, throttleBackend: string}>}
  */
 export async function parseClientArgs (argv, format) {
   const script = `client_${format}.js`
@@ -62,8 +63,16 @@ export async function parseClientArgs (argv, format) {
       warmup: { alias: 'w', describe: 'messages sent first and not recorded', default: 0 },
       timeout: { describe: 'per-message timeout in ms; a message with no reply by then is lost', default: 10000 },
       compress: { describe: 'offer permessage-deflate', type: 'boolean', default: false },
-      json: { describe: 'print one JSON object instead of the human report', type: 'boolean', default: false }
+      json: { describe: 'print one JSON object instead of the human report', type: 'boolean', default: false },
+      throttle: { describe: `network profile: none, ${Object.keys(PROFILES).join(', ')}`, type: 'string' },
+      up: { describe: 'client-to-server bandwidth, kbit/s (overrides the profile)', type: 'number' },
+      down: { describe: 'server-to-client bandwidth, kbit/s (overrides the profile)', type: 'number' },
+      rtt: { describe: 'round-trip time to add, ms (overrides the profile)', type: 'number' },
+      loss: { describe: 'packet loss %, kernel shaping (tc) only', type: 'number' },
+      'throttle-backend': { describe: 'auto: tc when it can work here, else proxy', choices: BACKENDS, default: 'auto' }
     })
+    .example(`node ${script} 4 100 --throttle 3g`, 'test 4 over a 3G profile')
+    .example(`node ${script} 5 50 --rtt 100 --up 400 --down 400`, 'a custom network')
     .example(`node ${script} 3 100000`, 'test 3 (medium), 100,000 messages, one at a time')
     .example(`node ${script} small 100000 --inflight 100`, 'test 5 with 100 messages in flight')
     .example(`node ${script} 4 1000 --connections 4 --json`, 'four connections, JSON report on stdout')
@@ -77,7 +86,9 @@ export async function parseClientArgs (argv, format) {
     warmup: wholeNumber('warmup', args.warmup, 0),
     timeout: wholeNumber('timeout', args.timeout, 1),
     compress: args.compress,
-    json: args.json
+    json: args.json,
+    network: resolveNetwork({ throttle: args.throttle, up: args.up, down: args.down, rtt: args.rtt, loss: args.loss }),
+    throttleBackend: args.throttleBackend
   }
 }
 

@@ -66,6 +66,7 @@ export function formatReport (report, histogram) {
     `latency   min ${ms(l.min)}  mean ${ms(l.mean)}  stdev ${ms(l.stdev)}  p50 ${ms(l.p50)}  p90 ${ms(l.p90)}  p99 ${ms(l.p99)}  p99.9 ${ms(l.p999)}  max ${ms(l.max)}`,
     ...formatBands(latencyBands(histogram), histogram.totalCount)
   ]
+  if (report.network.reason) lines.splice(1, 0, `shaping   ${report.network.reason}`)
   if (report.failure) lines.push(`FAILED    ${report.failure}`)
   return lines.join('\n') + '\n'
 }
