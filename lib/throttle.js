@@ -123,7 +123,7 @@ async function startKernelShaping (network, target, backend) {
   const stop = once(async () => {
     process.off('SIGINT', onSignal)
     process.off('SIGTERM', onSignal)
-    await throttle.stop()
+    await throttle.stop(localhost ? { localhost: true } : {})
   })
   const onSignal = (signal) => stop().finally(() => process.kill(process.pid, signal))
   process.once('SIGINT', onSignal)
@@ -134,7 +134,7 @@ async function startKernelShaping (network, target, backend) {
     await stop().catch(() => {})
     throw new UsageError(`kernel shaping failed (${String(err.message ?? err).split('\n')[0]}); nothing is left applied; try --throttle-backend proxy`)
   }
-  return { backend: 'tc', host: target.host, port: target.port, reason: backend === 'auto' ? 'auto: kernel shaping available, using tc' : 'kernel shaping (tc)', stop }
+  return { backend: 'tc', host: target.host, port: target.port, reason: `${backend === 'auto' ? 'auto: kernel shaping available, using tc' : 'kernel shaping (tc)'}${localhost ? ' on lo: delay only, @sitespeed.io/throttle does not limit loopback bandwidth' : ''}`, stop }
 }
 
 function once (fn) {

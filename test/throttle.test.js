@@ -1,7 +1,14 @@
 import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import { PROFILES, resolveNetwork, tcUnavailableReason } from '../lib/throttle.js'
-import { startServerProcess, runScript } from './helpers.js'
+import { ROOT, startServerProcess, runScript } from './helpers.js'
+
+const FAKE_BIN = path.join(ROOT, 'test/fixtures/fake-bin')
 
 describe('resolveNetwork', () => {
   test('no shaping unless asked', () => {
@@ -59,5 +66,67 @@ describe('clients through the userspace shaping proxy', () => {
     const { code, stderr } = await runScript('client_json.js', ['5', '5', '--url', server.url, '--throttle', '3g', '--throttle-backend', 'tc'])
     assert.equal(code, 2)
     assert.equal(stderr, `--throttle-backend tc cannot work here: ${missing}; use --throttle-backend proxy\n`)
+  })
+})
+
+describe('tc backend, with stand-in sudo/tc/modprobe first on PATH', () => {
+  let server
+  let logDir
+  before(async () => {
+    server = await startServerProcess()
+    logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'fake-tc-'))
+  })
+  after(async () => {
+    await server.stop()
+    fs.rmSync(logDir, { recursive: true })
+  })
+
+  const fakeEnv = (name, extra = {}) => {
+    const log = path.join(logDir, name)
+    fs.writeFileSync(log, '')
+    return { log, env: { PATH: `${FAKE_BIN}:${process.env.PATH}`, FAKE_BIN_LOG: log, ...extra } }
+  }
+  const commands = (log) => fs.readFileSync(log, 'utf8').trim().split('\n')
+  const ADD = 'sudo tc qdisc add dev lo root handle 1:0 netem delay 75ms'
+  const DEL = 'sudo tc qdisc del dev lo root'
+  const stoppedAfterStart = (log) => commands(log).lastIndexOf(DEL) > commands(log).indexOf(ADD) && commands(log).includes(ADD)
+
+  test('applies rtt/2 on lo for a loopback server, and stops after a successful run', async () => {
+    const { log, env } = fakeEnv('success')
+    const { code, stdout, stderr } = await runScript('client_json.js', ['5', '20', '--url', server.url, '--throttle', '3g', '--throttle-backend', 'tc', '--json'], { env })
+    assert.equal(code, 0, stderr)
+    assert.equal(JSON.parse(stdout).network.backend, 'tc')
+    const ran = commands(log)
+    assert.ok(ran.indexOf(ADD) >= 0, ran.join('\n'))
+    assert.equal(ran.filter((line) => line === DEL).length, 2, 'stop before start (clean slate) and after the run')
+    assert.ok(stoppedAfterStart(log))
+  })
+
+  test('stops when the run fails', async () => {
+    const { log, env } = fakeEnv('failure')
+    const { code } = await runScript('client_json.js', ['5', '20', '--url', 'ws://127.0.0.1:1', '--throttle', '3g', '--throttle-backend', 'tc'], { env })
+    assert.equal(code, 1)
+    assert.equal(commands(log).filter((line) => line === DEL).length, 2)
+    assert.ok(stoppedAfterStart(log))
+  })
+
+  test('a failing tc: one line, nothing left applied', async () => {
+    const { log, env } = fakeEnv('tc-fails', { FAKE_TC_FAIL: 'add' })
+    const { code, stderr } = await runScript('client_json.js', ['5', '20', '--url', server.url, '--throttle', '3g', '--throttle-backend', 'tc'], { env })
+    assert.equal(code, 2)
+    assert.match(stderr, /^kernel shaping failed \(.*\); nothing is left applied; try --throttle-backend proxy\n$/)
+    assert.ok(stoppedAfterStart(log))
+  })
+
+  test('stops on SIGINT of the client', async () => {
+    const { log, env } = fakeEnv('sigint')
+    const child = spawn(process.execPath, ['client_json.js', '5', '100000000', '--url', server.url, '--throttle', '3g', '--throttle-backend', 'tc'],
+      { cwd: ROOT, env: { ...process.env, ...env }, stdio: 'ignore' })
+    // The start command is in the log once shaping is applied; only then is the interrupt meaningful.
+    while (!fs.readFileSync(log, 'utf8').includes(ADD)) await new Promise((resolve) => setImmediate(resolve))
+    child.kill('SIGINT')
+    const [code, signal] = await once(child, 'exit')
+    assert.ok(code !== 0 || signal === 'SIGINT')
+    assert.ok(stoppedAfterStart(log))
   })
 })
