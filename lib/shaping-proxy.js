@@ -74,8 +74,9 @@ class Link {
  */
 export async function startShapingProxy ({ listenHost = '127.0.0.1', listenPort = 0, targetHost, targetPort, up, down, rtt }) {
   const pairs = new Set()
-  const server = net.createServer((client) => {
-    const upstream = net.connect(targetPort, targetHost)
+  // Half-open sockets let a sender's FIN travel behind its queued bytes, as on a real link.
+  const server = net.createServer({ allowHalfOpen: true }, (client) => {
+    const upstream = net.connect({ port: targetPort, host: targetHost, allowHalfOpen: true })
     client.setNoDelay(true)
     upstream.setNoDelay(true)
     const links = [new Link(client, upstream, up, rtt / 2), new Link(upstream, client, down, rtt / 2)]
@@ -87,7 +88,10 @@ export async function startShapingProxy ({ listenHost = '127.0.0.1', listenPort 
       upstream.destroy()
       pairs.delete(pair)
     }
-    for (const socket of [client, upstream]) socket.on('error', tearDown).on('close', tearDown)
+    for (const socket of [client, upstream]) {
+      socket.on('error', tearDown)
+      socket.on('close', () => { if (client.destroyed && upstream.destroyed) tearDown() })
+    }
   })
   await new Promise((resolve, reject) => {
     server.once('error', reject)

@@ -8,10 +8,11 @@ export { PROJECT_ROOT as ROOT, runNodeScript as runScript } from '../lib/child-p
  * Starts `node server.js` (or another script printing `listening on ws://...`) as a child process
  * on a free port and resolves once it accepts connections.
  * @param {string[]} [args] extra arguments
- * @param {{script?: string, env?: object, args?: string[]}} [options] args replace the default `--port 0`
+ * @param {{script?: string, env?: object, args?: string[], readyPattern?: RegExp}} [options] args replace the
+ *   default `--port 0`; readyPattern's first group is the address it prints once ready
  * @returns {Promise<{url: string, child: import('node:child_process').ChildProcess, output: () => string, stop: (signal?: string) => Promise<number|null>}>}
  */
-export function startServerProcess (args = [], { script = 'server.js', env = {}, args: scriptArgs = ['--port', '0'] } = {}) {
+export function startServerProcess (args = [], { script = 'server.js', env = {}, args: scriptArgs = ['--port', '0'], readyPattern = /listening on (ws:\/\/\S+)/ } = {}) {
   const child = spawn(process.execPath, [script, ...scriptArgs, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
@@ -22,7 +23,7 @@ export function startServerProcess (args = [], { script = 'server.js', env = {},
   return new Promise((resolve, reject) => {
     const onData = (chunk) => {
       output += chunk
-      const match = output.match(/listening on (ws:\/\/\S+)/)
+      const match = output.match(readyPattern)
       if (!match) return
       resolve({
         url: match[1],

@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import fs from 'node:fs'
 import os from 'node:os'
+import net from 'node:net'
 import path from 'node:path'
 import { PROFILES, resolveNetwork, tcUnavailableReason } from '../lib/throttle.js'
 import { ROOT, startServerProcess, runScript } from './helpers.js'
@@ -128,5 +129,38 @@ describe('tc backend, with stand-in sudo/tc/modprobe first on PATH', () => {
     const [code, signal] = await once(child, 'exit')
     assert.ok(code !== 0 || signal === 'SIGINT')
     assert.ok(stoppedAfterStart(log))
+  })
+})
+
+describe('node bin/shaping-proxy.js', () => {
+  test('runs standalone and shapes a bulk transfer to its configured rate (within 5%)', async () => {
+    // A sink that counts bytes; the test writes 100 KB through a 2000 kbit/s uplink.
+    let received = 0
+    let firstAt
+    let doneAt
+    const total = 100_000
+    const finished = new Promise((resolve) => {
+      net.createServer((socket) => socket.on('data', (chunk) => {
+        firstAt ??= performance.now()
+        received += chunk.length
+        if (received >= total) { doneAt = performance.now(); socket.destroy(); resolve() }
+      })).listen(0, '127.0.0.1', function () { sink.resolve(this) })
+    })
+    const sink = {}
+    const sinkServer = await new Promise((resolve) => { sink.resolve = resolve })
+    const proxy = await startServerProcess([], {
+      script: 'bin/shaping-proxy.js',
+      args: ['--listen', '0', '--target', `127.0.0.1:${sinkServer.address().port}`, '--up', '2000', '--down', '2000', '--rtt', '20'],
+      readyPattern: /shaping proxy on (\S+)/
+    })
+    const socket = net.connect(Number(proxy.url.split(':').pop()), '127.0.0.1')
+    const startedAt = performance.now()
+    socket.end(Buffer.alloc(total, 1))
+    await finished
+    await proxy.stop()
+    sinkServer.close()
+    // Transfer time: rtt/2 propagation, then total bytes at 2000 kbit/s.
+    const kbits = total * 8 / (doneAt - startedAt - 10)
+    assert.ok(Math.abs(kbits - 2000) <= 100, `measured ${kbits.toFixed(0)} kbit/s (first byte after ${(firstAt - startedAt).toFixed(1)} ms)`)
   })
 })
