@@ -1,6 +1,7 @@
 import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import net from 'node:net'
+import { WebSocketServer } from 'ws'
 import { startServerProcess, runScript } from './helpers.js'
 
 const REPORT_FIELDS = ['format', 'test', 'messages', 'durationMs', 'rate', 'latencyMs', 'bytes', 'network']
@@ -107,4 +108,15 @@ describe('client failures', () => {
     assert.equal(report.ok, false)
     assert.match(stderr, /^error: connection closed by the server \(code 1006\)\n$/)
   })
+})
+
+test('a server that never replies: --timeout counts the messages as lost, exit 1', async () => {
+  const silent = new WebSocketServer({ host: '127.0.0.1', port: 0 })
+  await new Promise((resolve) => silent.once('listening', resolve))
+  const { code, stdout, stderr } = await runScript('client_json.js', ['5', '50', '--inflight', '5', '--timeout', '200', '--url', `ws://127.0.0.1:${silent.address().port}`, '--json'])
+  silent.close()
+  assert.equal(code, 1)
+  const report = JSON.parse(stdout)
+  assert.deepEqual(report.messages, { sent: 5, acked: 0, errors: 0, lost: 5 })
+  assert.equal(stderr, 'error: no reply within 200 ms (--timeout)\n')
 })
