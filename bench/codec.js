@@ -6,7 +6,7 @@ import os from 'node:os'
 import zlib from 'node:zlib'
 import { Bench } from 'tinybench'
 import { createCodec } from '../lib/codecs.js'
-import { TESTS, loadPayload } from '../lib/payloads.js'
+import { TESTS, loadPayload, testLabel } from '../lib/payloads.js'
 
 const TIME_MS = Number(process.env.BENCH_TIME_MS ?? 300)
 const deflated = (bytes) => zlib.deflateRawSync(bytes, { finishFlush: zlib.constants.Z_SYNC_FLUSH }).length - 4
@@ -47,7 +47,7 @@ for (const test of TESTS) {
   const show = (name) => `${Math.round(throughput(name).mean).toLocaleString('en-US')} ±${throughput(name).rme.toFixed(1)}%`
   const jsonBoth = throughput('JSON both').mean
   for (const row of rows) {
-    console.log(`| ${test.id} ${test.name} | ${row.name} | ${row.bytes.length} | ${deflated(row.bytes)} | ${show(`${row.name} encode`)} | ${show(`${row.name} decode`)} | ${show(`${row.name} both`)} | ${(throughput(`${row.name} both`).mean / jsonBoth).toFixed(2)}x |`)
+    console.log(`| ${testLabel(test)} | ${row.name} | ${row.bytes.length} | ${deflated(row.bytes)} | ${show(`${row.name} encode`)} | ${show(`${row.name} decode`)} | ${show(`${row.name} both`)} | ${(throughput(`${row.name} both`).mean / jsonBoth).toFixed(2)}x |`)
   }
 }
 if (sink === Symbol.for('never')) console.log(sink)

@@ -3,7 +3,7 @@
 // a fresh context, i.e. the first message or no context takeover) and with gzip.
 import zlib from 'node:zlib'
 import { createCodec } from '../lib/codecs.js'
-import { TESTS, loadPayload } from '../lib/payloads.js'
+import { TESTS, loadPayload, testLabel } from '../lib/payloads.js'
 
 const permessageDeflate = (bytes) => zlib.deflateRawSync(bytes, { finishFlush: zlib.constants.Z_SYNC_FLUSH }).length - 4
 const gzip = (bytes) => zlib.gzipSync(bytes).length
@@ -17,5 +17,5 @@ for (const test of TESTS) {
     return Buffer.from(codec.encode(codec.prepare(loadPayload(test))))
   })
   const [jd, pd, jg, pg] = [permessageDeflate(json), permessageDeflate(pb), gzip(json), gzip(pb)]
-  console.log(`| ${test.id} ${test.name} | ${json.length} | ${pb.length} | ${ratio(pb.length, json.length)} | ${jd} | ${pd} | ${ratio(pd, jd)} | ${jg} | ${pg} | ${ratio(pg, jg)} |`)
+  console.log(`| ${testLabel(test)} | ${json.length} | ${pb.length} | ${ratio(pb.length, json.length)} | ${jd} | ${pd} | ${ratio(pd, jd)} | ${jg} | ${pg} | ${ratio(pg, jg)} |`)
 }

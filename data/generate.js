@@ -87,7 +87,34 @@ export function buildPayloads (seed = SEED) {
     stats: { p50: real(0, 10), p90: real(10, 50), p99: real(50, 500), samples: int(1000, 1e9), errors: 0, rate: real(0, 1) }
   }
   const small = { id: int(1, 9), status: 'ok' }
-  return { '1-numbers.json': numbers, '2-strings.json': strings, '3-medium.json': medium, '4-large.json': large, '5-small.json': small }
+  const person = { name: 'Jane Doe', id: 1234, email: 'janedoe@example.com', phones: [{ number: '123-1234', type: 'HOME' }] }
+  const counters = { counter: Array.from({ length: 100 }, (_, i) => ({ counter: i + 1, num: int(1, 1000) })) }
+  return {
+    '1-numbers.json': numbers,
+    '2-strings.json': strings,
+    '3-medium.json': medium,
+    '4-large.json': large,
+    '5-small.json': small,
+    'person.json': person,
+    'counters.json': counters
+  }
+}
+
+/**
+ * The `people` payload, built in memory (about 12.9 MB of JSON, too big to commit) by the
+ * published rule: person i has two addresses, two mobiles and two emails derived from i.
+ * @param {number} [count]
+ * @returns {{person: object[]}}
+ */
+export function buildPeople (count = 50_000) {
+  return {
+    person: Array.from({ length: count }, (_, i) => ({
+      name: `Person Number ${i}`,
+      address: [{ street: `Street Number ${i}`, number: i }, { street: `Street Number ${i}`, number: i }],
+      mobile: [`111111${i}`, `222222${i}`],
+      email: [`emailperson${i}@somewhere.com`, `otheremailperson${i}@somewhere.com`]
+    }))
+  }
 }
 
 const isMain = process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])

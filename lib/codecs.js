@@ -2,6 +2,7 @@ import protobuf from 'protobufjs'
 import { fileURLToPath } from 'node:url'
 import generated from '../proto/generated.js'
 import { UsageError } from './errors.js'
+import { TESTS } from './payloads.js'
 
 /**
  * @typedef {object} Codec one wire format, bound to one test's schema
@@ -49,7 +50,7 @@ function protobufCodec (name, type) {
 let dynamicRoot
 function dynamicType (typeName) {
   dynamicRoot ??= new protobuf.Root().loadSync(
-    ['numbers.proto', 'strings.proto', 'medium.proto', 'large.proto', 'small.proto'].map((file) => PROTO_DIR + file),
+    [...new Set(TESTS.map((test) => PROTO_DIR + test.protoFile))],
     { keepCase: true }
   )
   return dynamicRoot.lookupType(typeName)

@@ -52,7 +52,7 @@ export async function parseClientArgs (argv, format) {
   const script = `client_${format}.js`
   const args = await commandLine(argv, `Usage: node ${script} <test> [messages] [options]\n\n` +
     `Sends [messages] ${format} messages of <test> and reports latency, throughput and bytes.\n` +
-    'Tests: 1 numbers, 2 strings, 3 medium, 4 large, 5 small (by number or name).')
+    'Tests: 1 numbers, 2 strings, 3 medium, 4 large, 5 small (by number or name), people, person, counters.')
     .command('$0 <test> [messages]', false)
     .positional('test', { describe: 'test payload, by number or name', type: 'string' })
     .positional('messages', { describe: 'messages to send and record', default: 10000 })

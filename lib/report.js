@@ -1,4 +1,5 @@
 import { encodeHistogram, latencyBands, summarizeLatency } from './histogram.js'
+import { testLabel } from './payloads.js'
 
 const BAR_WIDTH = 30
 
@@ -59,7 +60,7 @@ function describeFailedMessages ({ sent, errors, lost }, errorReplies) {
 export function formatReport (report, histogram) {
   const { messages: m, latencyMs: l, bytes: b } = report
   const lines = [
-    `${report.format} · test ${report.testId ?? ''} ${report.test} · ${report.connections} connection(s) × ${report.inflight} in flight · network: ${describeNetwork(report.network)}`,
+    `${report.format} · test ${testLabel({ id: report.testId, name: report.test })} · ${report.connections} connection(s) × ${report.inflight} in flight · network: ${describeNetwork(report.network)}`,
     `messages  sent ${int(m.sent)}  acked ${int(m.acked)}  errors ${int(m.errors)}  lost ${int(m.lost)}`,
     `elapsed   ${(report.durationMs / 1000).toFixed(2)} s  rate ${int(report.rate)} msg/s`,
     `bytes     payload ${int(b.payloadPerMessage)} B/msg  written ${size(b.written)}  read ${size(b.read)} (on the socket, frames included)`,

@@ -37,6 +37,16 @@ describe('load clients against node server.js', () => {
     })
   }
 
+  test('people (~12.9 MB of JSON, ~8.5 MB of protobuf in one message) goes through in both formats', async () => {
+    for (const format of ['json', 'protobuf']) {
+      const { code, stdout, stderr } = await runScript(`client_${format}.js`, ['people', '2', '--url', server.url, '--json'])
+      assert.equal(code, 0, stderr)
+      const report = JSON.parse(stdout)
+      assert.deepEqual(report.messages, { sent: 2, acked: 2, errors: 0, lost: 0 })
+      assert.ok(report.bytes.payloadPerMessage > (format === 'json' ? 12e6 : 8e6), String(report.bytes.payloadPerMessage))
+    }
+  })
+
   test('--connections 4 --inflight 8 accounts for every message', async () => {
     const { code, stdout, stderr } = await runScript('client_protobuf.js', ['small', '1000', '--url', server.url, '-c', '4', '-i', '8', '--json'])
     assert.equal(code, 0, stderr)

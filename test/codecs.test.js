@@ -6,14 +6,14 @@ import { TESTS, loadPayload, resolveTest } from '../lib/payloads.js'
 
 for (const info of TESTS) {
   for (const format of ['json', 'protobuf', 'protobuf-dynamic']) {
-    test(`test ${info.id} ${info.name} round-trips exactly in ${format}`, () => {
+    test(`test ${info.name} round-trips exactly in ${format}`, () => {
       const codec = createCodec(format, info)
       const payload = loadPayload(info)
       const frame = codec.encode(codec.prepare(payload))
       assert.deepStrictEqual(codec.toPlain(codec.decode(Buffer.from(frame))), payload)
     })
   }
-  test(`test ${info.id}: generated and reflected protobuf write the same bytes`, () => {
+  test(`test ${info.name}: generated and reflected protobuf write the same bytes`, () => {
     const [generated, reflected] = ['protobuf', 'protobuf-dynamic'].map((format) => createCodec(format, info))
     const payload = loadPayload(info)
     assert.deepEqual(Buffer.from(generated.encode(generated.prepare(payload))), Buffer.from(reflected.encode(reflected.prepare(payload))))
