@@ -23,10 +23,12 @@ export async function runClientProcess (format, args) {
 }
 
 /**
- * Runs every selected test with both formats against an embedded server and prints the reports
- * side by side.
+ * Runs every selected test on every network profile with both formats against an embedded server
+ * and prints the reports side by side.
  * @param {object} options
  * @param {string[]} options.tests test numbers or names
+ * @param {string[]} options.profiles network profiles ('none' for no shaping)
+ * @param {boolean} options.compress permessage-deflate on both ends
  * @param {number} options.messages
  * @param {number} options.inflight
  * @param {number} options.connections
@@ -34,21 +36,24 @@ export async function runClientProcess (format, args) {
  * @param {(text: string) => void} options.print
  * @returns {Promise<object[]>} every report, in run order
  */
-export async function compareFormats ({ tests, messages, inflight, connections, warmup, print }) {
-  const server = await startServer({ port: 0 })
+export async function compareFormats ({ tests, profiles, compress, messages, inflight, connections, warmup, print }) {
+  const server = await startServer({ port: 0, compress })
   const reports = []
   try {
     for (const name of tests) {
       const test = resolveTest(name)
-      const pair = []
-      for (const format of COMPARED_FORMATS) {
-        pair.push(await runClientProcess(format, [
-          test.name, String(messages), '--url', server.url,
-          '--inflight', String(inflight), '--connections', String(connections), '--warmup', String(warmup)
-        ]))
+      for (const profile of profiles) {
+        const pair = []
+        for (const format of COMPARED_FORMATS) {
+          pair.push(await runClientProcess(format, [
+            test.name, String(messages), '--url', server.url, '--throttle', profile,
+            '--inflight', String(inflight), '--connections', String(connections), '--warmup', String(warmup),
+            ...(compress ? ['--compress'] : [])
+          ]))
+        }
+        print(formatSideBySide(pair))
+        reports.push(...pair)
       }
-      print(formatSideBySide(pair))
-      reports.push(...pair)
     }
   } finally {
     await server.close()

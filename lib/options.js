@@ -121,6 +121,10 @@ export async function parseServerArgs (argv, env) {
   }
 }
 
+function commaList (text) {
+  return text.split(',').map((item) => item.trim()).filter(Boolean)
+}
+
 function parseWsUrl (text) {
   let url
   try {
@@ -137,13 +141,15 @@ function parseWsUrl (text) {
 /**
  * Parses `npm run compare`'s command line.
  * @param {string[]} argv process.argv
- * @returns {Promise<{tests: string[], messages: number, inflight: number, connections: number, warmup: number, json: boolean}>}
+ * @returns {Promise<{tests: string[], profiles: string[], compress: boolean, messages: number, inflight: number, connections: number, warmup: number, json: boolean}>}
  */
 export async function parseCompareArgs (argv) {
   const args = await commandLine(argv, 'Usage: npm run compare -- [options]\n\n' +
     'Starts a server, runs the JSON and the protobuf client on each test and prints them side by side.')
     .options({
       tests: { describe: 'comma-separated tests, by number or name', default: '3', type: 'string' },
+      throttle: { describe: 'comma-separated network profiles (none = no shaping)', default: 'none', type: 'string' },
+      compress: { describe: 'permessage-deflate on server and clients', type: 'boolean', default: false },
       messages: { alias: 'n', describe: 'messages per client run', default: 5000 },
       inflight: { alias: 'i', describe: 'messages outstanding per connection', default: 1 },
       connections: { alias: 'c', describe: 'parallel connections per client', default: 1 },
@@ -152,9 +158,14 @@ export async function parseCompareArgs (argv) {
     })
     .example('npm run compare', 'test 3, JSON vs protobuf, on loopback')
     .example('npm run compare -- --tests 1,5 --inflight 100', 'tests 1 and 5, 100 in flight')
+    .example('npm run compare -- --tests 4,5 --throttle none,3g -n 50', 'tests 4 and 5 on loopback and on 3G')
     .parseAsync()
+  const profiles = commaList(args.throttle)
+  for (const profile of profiles) resolveNetwork({ throttle: profile })
   return {
-    tests: args.tests.split(',').map((name) => name.trim()).filter(Boolean),
+    tests: commaList(args.tests),
+    profiles,
+    compress: args.compress,
     messages: wholeNumber('messages', args.messages, 1),
     inflight: wholeNumber('inflight', args.inflight, 1),
     connections: wholeNumber('connections', args.connections, 1),
