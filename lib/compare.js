@@ -1,10 +1,23 @@
+import fs from 'node:fs/promises'
+import path from 'node:path'
 import { runNodeScript } from './child-process.js'
 import { startServer } from './server.js'
-import { resolveTest } from './payloads.js'
-import { formatSideBySide } from './report.js'
+import { TESTS, loadPayload, resolveTest, testLabel } from './payloads.js'
+import { buildComparisonResults, formatComparisonMarkdown } from './comparison.js'
+import { renderHtmlReport } from './html-report.js'
 
 /** The two contenders, in the order reports show them (ratios are second / first). */
 export const COMPARED_FORMATS = ['json', 'protobuf']
+
+/** Every built-in test, the default selection. */
+export const ALL_TESTS = TESTS.map((test) => test.name)
+
+/** Defaults per run, unless the command line says otherwise. */
+export const DEFAULT_MESSAGES = 5000
+export const DEFAULT_WARMUP = 500
+
+/** Default runs stop at this much JSON per run, so the 12.9 MB `people` test takes seconds, not hours. */
+export const DEFAULT_BYTES_PER_RUN = 256 * 1024 * 1024
 
 /**
  * Runs one load client as a child process, exactly as a user would, and returns its `--json`
@@ -23,40 +36,80 @@ export async function runClientProcess (format, args) {
 }
 
 /**
+ * Message and warmup counts for one test: what the user asked for, or the defaults capped so a
+ * run sends at most DEFAULT_BYTES_PER_RUN of JSON (at least 10 messages).
+ * @param {import('./payloads.js').TestInfo} test
+ * @param {{messages?: number, warmup?: number}} asked undefined where the user gave nothing
+ * @returns {{messages: number, warmup: number}}
+ */
+export function runLength (test, asked) {
+  const jsonBytes = Buffer.byteLength(JSON.stringify(loadPayload(test)))
+  const messages = asked.messages ?? Math.max(10, Math.min(DEFAULT_MESSAGES, Math.floor(DEFAULT_BYTES_PER_RUN / jsonBytes)))
+  const warmup = asked.warmup ?? Math.min(DEFAULT_WARMUP, Math.ceil(messages / 10))
+  return { messages, warmup }
+}
+
+/**
  * Runs every selected test on every network profile with both formats against an embedded server
- * and prints the reports side by side.
+ * and assembles the results document (rows, ratios and every report with its histogram).
  * @param {object} options
  * @param {string[]} options.tests test numbers or names
  * @param {string[]} options.profiles network profiles ('none' for no shaping)
  * @param {boolean} options.compress permessage-deflate on both ends
- * @param {number} options.messages
+ * @param {number} [options.messages] per run; default: see {@link runLength}
+ * @param {number} [options.warmup] per run; default: see {@link runLength}
  * @param {number} options.inflight
  * @param {number} options.connections
- * @param {number} options.warmup
- * @param {(text: string) => void} options.print
- * @returns {Promise<object[]>} every report, in run order
+ * @param {(line: string) => void} options.progress told before each run
+ * @returns {Promise<import('./comparison.js').ComparisonResults>}
  */
-export async function compareFormats ({ tests, profiles, compress, messages, inflight, connections, warmup, print }) {
+export async function compareFormats ({ tests, profiles, compress, messages, warmup, inflight, connections, progress }) {
+  const selected = tests.map(resolveTest)
+  const lengths = new Map(selected.map((test) => [test.name, runLength(test, { messages, warmup })]))
   const server = await startServer({ port: 0, compress })
   const reports = []
   try {
-    for (const name of tests) {
-      const test = resolveTest(name)
+    for (const test of selected) {
+      const length = lengths.get(test.name)
       for (const profile of profiles) {
-        const pair = []
         for (const format of COMPARED_FORMATS) {
-          pair.push(await runClientProcess(format, [
-            test.name, String(messages), '--url', server.url, '--throttle', profile,
-            '--inflight', String(inflight), '--connections', String(connections), '--warmup', String(warmup),
+          progress(`test ${testLabel(test)}, network ${profile}: ${format}, ${length.messages} messages`)
+          reports.push(await runClientProcess(format, [
+            test.name, String(length.messages), '--url', server.url, '--throttle', profile,
+            '--inflight', String(inflight), '--connections', String(connections), '--warmup', String(length.warmup),
             ...(compress ? ['--compress'] : [])
           ]))
         }
-        print(formatSideBySide(pair))
-        reports.push(...pair)
       }
     }
   } finally {
     await server.close()
   }
-  return reports
+  return buildComparisonResults(reports, COMPARED_FORMATS, {
+    profiles,
+    compress,
+    inflight,
+    connections,
+    runs: Object.fromEntries(selected.map((test) => [testLabel(test), lengths.get(test.name)]))
+  })
+}
+
+/**
+ * Writes the results as `results.json`, `results.md` and `report.html` into a directory.
+ * @param {string} directory created if missing
+ * @param {import('./comparison.js').ComparisonResults} results
+ * @returns {Promise<string[]>} the paths written
+ */
+export async function writeComparison (directory, results) {
+  await fs.mkdir(directory, { recursive: true })
+  const files = [
+    ['results.json', `${JSON.stringify(results, null, 2)}\n`],
+    ['results.md', formatComparisonMarkdown(results)],
+    ['report.html', renderHtmlReport(results)]
+  ]
+  return Promise.all(files.map(async ([name, text]) => {
+    const file = path.join(directory, name)
+    await fs.writeFile(file, text)
+    return file
+  }))
 }

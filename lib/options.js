@@ -3,6 +3,8 @@ import { hideBin } from 'yargs/helpers'
 import { UsageError } from './errors.js'
 import { DEFAULT_MAX_PAYLOAD } from './server.js'
 import { BACKENDS, PROFILES, resolveNetwork } from './throttle.js'
+import { ALL_TESTS, DEFAULT_BYTES_PER_RUN, DEFAULT_MESSAGES, DEFAULT_WARMUP } from './compare.js'
+import { resolveTest } from './payloads.js'
 
 /** Where clients connect and the server listens unless told otherwise. */
 export const DEFAULT_PORT = 7070
@@ -139,37 +141,45 @@ function parseWsUrl (text) {
 }
 
 /**
- * Parses `npm run compare`'s command line.
+ * Parses `npm run compare`'s command line. Messages and warmup stay undefined unless given, so
+ * each test gets a length that suits its size (see runLength in lib/compare.js).
  * @param {string[]} argv process.argv
- * @returns {Promise<{tests: string[], profiles: string[], compress: boolean, messages: number, inflight: number, connections: number, warmup: number, json: boolean}>}
+ * @returns {Promise<{tests: string[], profiles: string[], compress: boolean, messages?: number, warmup?: number,
+ *   inflight: number, connections: number, json: boolean, out: string}>}
  */
 export async function parseCompareArgs (argv) {
   const args = await commandLine(argv, 'Usage: npm run compare -- [options]\n\n' +
-    'Starts a server, runs the JSON and the protobuf client on each test and prints them side by side.')
+    'Starts a server, runs the JSON and the protobuf client on each test and network profile, prints one\n' +
+    'side-by-side table and writes results.json, results.md and report.html.')
     .options({
-      tests: { describe: 'comma-separated tests, by number or name', default: '3', type: 'string' },
+      tests: { describe: 'comma-separated tests, by number or name', default: ALL_TESTS.join(','), type: 'string' },
       throttle: { describe: 'comma-separated network profiles (none = no shaping)', default: 'none', type: 'string' },
       compress: { describe: 'permessage-deflate on server and clients', type: 'boolean', default: false },
-      messages: { alias: 'n', describe: 'messages per client run', default: 5000 },
+      messages: { alias: 'n', describe: `messages per client run [default: ${DEFAULT_MESSAGES}, fewer for big payloads: at most ${DEFAULT_BYTES_PER_RUN / 1024 / 1024} MiB of JSON per run]` },
       inflight: { alias: 'i', describe: 'messages outstanding per connection', default: 1 },
       connections: { alias: 'c', describe: 'parallel connections per client', default: 1 },
-      warmup: { alias: 'w', describe: 'messages sent first and not recorded', default: 500 },
-      json: { describe: 'print all reports as one JSON array', type: 'boolean', default: false }
+      warmup: { alias: 'w', describe: `messages sent first and not recorded [default: ${DEFAULT_WARMUP}, at most a tenth of the run]` },
+      out: { alias: 'o', describe: 'directory for results.json, results.md and report.html', default: 'compare-report', type: 'string' },
+      json: { describe: 'print the results document as JSON instead of the table', type: 'boolean', default: false }
     })
-    .example('npm run compare', 'test 3, JSON vs protobuf, on loopback')
+    .example('npm run compare', 'every test, JSON vs protobuf, on loopback')
     .example('npm run compare -- --tests 1,5 --inflight 100', 'tests 1 and 5, 100 in flight')
     .example('npm run compare -- --tests 4,5 --throttle none,3g -n 50', 'tests 4 and 5 on loopback and on 3G')
+    .example('npm run compare -- --tests people --compress', 'the 12.9 MB payload with permessage-deflate')
     .parseAsync()
   const profiles = commaList(args.throttle)
   for (const profile of profiles) resolveNetwork({ throttle: profile })
+  const tests = commaList(args.tests)
+  for (const test of tests) resolveTest(test)
   return {
-    tests: commaList(args.tests),
+    tests,
     profiles,
     compress: args.compress,
-    messages: wholeNumber('messages', args.messages, 1),
+    messages: args.messages === undefined ? undefined : wholeNumber('messages', args.messages, 1),
+    warmup: args.warmup === undefined ? undefined : wholeNumber('warmup', args.warmup, 0),
     inflight: wholeNumber('inflight', args.inflight, 1),
     connections: wholeNumber('connections', args.connections, 1),
-    warmup: wholeNumber('warmup', args.warmup, 0),
+    out: args.out,
     json: args.json
   }
 }

@@ -1,5 +1,6 @@
 import { encodeHistogram, latencyBands, summarizeLatency } from './histogram.js'
 import { testLabel } from './payloads.js'
+import { int, ms, round, size } from './format.js'
 
 const BAR_WIDTH = 30
 
@@ -73,45 +74,6 @@ export function formatReport (report, histogram) {
 }
 
 /**
- * Renders several reports as one table, one column each, with a ratio column when there are
- * exactly two (second / first, e.g. protobuf / JSON).
- * @param {object[]} reports from {@link buildReport}
- * @returns {string}
- */
-export function formatSideBySide (reports) {
-  const ratioHeader = reports.length === 2 ? [`${reports[1].format}/${reports[0].format}`] : []
-  const rows = [
-    ['', ...reports.map((r) => r.format), ...ratioHeader],
-    ['test', ...reports.map((r) => r.test)],
-    ['network', ...reports.map((r) => describeNetwork(r.network))],
-    ['sent/acked/errors/lost', ...reports.map(({ messages: m }) => `${m.sent}/${m.acked}/${m.errors}/${m.lost}`)],
-    ...metricRows(reports)
-  ]
-  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => String(row[column] ?? '').length)))
-  return rows.map((row) => row.map((cell, column) =>
-    column === 0 ? String(cell).padEnd(widths[column]) : String(cell ?? '').padStart(widths[column])
-  ).join('  ')).join('\n') + '\n'
-}
-
-function metricRows (reports) {
-  const metrics = [
-    ['payload bytes/msg', (r) => r.bytes.payloadPerMessage, int],
-    ['bytes written', (r) => r.bytes.written, size],
-    ['bytes read', (r) => r.bytes.read, size],
-    ['msgs/s', (r) => r.rate, int],
-    ['p50 ms', (r) => r.latencyMs.p50, ms],
-    ['p90 ms', (r) => r.latencyMs.p90, ms],
-    ['p99 ms', (r) => r.latencyMs.p99, ms],
-    ['max ms', (r) => r.latencyMs.max, ms]
-  ]
-  return metrics.map(([label, pick, show]) => {
-    const row = [label, ...reports.map((r) => show(pick(r)))]
-    if (reports.length === 2) row.push(ratio(pick(reports[1]), pick(reports[0])))
-    return row
-  })
-}
-
-/**
  * A network profile in a few words, e.g. `3g (up 768 kbit/s, down 1600 kbit/s, rtt 150 ms, proxy)`.
  * @param {object|null|undefined} network
  * @returns {string}
@@ -136,22 +98,4 @@ function duration (us) {
   if (us < 1000) return `${us} µs`
   if (us < 1_000_000) return `${round(us / 1000, 3)} ms`
   return `${round(us / 1_000_000, 3)} s`
-}
-
-function ratio (numerator, denominator) {
-  return denominator > 0 ? `${(numerator / denominator).toFixed(2)}x` : 'n/a'
-}
-
-function round (value, digits) {
-  const scale = 10 ** digits
-  return Math.round(value * scale) / scale
-}
-
-const int = (value) => Math.round(value).toLocaleString('en-US')
-const ms = (value) => value.toFixed(3)
-
-function size (bytes) {
-  if (bytes < 1024) return `${bytes} B`
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`
-  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`
 }

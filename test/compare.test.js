@@ -1,24 +1,73 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import { runScript } from './helpers.js'
+import { ALL_TESTS, DEFAULT_MESSAGES, DEFAULT_WARMUP, runLength } from '../lib/compare.js'
+import { resolveTest } from '../lib/payloads.js'
 
-test('npm run compare: both formats per test and profile, side by side, exact accounting', async () => {
-  const { code, stdout, stderr } = await runScript('bin/compare.js', ['--tests', '5,person', '--throttle', 'none,custom-free', '-n', '20', '-w', '0', '--json'])
-  assert.equal(code, 2, 'an unknown profile is refused before anything runs')
-  assert.match(stderr, /^unknown --throttle 'custom-free'/)
-  assert.equal(stdout, '')
+const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), 'compare-'))
 
-  const run = await runScript('bin/compare.js', ['--tests', '5,person', '--throttle', 'none,fois', '-n', '20', '-w', '0', '--compress', '--json'])
+test('runLength: defaults capped by bytes for big payloads, explicit counts honoured', () => {
+  assert.deepEqual(runLength(resolveTest('small'), {}), { messages: DEFAULT_MESSAGES, warmup: DEFAULT_WARMUP })
+  assert.deepEqual(runLength(resolveTest('people'), {}), { messages: 20, warmup: 2 }, '256 MiB / 12.85 MB per message')
+  assert.deepEqual(runLength(resolveTest('people'), { messages: 3, warmup: 0 }), { messages: 3, warmup: 0 })
+  assert.deepEqual(ALL_TESTS, ['numbers', 'strings', 'medium', 'large', 'small', 'people', 'person', 'counters'])
+})
+
+test('npm run compare: bad options are refused before anything runs', async () => {
+  const out = tempDir()
+  for (const [args, error] of [
+    [['--throttle', 'none,custom-free'], /^unknown --throttle 'custom-free'/],
+    [['--tests', '5,9'], /^unknown test '9'/],
+    [['-n', '0'], /^--messages must be a whole number >= 1/]
+  ]) {
+    const { code, stdout, stderr } = await runScript('bin/compare.js', [...args, '--out', out])
+    assert.equal(code, 2, stderr)
+    assert.match(stderr, error)
+    assert.equal(stderr.trim().split('\n').length, 1, 'one line, no stack trace')
+    assert.equal(stdout, '')
+  }
+  assert.deepEqual(fs.readdirSync(out), [], 'nothing written')
+})
+
+test('npm run compare: both formats per test and profile, exact accounting, results written', async () => {
+  const out = tempDir()
+  const run = await runScript('bin/compare.js', ['--tests', '5,person', '--throttle', 'none,fois', '-n', '20', '-w', '0', '--compress', '--json', '--out', out])
   assert.equal(run.code, 0, run.stderr)
-  const reports = JSON.parse(run.stdout)
-  assert.deepEqual(reports.map((r) => `${r.test}/${r.network.profile}/${r.format}`), [
+  const results = JSON.parse(run.stdout)
+  assert.deepEqual(results.reports.map((r) => `${r.test}/${r.network.profile}/${r.format}`), [
     'small/none/json', 'small/none/protobuf', 'small/fois/json', 'small/fois/protobuf',
     'person/none/json', 'person/none/protobuf', 'person/fois/json', 'person/fois/protobuf'
   ])
-  for (const report of reports) assert.deepEqual(report.messages, { sent: 20, acked: 20, errors: 0, lost: 0 })
+  for (const report of results.reports) assert.deepEqual(report.messages, { sent: 20, acked: 20, errors: 0, lost: 0 })
+  assert.deepEqual(results.rows.map((row) => `${row.test}/${row.profile}`), ['5 small/none', '5 small/fois', 'person/none', 'person/fois'])
+  const small = results.rows[0]
+  assert.equal(small.figures.json.payloadBytes, 22)
+  assert.equal(small.figures.protobuf.payloadBytes, 6)
+  assert.equal(small.ratio.payloadBytes, 0.273)
+  assert.deepEqual(results.settings.runs, { '5 small': { messages: 20, warmup: 0 }, person: { messages: 20, warmup: 0 } })
+  assert.equal(results.settings.compress, true)
 
-  const human = await runScript('bin/compare.js', ['--tests', '5', '-n', '20', '-w', '0'])
+  assert.deepEqual(JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8')).rows, results.rows)
+  const markdown = fs.readFileSync(path.join(out, 'results.md'), 'utf8')
+  assert.match(markdown, /^\| test \| network \| format \| B\/msg \| wire B\/msg \| msgs\/s \| p50 ms \| p99 ms \|/m)
+  assert.match(markdown, /^\| 5 small \| none \| json \| 22 \|/m)
+  assert.match(markdown, /^\|  \|  \| protobuf\/json \| 0\.27x \|/m)
+  assert.match(markdown, /permessage-deflate on/)
+  assert.match(fs.readFileSync(path.join(out, 'report.html'), 'utf8'), /^<!doctype html>/)
+  assert.match(run.stderr, /^test 5 small, network fois: protobuf, 20 messages$/m)
+  assert.match(run.stderr, new RegExp(`wrote ${out}/results.json`))
+})
+
+test('npm run compare: the human table, one line per format and one for the ratio', async () => {
+  const human = await runScript('bin/compare.js', ['--tests', '5', '-n', '20', '-w', '0', '--out', tempDir()])
   assert.equal(human.code, 0, human.stderr)
-  assert.match(human.stdout, /protobuf\/json/)
-  assert.match(human.stdout, /payload bytes\/msg\s+22\s+6\s+0\.27x/)
+  const lines = human.stdout.trimEnd().split('\n')
+  assert.match(lines[0], /^test\s+network\s+format\s+B\/msg\s+wire B\/msg\s+msgs\/s\s+p50 ms\s+p99 ms\s+sent\/acked\/errors\/lost$/)
+  assert.match(lines[1], /^5 small\s+none\s+json\s+22\s+\d+\s+[\d,.]+\s+[\d.]+\s+[\d.]+\s+20\/20\/0\/0$/)
+  assert.match(lines[2], /^\s+protobuf\s+6\s/)
+  assert.match(lines[3], /^\s+protobuf\/json\s+0\.27x\s/)
+  assert.equal(lines.length, 4)
 })

@@ -1,0 +1,140 @@
+// Hand-written SVG charts for the HTML report: static markup, no script, no library, so the
+// report opens offline and renders the same in any browser.
+
+const WIDTH = 560
+const HEIGHT = 300
+const MARGIN = { top: 34, right: 16, bottom: 46, left: 64 }
+const PLOT_WIDTH = WIDTH - MARGIN.left - MARGIN.right
+const PLOT_HEIGHT = HEIGHT - MARGIN.top - MARGIN.bottom
+
+/** One colour per series position, colour-blind safe (Okabe-Ito). */
+const COLOURS = ['#0072b2', '#d55e00', '#009e73', '#cc79a7', '#e69f00', '#56b4e9']
+
+/**
+ * Escapes text for HTML and SVG content and attribute values.
+ * @param {unknown} text
+ * @returns {string}
+ */
+export function escapeHtml (text) {
+  return String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
+}
+
+/**
+ * Where a percentile sits on HdrHistogram's log axis: 0 at 0%, 1 at 90%, 2 at 99%, 3 at 99.9%...
+ * @param {number} percentile 0..100
+ */
+function nines (percentile) {
+  return -Math.log10(Math.max(1 - percentile / 100, 1e-7))
+}
+
+/**
+ * A latency-by-percentile line chart, HdrHistogram style: the percentile axis is log-scaled so the
+ * tail (99%, 99.9%, ...) gets as much room as the median.
+ * @param {object} chart
+ * @param {string} chart.title
+ * @param {Array<{name: string, points: Array<{percentile: number, ms: number}>}>} chart.series
+ * @returns {string} an `<svg>` element
+ */
+export function percentileChart ({ title, series }) {
+  const drawn = series.filter((s) => s.points.length > 0)
+  // 100% is infinitely far right on this axis: the maximum gets its own place after the last
+  // recorded percentile, marked `max`.
+  const finiteNines = drawn.flatMap((s) => s.points.filter((p) => p.percentile < 100).map((p) => nines(p.percentile)))
+  const lastTick = Math.max(2, Math.floor(Math.max(...finiteNines, 0)))
+  const maxAt = Math.max(lastTick, ...finiteNines) + 0.5
+  const topMs = niceCeiling(Math.max(...drawn.flatMap((s) => s.points.map((p) => p.ms)), 0))
+  const x = (percentile) => MARGIN.left + (percentile >= 100 ? maxAt : nines(percentile)) / maxAt * PLOT_WIDTH
+  const y = (ms) => MARGIN.top + PLOT_HEIGHT - ms / topMs * PLOT_HEIGHT
+  const xTicks = Array.from({ length: lastTick + 1 }, (_, i) => {
+    const percentile = 100 - 100 / 10 ** i
+    return { at: x(percentile), label: `${formatNumber(percentile)}%` }
+  })
+  xTicks.push({ at: x(100), label: 'max' })
+  const lines = drawn.map((s, index) => {
+    const d = s.points.map((p, i) => `${i === 0 ? 'M' : 'L'}${x(p.percentile).toFixed(1)},${y(p.ms).toFixed(1)}`).join(' ')
+    return `<path class="series" data-series="${escapeHtml(s.name)}" d="${d}" fill="none" stroke="${COLOURS[index % COLOURS.length]}" stroke-width="2"/>`
+  })
+  return frame(title, 'percentile', 'latency (ms)', [
+    ...axes(xTicks, yTicks(topMs, y)),
+    ...lines,
+    legend(drawn.map((s) => s.name))
+  ])
+}
+
+/**
+ * Grouped horizontal bars: one group per row, one bar per series, each group scaled to its own
+ * largest value so tests of very different magnitudes stay readable; the numbers are printed.
+ * @param {object} chart
+ * @param {string} chart.title
+ * @param {string[]} chart.seriesNames
+ * @param {Array<{label: string, values: number[]}>} chart.rows values in seriesNames order
+ * @param {(value: number) => string} chart.format how to print a value
+ * @returns {string} an `<svg>` element
+ */
+export function groupedBarChart ({ title, seriesNames, rows, format }) {
+  const barHeight = 14
+  const groupHeight = seriesNames.length * barHeight + 12
+  const height = MARGIN.top + rows.length * groupHeight + 40
+  const labelWidth = 130
+  const barSpace = WIDTH - labelWidth - 90
+  const groups = rows.map((row, r) => {
+    const top = MARGIN.top + r * groupHeight
+    const largest = Math.max(...row.values, 0)
+    const bars = row.values.map((value, s) => {
+      const width = largest > 0 ? Math.max(1, value / largest * barSpace) : 0
+      const barTop = top + s * barHeight
+      return `<rect class="bar" data-series="${escapeHtml(seriesNames[s])}" x="${labelWidth}" y="${barTop}" width="${width.toFixed(1)}" height="${barHeight - 2}" fill="${COLOURS[s % COLOURS.length]}"/>` +
+        `<text x="${(labelWidth + width + 4).toFixed(1)}" y="${barTop + barHeight - 4}" font-size="11">${escapeHtml(format(value))}</text>`
+    })
+    return `<text x="${labelWidth - 6}" y="${top + groupHeight / 2}" font-size="12" text-anchor="end">${escapeHtml(row.label)}</text>${bars.join('')}`
+  })
+  return `<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${WIDTH} ${height}" width="${WIDTH}" height="${height}" role="img" aria-label="${escapeHtml(title)}">` +
+    `<text x="${WIDTH / 2}" y="18" font-size="14" font-weight="bold" text-anchor="middle">${escapeHtml(title)}</text>` +
+    groups.join('') + legend(seriesNames, height - 14) + '</svg>'
+}
+
+function frame (title, xLabel, yLabel, content) {
+  return `<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${WIDTH} ${HEIGHT}" width="${WIDTH}" height="${HEIGHT}" role="img" aria-label="${escapeHtml(title)}">` +
+    `<text x="${WIDTH / 2}" y="18" font-size="14" font-weight="bold" text-anchor="middle">${escapeHtml(title)}</text>` +
+    `<text x="${MARGIN.left + PLOT_WIDTH / 2}" y="${HEIGHT - 6}" font-size="12" text-anchor="middle">${escapeHtml(xLabel)}</text>` +
+    `<text x="14" y="${MARGIN.top + PLOT_HEIGHT / 2}" font-size="12" text-anchor="middle" transform="rotate(-90 14 ${MARGIN.top + PLOT_HEIGHT / 2})">${escapeHtml(yLabel)}</text>` +
+    content.join('') + '</svg>'
+}
+
+function axes (xTicks, yTickList) {
+  const bottom = MARGIN.top + PLOT_HEIGHT
+  const grid = (x1, y1, x2, y2) => `<line x1="${x1.toFixed(1)}" y1="${y1.toFixed(1)}" x2="${x2.toFixed(1)}" y2="${y2.toFixed(1)}" stroke="#ddd"/>`
+  return [
+    ...xTicks.map((t) => grid(t.at, MARGIN.top, t.at, bottom) +
+      `<text x="${t.at.toFixed(1)}" y="${bottom + 16}" font-size="11" text-anchor="middle">${t.label}</text>`),
+    ...yTickList.map((t) => grid(MARGIN.left, t.at, MARGIN.left + PLOT_WIDTH, t.at) +
+      `<text x="${MARGIN.left - 6}" y="${(t.at + 4).toFixed(1)}" font-size="11" text-anchor="end">${t.label}</text>`),
+    `<rect x="${MARGIN.left}" y="${MARGIN.top}" width="${PLOT_WIDTH}" height="${PLOT_HEIGHT}" fill="none" stroke="#888"/>`
+  ]
+}
+
+function yTicks (topMs, y) {
+  return Array.from({ length: 5 }, (_, i) => {
+    const ms = topMs * i / 4
+    return { at: y(ms), label: formatNumber(ms) }
+  })
+}
+
+function legend (names, top = MARGIN.top + 8) {
+  return names.map((name, i) => {
+    const left = MARGIN.left + 10 + i * 110
+    return `<g class="legend"><rect x="${left}" y="${top - 9}" width="12" height="12" fill="${COLOURS[i % COLOURS.length]}"/>` +
+      `<text x="${left + 16}" y="${top + 1}" font-size="12">${escapeHtml(name)}</text></g>`
+  }).join('')
+}
+
+/** The smallest 1, 2 or 5 times a power of ten at or above value, so axis ticks read well. */
+function niceCeiling (value) {
+  if (!(value > 0)) return 1
+  const power = 10 ** Math.floor(Math.log10(value))
+  return [1, 2, 5, 10].map((step) => step * power).find((candidate) => candidate >= value)
+}
+
+function formatNumber (value) {
+  return Number(value.toPrecision(6)).toLocaleString('en-US', { maximumFractionDigits: 4 })
+}

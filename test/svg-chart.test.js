@@ -1,0 +1,34 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { escapeHtml, groupedBarChart, percentileChart } from '../lib/svg-chart.js'
+
+test('escapeHtml neutralises markup in names', () => {
+  assert.equal(escapeHtml(`<b a="1">&'`), '&#60;b a=&#34;1&#34;&#62;&#38;&#39;')
+})
+
+test('percentileChart: one path per series with data, x growing with the percentile, max last', () => {
+  const svg = percentileChart({
+    title: 'a <title>',
+    series: [
+      { name: 'json', points: [{ percentile: 0, ms: 1 }, { percentile: 50, ms: 2 }, { percentile: 99, ms: 5 }, { percentile: 100, ms: 9 }] },
+      { name: 'empty', points: [] }
+    ]
+  })
+  assert.match(svg, /aria-label="a &#60;title&#62;"/)
+  const paths = [...svg.matchAll(/<path class="series" data-series="([^"]+)" d="([^"]+)"/g)]
+  assert.deepEqual(paths.map((p) => p[1]), ['json'])
+  const xs = [...paths[0][2].matchAll(/[ML]([\d.]+),/g)].map((m) => Number(m[1]))
+  assert.equal(xs.length, 4)
+  for (let i = 1; i < xs.length; i++) assert.ok(xs[i] > xs[i - 1], `x grows: ${xs}`)
+  assert.match(svg, />max<\/text>/)
+  assert.match(svg, />99%<\/text>/)
+})
+
+test('groupedBarChart: bars scaled within each group, values printed', () => {
+  const svg = groupedBarChart({ title: 't', seriesNames: ['a', 'b'], rows: [{ label: 'x', values: [100, 25] }, { label: 'y', values: [0, 0] }], format: String })
+  const widths = [...svg.matchAll(/class="bar" data-series="[ab]" x="\d+" y="[\d.]+" width="([\d.]+)"/g)].map((m) => Number(m[1]))
+  assert.equal(widths.length, 4)
+  assert.equal(widths[1] / widths[0], 0.25)
+  assert.deepEqual(widths.slice(2), [0, 0])
+  assert.match(svg, />25<\/text>/)
+})
