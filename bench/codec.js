@@ -6,9 +6,12 @@ import os from 'node:os'
 import zlib from 'node:zlib'
 import { Bench } from 'tinybench'
 import { createCodec } from '../lib/codecs.js'
-import { TESTS, loadPayload, testLabel } from '../lib/payloads.js'
+import { TESTS, loadPayload, resolveTest, testLabel } from '../lib/payloads.js'
+import { perSecond } from '../lib/format.js'
 
 const TIME_MS = Number(process.env.BENCH_TIME_MS ?? 300)
+// BENCH_TESTS=1,people picks tests; every test by default.
+const SELECTED = process.env.BENCH_TESTS ? process.env.BENCH_TESTS.split(',').map(resolveTest) : TESTS
 const deflated = (bytes) => zlib.deflateRawSync(bytes, { finishFlush: zlib.constants.Z_SYNC_FLUSH }).length - 4
 let sink // keeps results alive so the engine cannot drop the work
 
@@ -34,9 +37,10 @@ console.log(`# bench:codec — tinybench, ${TIME_MS} ms per task; ops/s (± rela
 console.log(`# ${os.cpus().length} x ${os.cpus()[0].model}, Node ${process.version}`)
 console.log('| test | codec | bytes | deflate bytes | encode ops/s | decode ops/s | enc+dec ops/s | enc+dec vs JSON |')
 console.log('|---|---|---:|---:|---:|---:|---:|---:|')
-for (const test of TESTS) {
+for (const test of SELECTED) {
   const rows = contenders(test)
-  const bench = new Bench({ time: TIME_MS, warmupTime: 100 })
+  // At least 10 samples (tinybench's default is 64: minutes for the 12.9 MB people payload).
+  const bench = new Bench({ time: TIME_MS, warmupTime: 100, iterations: 10, warmupIterations: 2 })
   for (const row of rows) {
     bench.add(`${row.name} encode`, () => { sink = row.encode() })
     bench.add(`${row.name} decode`, () => { sink = row.decode() })
@@ -44,7 +48,7 @@ for (const test of TESTS) {
   }
   await bench.run()
   const throughput = (name) => bench.getTask(name).result.throughput
-  const show = (name) => `${Math.round(throughput(name).mean).toLocaleString('en-US')} ±${throughput(name).rme.toFixed(1)}%`
+  const show = (name) => `${perSecond(throughput(name).mean)} ±${throughput(name).rme.toFixed(1)}%`
   const jsonBoth = throughput('JSON both').mean
   for (const row of rows) {
     console.log(`| ${testLabel(test)} | ${row.name} | ${row.bytes.length} | ${deflated(row.bytes)} | ${show(`${row.name} encode`)} | ${show(`${row.name} decode`)} | ${show(`${row.name} both`)} | ${(throughput(`${row.name} both`).mean / jsonBoth).toFixed(2)}x |`)
