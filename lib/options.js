@@ -1,7 +1,7 @@
 import yargs from 'yargs'
 import { hideBin } from 'yargs/helpers'
 import { UsageError } from './errors.js'
-import { DEFAULT_MAX_PAYLOAD } from './server.js'
+import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_PAYLOAD } from './server.js'
 import { BACKENDS, PROFILES, resolveNetwork } from './throttle.js'
 import { ALL_TESTS, DEFAULT_BYTES_PER_RUN, DEFAULT_MESSAGES, DEFAULT_WARMUP } from './compare.js'
 import { resolveTest } from './payloads.js'
@@ -95,10 +95,11 @@ export async function parseClientArgs (argv, format) {
 }
 
 /**
- * Parses the server's command line; PORT in the environment sets the default port.
+ * Parses the server's command line; PORT in the environment sets the default port, BENCH_TOKEN
+ * the token (an environment variable keeps it out of `ps` listings).
  * @param {string[]} argv process.argv
  * @param {NodeJS.ProcessEnv} env
- * @returns {Promise<{host: string, port: number, maxPayload: number, compress: boolean}>}
+ * @returns {Promise<{host: string, port: number, maxPayload: number, maxConnections: number, compress: boolean, token?: string}>}
  */
 export async function parseServerArgs (argv, env) {
   const args = await commandLine(argv, 'Usage: node server.js [options]\n\n' +
@@ -108,9 +109,12 @@ export async function parseServerArgs (argv, env) {
       host: { describe: 'interface to listen on', default: '127.0.0.1', type: 'string' },
       port: { alias: 'p', describe: 'port (0 picks a free one); default from PORT', default: env.PORT ?? DEFAULT_PORT },
       'max-payload': { describe: 'largest accepted message in bytes (bigger ones close the connection with 1009)', default: DEFAULT_MAX_PAYLOAD },
-      compress: { describe: 'accept permessage-deflate', type: 'boolean', default: false }
+      'max-connections': { describe: 'open connections beyond which upgrades are refused with 503', default: DEFAULT_MAX_CONNECTIONS },
+      compress: { describe: 'accept permessage-deflate', type: 'boolean', default: false },
+      token: { describe: 'require this token on upgrades (Authorization: Bearer, or ?token=); default from BENCH_TOKEN', type: 'string', default: env.BENCH_TOKEN }
     })
     .example('node server.js', `listen on 127.0.0.1:${DEFAULT_PORT}`)
+    .example('BENCH_TOKEN=s3cret node server.js --host 0.0.0.0', 'reachable from other hosts, token required')
     .example('node server.js --port 0', 'listen on a free port (printed)')
     .parseAsync()
   const port = wholeNumber('port', args.port, 0)
@@ -119,7 +123,9 @@ export async function parseServerArgs (argv, env) {
     host: args.host,
     port,
     maxPayload: wholeNumber('max-payload', args.maxPayload, 1),
-    compress: args.compress
+    maxConnections: wholeNumber('max-connections', args.maxConnections, 1),
+    compress: args.compress,
+    token: args.token || undefined
   }
 }
 

@@ -1,4 +1,5 @@
 import http from 'node:http'
+import { timingSafeEqual } from 'node:crypto'
 import { WebSocketServer } from 'ws'
 import { resolveTest, TESTS } from './payloads.js'
 import { createCodec, FORMATS } from './codecs.js'
@@ -10,6 +11,9 @@ import { UsageError } from './errors.js'
  * refusing absurd frames (ws closes the connection with 1009 above it).
  */
 export const DEFAULT_MAX_PAYLOAD = 64 * 1024 * 1024
+
+/** Open connections beyond which upgrades are refused with 503: bounds sockets and memory. */
+export const DEFAULT_MAX_CONNECTIONS = 10_000
 
 /** Seconds between the "while busy" summary lines. */
 export const SUMMARY_INTERVAL_MS = 5000
@@ -45,6 +49,9 @@ export function parseConnectionTarget (requestUrl) {
  * @param {number} [options.port] port to bind, 0 for any free port (default 7070)
  * @param {number} [options.maxPayload] largest accepted message in bytes
  * @param {boolean} [options.compress] offer permessage-deflate
+ * @param {number} [options.maxConnections] open connections beyond which upgrades get 503
+ * @param {string} [options.token] when set, upgrades must carry it (`Authorization: Bearer <token>`
+ *   or `?token=`); others get 401
  * @param {(line: string) => void} [options.log] receives the periodic summary lines
  * @returns {Promise<BenchServer>}
  */
@@ -53,14 +60,28 @@ export async function startServer ({
   port = 7070,
   maxPayload = DEFAULT_MAX_PAYLOAD,
   compress = false,
+  maxConnections = DEFAULT_MAX_CONNECTIONS,
+  token,
   log = () => {}
 } = {}) {
   const stats = createStats()
   const httpServer = http.createServer(answerPlainHttp)
   const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: compress })
+  const isAuthorized = token ? tokenCheck(token) : () => true
+  let upgrading = 0
 
   httpServer.on('upgrade', (request, socket, head) => {
     socket.on('error', () => socket.destroy())
+    if (!isAuthorized(request)) {
+      stats.unauthorized++
+      refuseUpgrade(socket, 401, 'Unauthorized', 'missing or wrong token: send Authorization: Bearer <token> or ?token=<token>', 'WWW-Authenticate: Bearer\r\n')
+      return
+    }
+    if (stats.openConnections + upgrading >= maxConnections) {
+      stats.refused++
+      refuseUpgrade(socket, 503, 'Service Unavailable', `connection limit reached (${maxConnections} open)`)
+      return
+    }
     let target
     try {
       target = parseConnectionTarget(request.url)
@@ -69,7 +90,16 @@ export async function startServer ({
       refuseUpgrade(socket, 400, 'Bad Request', err.message)
       return
     }
-    wss.handleUpgrade(request, socket, head, (ws) => serveConnection(ws, target, stats))
+    // Handshakes in progress count towards the limit too; one that ws rejects (bad key, socket
+    // closed) never calls back, so the socket's close settles it as well.
+    let pending = true
+    const settle = () => { if (pending) { pending = false; upgrading-- } }
+    upgrading++
+    socket.once('close', settle)
+    wss.handleUpgrade(request, socket, head, (ws) => {
+      settle()
+      serveConnection(ws, target, stats)
+    })
   })
   // Clients that drop the TCP connection mid-handshake must not take the server down.
   httpServer.on('clientError', (err, socket) => socket.destroy(err))
@@ -136,10 +166,23 @@ function oneLine (err) {
   return text.length > MAX_REASON_LENGTH ? `${text.slice(0, MAX_REASON_LENGTH)}...` : text
 }
 
-function refuseUpgrade (socket, status, statusText, reason) {
+/** Compares tokens in constant time, so response timing does not reveal how much of a guess was right. */
+function tokenCheck (token) {
+  const expected = Buffer.from(token)
+  const matches = (candidate) => {
+    const given = Buffer.from(candidate ?? '')
+    return given.length === expected.length && timingSafeEqual(given, expected)
+  }
+  return (request) => {
+    const bearer = /^Bearer\s+(.+)$/i.exec(request.headers.authorization ?? '')
+    return matches(bearer?.[1]) || matches(new URL(request.url, 'http://placeholder').searchParams.get('token'))
+  }
+}
+
+function refuseUpgrade (socket, status, statusText, reason, extraHeaders = '') {
   const body = `${reason}\n`
   socket.end(
-    `HTTP/1.1 ${status} ${statusText}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\n` +
+    `HTTP/1.1 ${status} ${statusText}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\n${extraHeaders}` +
     `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
   )
 }
@@ -170,6 +213,7 @@ function createStats () {
     openConnections: 0,
     totalConnections: 0,
     refused: 0,
+    unauthorized: 0,
     protocolErrors: 0,
     /** @param {string} format */
     forFormat (format) {
@@ -187,7 +231,7 @@ function createStats () {
     },
     hasActivitySinceLastSummary () {
       const { messages, errors } = stats.totals()
-      return messages + errors + stats.refused + stats.protocolErrors !== lastSummaryTotal || stats.openConnections > 0
+      return messages + errors + stats.refused + stats.unauthorized + stats.protocolErrors !== lastSummaryTotal || stats.openConnections > 0
     },
     /** @param {number} intervalMs time since the previous summary, for the rates */
     summaryLine (intervalMs) {
@@ -197,10 +241,15 @@ function createStats () {
         return `${format} ${rate.toLocaleString('en-US')} msg/s`
       })
       const { messages, errors } = stats.totals()
-      lastSummaryTotal = messages + errors + stats.refused + stats.protocolErrors
-      return `${stats.openConnections} connections, ${rates.join(', ') || 'no messages'}, ` +
-        `${messages.toLocaleString('en-US')} messages, ${errors} decode errors, ` +
-        `${stats.protocolErrors} protocol errors, ${stats.refused} refused upgrades`
+      lastSummaryTotal = messages + errors + stats.refused + stats.unauthorized + stats.protocolErrors
+      return `${stats.openConnections} connections, ${rates.join(', ') || 'no messages'}, ${stats.countsLine()}`
+    },
+    /** Totals since start, and memory: the part of every summary line that only grows (rss aside). */
+    countsLine () {
+      const { messages, errors } = stats.totals()
+      return `${messages.toLocaleString('en-US')} messages, ${errors} decode errors, ` +
+        `${stats.protocolErrors} protocol errors, ${stats.refused} refused upgrades, ${stats.unauthorized} unauthorized, ` +
+        `rss ${megabytes(process.memoryUsage.rss())} MB (peak ${megabytes(process.resourceUsage().maxRSS * 1024)} MB)`
     }
   }
   return stats
@@ -217,18 +266,21 @@ export async function serveUntilSignal (options) {
   const log = (line) => process.stdout.write(`${line}\n`)
   const server = await startServer({ ...options, log })
   if (!['127.0.0.1', '::1', 'localhost'].includes(options.host)) {
-    process.stderr.write(`warning: listening on ${options.host}: anyone who can reach it can connect\n`)
+    const who = options.token ? 'anyone who can reach it and has the token' : 'anyone who can reach it (set --token or BENCH_TOKEN)'
+    process.stderr.write(`warning: listening on ${options.host}: ${who} can connect\n`)
   }
-  log(`listening on ${server.url}`)
+  log(`listening on ${server.url} (rss ${megabytes(process.memoryUsage.rss())} MB)`)
   const startedAt = Date.now()
   const signal = await new Promise((resolve) => {
     process.once('SIGINT', resolve)
     process.once('SIGTERM', resolve)
   })
   await server.close()
-  const { messages, errors } = server.stats.totals()
   log(`stopped on ${signal} after ${((Date.now() - startedAt) / 1000).toFixed(1)} s: ` +
-    `${server.stats.totalConnections} connections served, ${messages.toLocaleString('en-US')} messages, ` +
-    `${errors} decode errors, ${server.stats.protocolErrors} protocol errors, ${server.stats.refused} refused upgrades`)
+    `${server.stats.totalConnections} connections served, ${server.stats.countsLine()}`)
   return 0
+}
+
+function megabytes (bytes) {
+  return Math.round(bytes / 1024 / 1024)
 }

@@ -9,8 +9,8 @@ import { loadPayload, resolveTest } from '../lib/payloads.js'
 import { startServerProcess, runScript } from './helpers.js'
 
 /** Opens a raw ws connection and returns it with a queue of its replies as strings. */
-async function openConnection (url) {
-  const ws = new WebSocket(url, { perMessageDeflate: false })
+async function openConnection (url, headers = {}) {
+  const ws = new WebSocket(url, { perMessageDeflate: false, headers })
   const replies = []
   const waiters = []
   ws.on('message', (data) => {
@@ -26,15 +26,15 @@ async function openConnection (url) {
 }
 
 /** Attempts an upgrade and returns the HTTP status and body of the refusal. */
-function refusedUpgrade (url) {
+function refusedUpgrade (url, headers = {}) {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url)
+    const ws = new WebSocket(url, { headers })
     ws.once('open', () => reject(new Error('upgrade was accepted')))
     ws.once('error', () => {})
     ws.once('unexpected-response', (request, response) => {
       let body = ''
       response.setEncoding('utf8').on('data', (chunk) => { body += chunk })
-      response.on('end', () => resolve({ status: response.statusCode, body }))
+      response.on('end', () => resolve({ status: response.statusCode, body, headers: response.headers }))
     })
   })
 }
@@ -136,6 +136,68 @@ describe('server', () => {
     ws.send(JSON.stringify(loadPayload(resolveTest(5))))
     assert.equal(await nextReply(), 'ACK')
     ws.close()
+  })
+})
+
+describe('server security limits', () => {
+  test('--token: upgrades without the right token get 401 and are counted; header or query both work', async () => {
+    const server = await startServer({ port: 0, token: 's3cret' })
+    try {
+      const target = `${server.url}/?test=5&format=json`
+      for (const [url, headers] of [[target, {}], [target, { Authorization: 'Bearer wrong' }], [`${target}&token=s3cre`, {}]]) {
+        const refused = await refusedUpgrade(url, headers)
+        assert.equal(refused.status, 401)
+        assert.equal(refused.headers['www-authenticate'], 'Bearer')
+        assert.match(refused.body, /missing or wrong token/)
+      }
+      assert.equal(server.stats.unauthorized, 3)
+      for (const [url, headers] of [[target, { Authorization: 'Bearer s3cret' }], [`${target}&token=s3cret`, {}]]) {
+        const { ws, nextReply } = await openConnection(url, headers)
+        ws.send(JSON.stringify(loadPayload(resolveTest(5))))
+        assert.equal(await nextReply(), 'ACK')
+        ws.close()
+      }
+      assert.equal(server.stats.unauthorized, 3)
+    } finally {
+      await server.close()
+    }
+  })
+
+  test('--max-connections: upgrades beyond the limit get 503 until a connection closes', async () => {
+    const server = await startServer({ port: 0, maxConnections: 2 })
+    try {
+      const target = `${server.url}/?test=5&format=json`
+      const first = await openConnection(target)
+      const second = await openConnection(target)
+      const refused = await refusedUpgrade(target)
+      assert.equal(refused.status, 503)
+      assert.match(refused.body, /connection limit reached \(2 open\)/)
+      first.ws.close()
+      await first.closed
+      // The server sees the close a moment after the client: retry on 503 until the slot is free.
+      let third
+      while (!third) third = await openConnection(target).catch(() => null)
+      third.ws.close()
+      second.ws.close()
+    } finally {
+      await server.close()
+    }
+  })
+
+  test('node server.js: BENCH_TOKEN from the environment, and a warning when bound beyond loopback', async () => {
+    const server = await startServerProcess(['--host', '0.0.0.0'], { env: { BENCH_TOKEN: 'from-env' } })
+    try {
+      assert.match(server.output(), /warning: listening on 0\.0\.0\.0: anyone who can reach it and has the token can connect/)
+      const url = `ws://127.0.0.1:${new URL(server.url).port}/?test=5&format=json`
+      assert.equal((await refusedUpgrade(url)).status, 401)
+      const { ws, nextReply } = await openConnection(url, { Authorization: 'Bearer from-env' })
+      ws.send('{"id":1,"status":"ok"}')
+      assert.equal(await nextReply(), 'ACK')
+      ws.close()
+    } finally {
+      await server.stop()
+    }
+    assert.match(server.output(), /1 messages, 0 decode errors, 0 protocol errors, 0 refused upgrades, 1 unauthorized, rss \d+ MB \(peak \d+ MB\)/)
   })
 })
 
