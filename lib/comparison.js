@@ -1,9 +1,8 @@
 // What `npm run compare` concludes from its runs: one row per test and network profile with the
 // figures a reader compares, as a text table, a markdown table and a results document.
 import os from 'node:os'
-import { testLabel } from './payloads.js'
 import { describeNetwork } from './report.js'
-import { int, ms, perSecond, round } from './format.js'
+import { int, ms, perSecond, round, testLabel } from './format.js'
 
 /**
  * @typedef {object} FormatFigures one format's figures in a comparison row

@@ -42,3 +42,12 @@ export function size (bytes) {
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`
   return `${(bytes / 1024 / 1024).toFixed(1)} MiB`
 }
+
+/**
+ * How reports name a test: `3 medium`, or just the name for tests without a number.
+ * @param {{id: number|null|undefined, name: string}} test
+ * @returns {string}
+ */
+export function testLabel ({ id, name }) {
+  return id === null || id === undefined ? name : `${id} ${name}`
+}

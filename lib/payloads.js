@@ -2,6 +2,8 @@ import fs from 'node:fs'
 import { UsageError } from './errors.js'
 import { buildPeople } from '../data/generate.js'
 
+export { testLabel } from './format.js'
+
 /**
  * @typedef {object} TestInfo
  * @property {number|null} id test number, as users type it (null: by name only)
@@ -51,13 +53,4 @@ export function loadPayload (test) {
       : buildPeople())
   }
   return payloadCache.get(test.name)
-}
-
-/**
- * How reports name a test: `3 medium`, or just the name for tests without a number.
- * @param {{id: number|null, name: string}} test
- * @returns {string}
- */
-export function testLabel ({ id, name }) {
-  return id === null || id === undefined ? name : `${id} ${name}`
 }

@@ -1,6 +1,5 @@
 import { encodeHistogram, latencyBands, summarizeLatency } from './histogram.js'
-import { testLabel } from './payloads.js'
-import { int, ms, round, size } from './format.js'
+import { int, ms, round, size, testLabel } from './format.js'
 
 const BAR_WIDTH = 30
 

@@ -1,9 +1,10 @@
 import http from 'node:http'
 import { timingSafeEqual } from 'node:crypto'
 import { WebSocketServer } from 'ws'
-import { resolveTest, TESTS } from './payloads.js'
+import { loadPayload, resolveTest, TESTS } from './payloads.js'
 import { createCodec, FORMATS } from './codecs.js'
 import { UsageError } from './errors.js'
+import { createWebHandler } from './web.js'
 
 /**
  * Largest WebSocket message the server accepts, in bytes. The biggest built-in payload (`people`,
@@ -18,15 +19,23 @@ export const DEFAULT_MAX_CONNECTIONS = 10_000
 /** Seconds between the "while busy" summary lines. */
 export const SUMMARY_INTERVAL_MS = 5000
 
+/**
+ * Which way the payload travels: up (client sends it, server ACKs), down (client sends a small
+ * request, server answers with the encoded payload), echo (server decodes it and sends it back
+ * re-encoded).
+ */
+export const DIRECTIONS = ['up', 'down', 'echo']
+
 const ACK = Buffer.from('ACK')
 const TEXT_FRAME = { binary: false }
 const MAX_REASON_LENGTH = 200
+const CONNECT_HINT = `WebSocket clients connect to ws://HOST:PORT/?test=<${TESTS.map((t) => t.name).join('|')}>&format=<${FORMATS.join('|')}>&direction=<${DIRECTIONS.join('|')}>; GET / is the browser client`
 
 /**
- * Works out which test and format a connection asked for from its request URL,
- * `/?test=<number|name>&format=<json|protobuf>`.
+ * Works out which test, format and direction a connection asked for from its request URL,
+ * `/?test=<number|name>&format=<json|protobuf>[&direction=up|down|echo]`.
  * @param {string} requestUrl the path and query of the upgrade request
- * @returns {{ test: import('./payloads.js').TestInfo, format: string }}
+ * @returns {{ test: import('./payloads.js').TestInfo, format: string, direction: string }}
  * @throws {UsageError} when either is missing or unknown; the message is sent back with the 400
  */
 export function parseConnectionTarget (requestUrl) {
@@ -38,7 +47,11 @@ export function parseConnectionTarget (requestUrl) {
   if (!FORMATS.includes(format)) {
     throw new UsageError(`unknown format '${format}': expected one of ${FORMATS.join(', ')}`)
   }
-  return { test: resolveTest(testParam), format }
+  const direction = query.get('direction') ?? 'up'
+  if (!DIRECTIONS.includes(direction)) {
+    throw new UsageError(`unknown direction '${direction}': expected one of ${DIRECTIONS.join(', ')}`)
+  }
+  return { test: resolveTest(testParam), format, direction }
 }
 
 /**
@@ -65,7 +78,7 @@ export async function startServer ({
   log = () => {}
 } = {}) {
   const stats = createStats()
-  const httpServer = http.createServer(answerPlainHttp)
+  const httpServer = http.createServer(createWebHandler(loadPayload, CONNECT_HINT))
   const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: compress })
   const isAuthorized = token ? tokenCheck(token) : () => true
   let upgrading = 0
@@ -138,22 +151,29 @@ export async function startServer ({
  * @property {() => Promise<void>} close closes every connection with 1001 and stops listening
  */
 
-/** Decodes and acknowledges every message of one connection, in order. */
-function serveConnection (ws, { test, format }, stats) {
+/** Answers every message of one connection, in order: ACK (up), the payload (down) or the message re-encoded (echo). */
+function serveConnection (ws, { test, format, direction }, stats) {
   const codec = createCodec(format, test)
   const counters = stats.forFormat(format)
+  const payloadFrame = { binary: codec.binary }
+  // Prepared once, as a client prepares its payload; encoded for every reply, which is the cost measured.
+  const payload = direction === 'down' ? codec.prepare(loadPayload(test)) : null
   stats.openConnections++
   stats.totalConnections++
   ws.on('message', (data) => {
+    let reply
     try {
-      codec.decode(data)
+      if (direction === 'down') reply = codec.encode(payload)
+      else if (direction === 'echo') reply = codec.encode(codec.decode(data))
+      else codec.decode(data)
     } catch (err) {
       counters.errors++
-      ws.send(`ERR ${format} decode failed for test ${test.name}: ${oneLine(err)}`)
+      ws.send(`ERR ${format} ${direction === 'down' ? 'encode' : 'decode'} failed for test ${test.name}: ${oneLine(err)}`)
       return
     }
     counters.messages++
-    ws.send(ACK, TEXT_FRAME)
+    if (reply === undefined) ws.send(ACK, TEXT_FRAME)
+    else ws.send(reply, payloadFrame)
   })
   // ws reports protocol violations (invalid UTF-8, oversized frames) here and then closes the
   // connection with the matching code (1007, 1009); count them, never let them escape.
@@ -187,10 +207,6 @@ function refuseUpgrade (socket, status, statusText, reason, extraHeaders = '') {
   )
 }
 
-function answerPlainHttp (request, response) {
-  response.writeHead(426, { 'Content-Type': 'text/plain; charset=utf-8', Upgrade: 'websocket' })
-  response.end(`This is a WebSocket endpoint: connect to ws://HOST:PORT/?test=<${TESTS.map((t) => t.name).join('|')}>&format=<${FORMATS.join('|')}>\n`)
-}
 
 async function shutDown (httpServer, wss, summaryTimer) {
   clearInterval(summaryTimer)

@@ -67,10 +67,37 @@ describe('server', () => {
     assert.ok(server.stats.refused >= 2)
   })
 
-  test('answers plain HTTP with 426 and how to connect', async () => {
-    const response = await new Promise((resolve) => http.get(server.url.replace('ws:', 'http:'), resolve))
-    assert.equal(response.statusCode, 426)
+  test('answers plain HTTP outside the browser client with 404 and how to connect', async () => {
+    const response = await new Promise((resolve) => http.get(server.url.replace('ws:', 'http:') + '/nothing', resolve))
+    assert.equal(response.statusCode, 404)
     response.resume()
+  })
+
+  test('directions: down answers any frame with the encoded payload, echo sends the message back re-encoded', async () => {
+    const test3 = resolveTest(3)
+    for (const format of ['json', 'protobuf']) {
+      const codec = createCodec(format, test3)
+      const frame = Buffer.from(codec.encode(codec.prepare(loadPayload(test3))))
+      for (const direction of ['down', 'echo']) {
+        const { ws, nextReply } = await openConnection(`${server.url}/?test=3&format=${format}&direction=${direction}`)
+        const replies = []
+        ws.removeAllListeners('message')
+        ws.on('message', (data, isBinary) => replies.push({ data, isBinary }))
+        ws.send(direction === 'down' ? 'GET' : frame, { binary: direction === 'echo' && codec.binary })
+        ws.send(direction === 'down' ? 'GET' : frame, { binary: direction === 'echo' && codec.binary })
+        while (replies.length < 2) await new Promise((resolve) => ws.once('message', resolve))
+        for (const reply of replies) {
+          assert.equal(reply.isBinary, codec.binary, `${format} ${direction}: frame type`)
+          assert.deepEqual(Buffer.from(reply.data), frame, `${format} ${direction}: the payload, byte for byte`)
+          assert.deepEqual(codec.toPlain(codec.decode(reply.data)), loadPayload(test3))
+        }
+        assert.equal(typeof nextReply, 'function')
+        ws.close()
+      }
+    }
+    const refused = await refusedUpgrade(`${server.url}/?test=3&format=json&direction=sideways`)
+    assert.equal(refused.status, 400)
+    assert.match(refused.body, /unknown direction 'sideways': expected one of up, down, echo/)
   })
 
   test('ACKs valid messages in both formats, in order', async () => {
