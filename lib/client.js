@@ -41,7 +41,8 @@ async function measure (format, test, codec, options, shaping) {
     inflight: options.inflight,
     warmup: options.warmup,
     timeoutMs: options.timeout,
-    compress: options.compress
+    compress: options.compress,
+    direction: options.direction
   })
   const report = buildReport(result, {
     format,
@@ -50,6 +51,7 @@ async function measure (format, test, codec, options, shaping) {
     connections: options.connections,
     inflight: options.inflight,
     warmup: options.warmup,
+    direction: options.direction,
     network: shaping ? { ...options.network, backend: shaping.backend, reason: shaping.reason } : null
   })
   process.stdout.write(options.json ? `${JSON.stringify(report)}\n` : formatReport(report, result.histogram))

@@ -56,6 +56,7 @@ export function runLength (test, asked) {
  * @param {string[]} options.tests test numbers or names
  * @param {string[]} options.profiles network profiles ('none' for no shaping)
  * @param {boolean} options.compress permessage-deflate on both ends
+ * @param {string} [options.direction] up (default), down or echo
  * @param {number} [options.messages] per run; default: see {@link runLength}
  * @param {number} [options.warmup] per run; default: see {@link runLength}
  * @param {number} options.inflight
@@ -63,7 +64,7 @@ export function runLength (test, asked) {
  * @param {(line: string) => void} options.progress told before each run
  * @returns {Promise<import('./comparison.js').ComparisonResults>}
  */
-export async function compareFormats ({ tests, profiles, compress, messages, warmup, inflight, connections, progress }) {
+export async function compareFormats ({ tests, profiles, compress, direction = 'up', messages, warmup, inflight, connections, progress }) {
   const selected = tests.map(resolveTest)
   const lengths = new Map(selected.map((test) => [test.name, runLength(test, { messages, warmup })]))
   const server = await startServer({ port: 0, compress })
@@ -76,7 +77,7 @@ export async function compareFormats ({ tests, profiles, compress, messages, war
           progress(`test ${testLabel(test)}, network ${profile}: ${format}, ${length.messages} messages`)
           reports.push(await runClientProcess(format, [
             test.name, String(length.messages), '--url', server.url, '--throttle', profile,
-            '--inflight', String(inflight), '--connections', String(connections), '--warmup', String(length.warmup),
+            '--inflight', String(inflight), '--connections', String(connections), '--warmup', String(length.warmup), '--direction', direction,
             ...(compress ? ['--compress'] : [])
           ]))
         }
@@ -88,6 +89,7 @@ export async function compareFormats ({ tests, profiles, compress, messages, war
   return buildComparisonResults(reports, COMPARED_FORMATS, {
     profiles,
     compress,
+    direction,
     inflight,
     connections,
     runs: Object.fromEntries(selected.map((test) => [testLabel(test), lengths.get(test.name)]))

@@ -7,7 +7,8 @@ import { int, ms, perSecond, round, testLabel } from './format.js'
 /**
  * @typedef {object} FormatFigures one format's figures in a comparison row
  * @property {number} payloadBytes encoded message size
- * @property {number} wireBytes bytes written on the socket per message (frames, compression included)
+ * @property {number} wireBytes socket bytes per message in the payload's direction: written (up, echo)
+ *   or read (down); frame headers and compression included
  * @property {number} rate acknowledged messages per second
  * @property {number} p50 ms
  * @property {number} p99 ms
@@ -61,7 +62,7 @@ function figuresOf (report) {
   const { messages: m } = report
   return {
     payloadBytes: report.bytes.payloadPerMessage,
-    wireBytes: m.sent > 0 ? Math.round(report.bytes.written / m.sent) : 0,
+    wireBytes: m.sent > 0 ? Math.round((report.direction === 'down' ? report.bytes.read : report.bytes.written) / m.sent) : 0,
     rate: report.rate,
     p50: report.latencyMs.p50,
     p99: report.latencyMs.p99,
@@ -130,7 +131,7 @@ export function formatComparisonMarkdown (results) {
     line(header.map((_, i) => i < 3 ? '---' : '---:')),
     ...body.map(line),
     '',
-    'B/msg: encoded message; wire B/msg: bytes written on the socket per message (frame headers, and compression when on); ' +
+    'B/msg: encoded message; wire B/msg: bytes on the socket per message in the payload\'s direction (frame headers, and compression when on); ' +
       'msgs/s: acknowledged messages per second; p50/p99: latency from send to ACK. Ratios are ' +
       `${results.formats[results.formats.length - 1]} / ${results.formats[0]}: below 1 is smaller, or faster for latency.`,
     ''
@@ -146,14 +147,14 @@ export function describeRun ({ settings, machine, generatedAt }) {
   const runs = Object.entries(settings.runs).map(([test, { messages, warmup }]) => `${test} ${messages} (+${warmup} warmup)`).join(', ')
   return `Measured ${generatedAt} on ${machine.cpu} (${machine.cores} cores), Node ${machine.node}, ${machine.platform}. ` +
     `Messages per run: ${runs}; ${settings.connections} connection(s) × ${settings.inflight} in flight; ` +
-    `permessage-deflate ${settings.compress ? 'on' : 'off'}; embedded server on loopback.`
+    `direction ${settings.direction ?? 'up'}; permessage-deflate ${settings.compress ? 'on' : 'off'}; embedded server on loopback.`
 }
 
 /**
  * @typedef {object} ComparisonResults the results document written as JSON and rendered as markdown and HTML
  * @property {string} generatedAt ISO time
  * @property {{cpu: string, cores: number, node: string, platform: string}} machine
- * @property {{profiles: string[], compress: boolean, inflight: number, connections: number,
+ * @property {{profiles: string[], compress: boolean, direction: string, inflight: number, connections: number,
  *   runs: Record<string, {messages: number, warmup: number}>}} settings what ran, runs by test label
  * @property {string[]} formats
  * @property {ComparisonRow[]} rows

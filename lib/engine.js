@@ -6,6 +6,9 @@ import { createLatencyHistogram } from './histogram.js'
 /** How long to wait for the close handshake of each connection after the run. */
 const CLOSE_GRACE_MS = 1000
 
+/** What a `down` client sends for each message: the server answers any frame with the payload. */
+const DOWN_REQUEST = Buffer.from('GET')
+
 /**
  * @typedef {object} LoadOptions
  * @property {string} url server URL (ws:// or wss://); test and format are added to its query
@@ -19,6 +22,8 @@ const CLOSE_GRACE_MS = 1000
  * @property {number} [timeoutMs] a message with no reply after this long is lost
  * @property {boolean} [compress] offer permessage-deflate
  * @property {string} [connectUrl] where to open the TCP connection when it differs from url (a shaping proxy)
+ * @property {'up'|'down'|'echo'} [direction] up: send the payload, expect ACK; down: send a small
+ *   request, expect the payload and decode it; echo: send the payload, expect it back and decode it
  */
 
 /**
@@ -41,10 +46,10 @@ const CLOSE_GRACE_MS = 1000
  * @returns {Promise<LoadResult>}
  */
 export async function runLoad (options) {
-  const { codec, payload, connections = 1, inflight = 1, warmup = 0, timeoutMs = 10000 } = options
+  const { codec, payload, connections = 1, inflight = 1, warmup = 0, timeoutMs = 10000, direction = 'up' } = options
   const native = codec.prepare(payload)
   const payloadPerMessage = byteLength(codec.encode(native))
-  const run = new Run({ codec, native, timeoutMs })
+  const run = new Run({ codec, native, timeoutMs, direction })
   const opened = await Promise.all(Array.from({ length: connections }, () => connect(options)))
   const channels = opened.map(({ ws, socket }) => new Channel(ws, socket, inflight, run))
   try {
@@ -58,10 +63,12 @@ export async function runLoad (options) {
 
 /** Shared state of one load run: what is left to send, the counters and the histogram. */
 class Run {
-  constructor ({ codec, native, timeoutMs }) {
+  constructor ({ codec, native, timeoutMs, direction }) {
     this.codec = codec
     this.native = native
-    this.sendOptions = { binary: codec.binary }
+    this.request = direction === 'down' ? DOWN_REQUEST : null
+    this.expectsPayload = direction !== 'up'
+    this.sendOptions = { binary: direction === 'down' ? false : codec.binary }
     this.timeoutMs = timeoutMs
     this.failure = null
     this.errorReplies = []
@@ -128,6 +135,29 @@ class Run {
     }
   }
 
+  /**
+   * Whether a reply completes its message: `ACK` (up), or a payload that decodes (down, echo;
+   * decoding is part of the round trip measured). Anything else is kept as an error reply.
+   */
+  isSuccess (data, isBinary) {
+    if (!this.expectsPayload) {
+      if (!isBinary && data.length === 3 && data[0] === 0x41 && data[1] === 0x43 && data[2] === 0x4b) return true
+    } else if (isBinary || !isErrorReply(data)) {
+      try {
+        this.codec.decode(data)
+        return true
+      } catch (err) {
+        return this.keepErrorReply(`client decode failed: ${err.message}`)
+      }
+    }
+    return this.keepErrorReply(data.toString('utf8', 0, 300))
+  }
+
+  keepErrorReply (text) {
+    if (this.errorReplies.length < 5) this.errorReplies.push(text)
+    return false
+  }
+
   /** Stops new sends everywhere: after a failure the run drains what is in flight and ends. */
   fail (reason) {
     this.failure ??= reason
@@ -172,7 +202,7 @@ class Channel {
     run.sent++
     this.sendTimes[(this.head + this.outstanding) % this.inflight] = performance.now()
     this.outstanding++
-    this.ws.send(run.codec.encode(run.native), run.sendOptions)
+    this.ws.send(run.request ?? run.codec.encode(run.native), run.sendOptions)
   }
 
   onReply (data, isBinary) {
@@ -183,12 +213,11 @@ class Channel {
     this.head = (this.head + 1) % this.inflight
     this.outstanding--
     run.lastReplyAt = now
-    if (!isBinary && data.length === 3 && data[0] === 0x41 && data[1] === 0x43 && data[2] === 0x4b) {
+    if (run.isSuccess(data, isBinary)) {
       run.acked++
       if (run.recording) run.histogram.recordValue(Math.max(1, Math.round((now - sentAt) * 1000)))
     } else {
       run.errors++
-      if (run.errorReplies.length < 5) run.errorReplies.push(data.toString('utf8', 0, 300))
     }
     if (run.toSend > 0) this.sendOne()
     else run.checkDone()
@@ -243,10 +272,11 @@ class Channel {
  * @returns {Promise<{ws: WebSocket, socket: import('node:net').Socket}>} resolves once open, with
  *   the TCP socket whose byte counters the run reads; rejects with a one-line reason
  */
-function connect ({ url, connectUrl, test, codec, compress = false }) {
+function connect ({ url, connectUrl, test, codec, compress = false, direction = 'up' }) {
   const target = new URL(url)
   target.searchParams.set('test', test.name)
   target.searchParams.set('format', codec.name)
+  if (direction !== 'up') target.searchParams.set('direction', direction)
   const dialed = connectUrl && new URL(connectUrl)
   const ws = new WebSocket(target, {
     perMessageDeflate: compress,
@@ -268,6 +298,11 @@ function connect ({ url, connectUrl, test, codec, compress = false }) {
     })
     ws.once('error', (err) => reject(new Error(`cannot connect to ${url}: ${err.code ?? err.message}`)))
   })
+}
+
+/** A text frame starting `ERR `: how the server reports a failure (JSON text never starts so). */
+function isErrorReply (data) {
+  return data.length >= 4 && data[0] === 0x45 && data[1] === 0x52 && data[2] === 0x52 && data[3] === 0x20
 }
 
 function byteLength (frame) {

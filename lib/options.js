@@ -1,7 +1,7 @@
 import yargs from 'yargs'
 import { hideBin } from 'yargs/helpers'
 import { UsageError } from './errors.js'
-import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_PAYLOAD } from './server.js'
+import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_PAYLOAD, DIRECTIONS } from './server.js'
 import { BACKENDS, PROFILES, resolveNetwork } from './throttle.js'
 import { ALL_TESTS, DEFAULT_BYTES_PER_RUN, DEFAULT_MESSAGES, DEFAULT_WARMUP } from './compare.js'
 import { resolveTest } from './payloads.js'
@@ -48,7 +48,7 @@ export function wholeNumber (name, value, min) {
  * @param {string[]} argv process.argv
  * @param {string} format the codec this client uses, shown in the usage text
  * @returns {Promise<{test: string, messages: number, url: string, connections: number, inflight: number,
- *   warmup: number, timeout: number, compress: boolean, json: boolean, network: object|null, throttleBackend: string}>}
+ *   warmup: number, timeout: number, compress: boolean, direction: string, json: boolean, network: object|null, throttleBackend: string}>}
  */
 export async function parseClientArgs (argv, format) {
   const script = `client_${format}.js`
@@ -65,6 +65,7 @@ export async function parseClientArgs (argv, format) {
       warmup: { alias: 'w', describe: 'messages sent first and not recorded', default: 0 },
       timeout: { describe: 'per-message timeout in ms; a message with no reply by then is lost', default: 10000 },
       compress: { describe: 'offer permessage-deflate', type: 'boolean', default: false },
+      direction: { describe: 'up: send the payload, server ACKs; down: server sends it; echo: server sends it back', choices: DIRECTIONS, default: 'up' },
       json: { describe: 'print one JSON object instead of the human report', type: 'boolean', default: false },
       throttle: { describe: `network profile: none, ${Object.keys(PROFILES).join(', ')}`, type: 'string' },
       up: { describe: 'client-to-server bandwidth, kbit/s (overrides the profile)', type: 'number' },
@@ -88,6 +89,7 @@ export async function parseClientArgs (argv, format) {
     warmup: wholeNumber('warmup', args.warmup, 0),
     timeout: wholeNumber('timeout', args.timeout, 1),
     compress: args.compress,
+    direction: args.direction,
     json: args.json,
     network: resolveNetwork({ throttle: args.throttle, up: args.up, down: args.down, rtt: args.rtt, loss: args.loss }),
     throttleBackend: args.throttleBackend
@@ -150,7 +152,7 @@ function parseWsUrl (text) {
  * Parses `npm run compare`'s command line. Messages and warmup stay undefined unless given, so
  * each test gets a length that suits its size (see runLength in lib/compare.js).
  * @param {string[]} argv process.argv
- * @returns {Promise<{tests: string[], profiles: string[], compress: boolean, messages?: number, warmup?: number,
+ * @returns {Promise<{tests: string[], profiles: string[], compress: boolean, direction: string, messages?: number, warmup?: number,
  *   inflight: number, connections: number, json: boolean, out: string}>}
  */
 export async function parseCompareArgs (argv) {
@@ -161,6 +163,7 @@ export async function parseCompareArgs (argv) {
       tests: { describe: 'comma-separated tests, by number or name', default: ALL_TESTS.join(','), type: 'string' },
       throttle: { describe: 'comma-separated network profiles (none = no shaping)', default: 'none', type: 'string' },
       compress: { describe: 'permessage-deflate on server and clients', type: 'boolean', default: false },
+      direction: { describe: 'up: clients send the payload; down: the server sends it; echo: both', choices: DIRECTIONS, default: 'up' },
       messages: { alias: 'n', describe: `messages per client run [default: ${DEFAULT_MESSAGES}, fewer for big payloads: at most ${DEFAULT_BYTES_PER_RUN / 1024 / 1024} MiB of JSON per run]` },
       inflight: { alias: 'i', describe: 'messages outstanding per connection', default: 1 },
       connections: { alias: 'c', describe: 'parallel connections per client', default: 1 },
@@ -172,6 +175,7 @@ export async function parseCompareArgs (argv) {
     .example('npm run compare -- --tests 1,5 --inflight 100', 'tests 1 and 5, 100 in flight')
     .example('npm run compare -- --tests 4,5 --throttle none,3g -n 50', 'tests 4 and 5 on loopback and on 3G')
     .example('npm run compare -- --tests people --compress', 'the 12.9 MB payload with permessage-deflate')
+    .example('npm run compare -- --tests people --direction down', 'the server sends 50,000 persons, clients decode them')
     .parseAsync()
   const profiles = commaList(args.throttle)
   for (const profile of profiles) resolveNetwork({ throttle: profile })
@@ -181,6 +185,7 @@ export async function parseCompareArgs (argv) {
     tests,
     profiles,
     compress: args.compress,
+    direction: args.direction,
     messages: args.messages === undefined ? undefined : wholeNumber('messages', args.messages, 1),
     warmup: args.warmup === undefined ? undefined : wholeNumber('warmup', args.warmup, 0),
     inflight: wholeNumber('inflight', args.inflight, 1),

@@ -11,6 +11,7 @@ const BAR_WIDTH = 30
  * @property {number} connections
  * @property {number} inflight
  * @property {number} warmup
+ * @property {string} [direction] up (default), down or echo
  * @property {object|null} [network] the network profile in force, null for none
  */
 
@@ -32,6 +33,7 @@ export function buildReport (result, context) {
     connections: context.connections,
     inflight: context.inflight,
     warmup: context.warmup,
+    direction: context.direction ?? 'up',
     network: context.network ?? { profile: 'none' },
     messages: { ...messages },
     durationMs: round(durationMs, 3),
@@ -60,7 +62,7 @@ function describeFailedMessages ({ sent, errors, lost }, errorReplies) {
 export function formatReport (report, histogram) {
   const { messages: m, latencyMs: l, bytes: b } = report
   const lines = [
-    `${report.format} · test ${testLabel({ id: report.testId, name: report.test })} · ${report.connections} connection(s) × ${report.inflight} in flight · network: ${describeNetwork(report.network)}`,
+    `${report.format} · test ${testLabel({ id: report.testId, name: report.test })} · ${report.direction} · ${report.connections} connection(s) × ${report.inflight} in flight · network: ${describeNetwork(report.network)}`,
     `messages  sent ${int(m.sent)}  acked ${int(m.acked)}  errors ${int(m.errors)}  lost ${int(m.lost)}`,
     `elapsed   ${(report.durationMs / 1000).toFixed(2)} s  rate ${int(report.rate)} msg/s`,
     `bytes     payload ${int(b.payloadPerMessage)} B/msg  written ${size(b.written)}  read ${size(b.read)} (on the socket, frames included)`,

@@ -56,10 +56,47 @@ describe('load clients against node server.js', () => {
     assert.equal(report.inflight, 8)
   })
 
+  test('--direction down: the server sends the payload and the client decodes it; echo: both ways', async () => {
+    const down = await runScript('client_protobuf.js', ['people', '2', '--direction', 'down', '--url', server.url, '--json'])
+    assert.equal(down.code, 0, down.stderr)
+    const downReport = JSON.parse(down.stdout)
+    assert.equal(downReport.direction, 'down')
+    assert.deepEqual(downReport.messages, { sent: 2, acked: 2, errors: 0, lost: 0 })
+    assert.ok(downReport.bytes.read > 2 * downReport.bytes.payloadPerMessage, 'two 8.5 MB payloads came down')
+    assert.ok(downReport.bytes.written < 100, 'only two small requests went up')
+
+    const echo = await runScript('client_json.js', ['3', '100', '--direction', 'echo', '--url', server.url, '--json'])
+    assert.equal(echo.code, 0, echo.stderr)
+    const { bytes, messages } = JSON.parse(echo.stdout)
+    assert.deepEqual(messages, { sent: 100, acked: 100, errors: 0, lost: 0 })
+    assert.ok(bytes.read >= 100 * bytes.payloadPerMessage && bytes.written >= 100 * bytes.payloadPerMessage)
+  })
+
+  test('a reply that does not decode counts as an error with the reason', async () => {
+    // An `up` server answers ACK, which is not a medium payload: every echo reply fails to decode.
+    const stray = new WebSocketServer({ port: 0, host: '127.0.0.1' })
+    await new Promise((resolve) => stray.once('listening', resolve))
+    stray.on('connection', (ws) => ws.on('message', () => ws.send('ACK')))
+    const run = await runScript('client_json.js', ['3', '10', '--direction', 'echo', '--url', `ws://127.0.0.1:${stray.address().port}`, '--json'])
+    stray.close()
+    assert.equal(run.code, 1)
+    const report = JSON.parse(run.stdout)
+    assert.deepEqual(report.messages, { sent: 10, acked: 0, errors: 10, lost: 0 })
+    assert.match(report.errorReplies[0], /^client decode failed: /)
+  })
+
+  test('1,000 concurrent connections from one client: connect, run, close cleanly', async () => {
+    const { code, stdout, stderr } = await runScript('client_protobuf.js', ['5', '5000', '-c', '1000', '--url', server.url, '--json'])
+    assert.equal(code, 0, stderr)
+    const report = JSON.parse(stdout)
+    assert.deepEqual(report.messages, { sent: 5000, acked: 5000, errors: 0, lost: 0 })
+    assert.equal(report.connections, 1000)
+  })
+
   test('the human report names what was measured and draws a histogram', async () => {
     const { code, stdout } = await runScript('client_json.js', ['1', '200', '--url', server.url])
     assert.equal(code, 0)
-    assert.match(stdout, /^json · test 1 numbers/)
+    assert.match(stdout, /^json · test 1 numbers · up/)
     assert.match(stdout, /sent 200 {2}acked 200 {2}errors 0 {2}lost 0/)
     assert.match(stdout, /p99\.9 [\d.]+/)
     assert.match(stdout, /network: none/)

@@ -71,3 +71,17 @@ test('npm run compare: the human table, one line per format and one for the rati
   assert.match(lines[3], /^\s+protobuf\/json\s+0\.27x\s/)
   assert.equal(lines.length, 4)
 })
+
+test('npm run compare --direction down: the server sends, wire bytes are the bytes read', async () => {
+  const run = await runScript('bin/compare.js', ['--tests', 'person', '-n', '20', '-w', '0', '--direction', 'down', '--json', '--out', tempDir()])
+  assert.equal(run.code, 0, run.stderr)
+  const results = JSON.parse(run.stdout)
+  assert.equal(results.settings.direction, 'down')
+  for (const report of results.reports) {
+    assert.equal(report.direction, 'down')
+    assert.deepEqual(report.messages, { sent: 20, acked: 20, errors: 0, lost: 0 })
+  }
+  const [row] = results.rows
+  assert.deepEqual([row.figures.json.payloadBytes, row.figures.protobuf.payloadBytes], [106, 48])
+  assert.deepEqual([row.figures.json.wireBytes, row.figures.protobuf.wireBytes], [108, 50], 'payload + 2-byte unmasked server frame header')
+})
