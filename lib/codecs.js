@@ -3,6 +3,8 @@ import { fileURLToPath } from 'node:url'
 import generated from '../proto/generated.js'
 import { UsageError } from './errors.js'
 import { TESTS } from './payloads.js'
+import { createAdapter } from './fidelity.js'
+import { parseJsonExact, stringifyJsonExact } from './infer.js'
 
 /**
  * @typedef {object} Codec one wire format, bound to one test's schema
@@ -34,6 +36,44 @@ const jsonCodec = Object.freeze({
   toPlain: (value) => value
 })
 
+/**
+ * JSON for documents JSON.stringify would change: integers past 2^53 (read as BigInt) and -0.
+ * Slower than the built-ins, so only used where they are not exact.
+ */
+const exactJsonCodec = Object.freeze({
+  ...jsonCodec,
+  encode: stringifyJsonExact,
+  decode: (frame) => parseJsonExact(frame.toString('utf8'))
+})
+
+function jsonCodecFor (test) {
+  if (!test.payload) return jsonCodec
+  let builtIn
+  try {
+    builtIn = JSON.stringify(test.payload)
+  } catch {
+    return exactJsonCodec // BigInt
+  }
+  return builtIn === stringifyJsonExact(test.payload) ? jsonCodec : exactJsonCodec
+}
+
+/**
+ * protobuf.js codec over a user's schema (compiled or inferred): the adapter maps JSON keys,
+ * presence, 64-bit integers and unions to and from the schema's fields.
+ */
+function customProtobufCodec (type) {
+  const adapter = createAdapter(type)
+  return Object.freeze({
+    name: 'protobuf',
+    binary: true,
+    needsSchema: true,
+    prepare: (plain) => adapter.toMessage(plain),
+    encode: (message) => type.encode(message).finish(),
+    decode: (frame) => type.decode(frame),
+    toPlain: (message) => adapter.fromMessage(message)
+  })
+}
+
 /** protobuf.js codec over a message type, static (generated code) or dynamic (reflection). */
 function protobufCodec (name, type) {
   return Object.freeze({
@@ -64,13 +104,19 @@ const codecCache = new Map()
 
 /**
  * The codec for a format and test: 'json', 'protobuf' (protobuf.js generated code) or
- * 'protobuf-dynamic' (protobuf.js reflection, for benchmarks).
+ * 'protobuf-dynamic' (protobuf.js reflection, for benchmarks). A custom test (a user's payload, or
+ * a schema a client registered) brings its own protobuf.js type.
  * @param {string} format
- * @param {import('./payloads.js').TestInfo} test
+ * @param {import('./payloads.js').TestInfo|import('./custom-payload.js').CustomTest|{custom: true, type: object}} test
  * @returns {Codec}
  * @throws {UsageError} for an unknown format
  */
 export function createCodec (format, test) {
+  if (test.custom) {
+    if (format === 'json') return jsonCodecFor(test)
+    if (format === 'protobuf') return customProtobufCodec(test.type)
+    throw new UsageError(`format '${format}' does not support custom payloads: use json or protobuf`)
+  }
   const key = `${format}:${test.name}`
   if (!codecCache.has(key)) codecCache.set(key, buildCodec(format, test))
   return codecCache.get(key)

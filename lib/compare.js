@@ -5,6 +5,8 @@ import { startServer } from './server.js'
 import { TESTS, loadPayload, resolveTest, testLabel } from './payloads.js'
 import { buildComparisonResults, formatComparisonMarkdown } from './comparison.js'
 import { renderHtmlReport } from './html-report.js'
+import { loadCustomTest } from './custom-payload.js'
+import { stringifyJsonExact } from './infer.js'
 
 /** The two contenders, in the order reports show them (ratios are second / first). */
 export const COMPARED_FORMATS = ['json', 'protobuf']
@@ -36,24 +38,43 @@ export async function runClientProcess (format, args) {
 }
 
 /**
- * Message and warmup counts for one test: what the user asked for, or the defaults capped so a
+ * Message and warmup counts for one payload: what the user asked for, or the defaults capped so a
  * run sends at most DEFAULT_BYTES_PER_RUN of JSON (at least 10 messages).
- * @param {import('./payloads.js').TestInfo} test
+ * @param {number} jsonBytes the payload's size as JSON
  * @param {{messages?: number, warmup?: number}} asked undefined where the user gave nothing
  * @returns {{messages: number, warmup: number}}
  */
-export function runLength (test, asked) {
-  const jsonBytes = Buffer.byteLength(JSON.stringify(loadPayload(test)))
+export function runLength (jsonBytes, asked) {
   const messages = asked.messages ?? Math.max(10, Math.min(DEFAULT_MESSAGES, Math.floor(DEFAULT_BYTES_PER_RUN / jsonBytes)))
   const warmup = asked.warmup ?? Math.min(DEFAULT_WARMUP, Math.ceil(messages / 10))
   return { messages, warmup }
 }
 
 /**
- * Runs every selected test on every network profile with both formats against an embedded server
- * and assembles the results document (rows, ratios and every report with its histogram).
+ * What one client run is given to name its payload, and how big it is as JSON.
+ * @param {string[]} tests built-in tests
+ * @param {{payload: string, proto?: string, type?: string}|null} custom a user's payload instead
+ * @param {boolean} allowLossy
+ * @returns {Promise<Array<{label: string, args: string[], jsonBytes: number}>>}
+ */
+async function payloadsToRun (tests, custom, allowLossy) {
+  if (custom) {
+    // Loaded here too so a broken file or schema fails once, before the server starts.
+    const test = await loadCustomTest(custom)
+    const args = ['--payload', custom.payload, ...(custom.proto ? ['--proto', custom.proto, '--type', custom.type] : []), ...(allowLossy ? ['--allow-lossy'] : [])]
+    return [{ label: testLabel(test), args, jsonBytes: Buffer.byteLength(stringifyJsonExact(test.payload)) }]
+  }
+  return tests.map(resolveTest).map((test) => ({ label: testLabel(test), args: [test.name], jsonBytes: Buffer.byteLength(JSON.stringify(loadPayload(test))) }))
+}
+
+/**
+ * Runs every selected test (or the user's payload) on every network profile with both formats
+ * against an embedded server and assembles the results document (rows, ratios and every report
+ * with its histogram).
  * @param {object} options
  * @param {string[]} options.tests test numbers or names
+ * @param {{payload: string, proto?: string, type?: string}|null} [options.custom] a user's payload instead of tests
+ * @param {boolean} [options.allowLossy] run a custom payload even if its schema changes values
  * @param {string[]} options.profiles network profiles ('none' for no shaping)
  * @param {boolean} options.compress permessage-deflate on both ends
  * @param {string} [options.direction] up (default), down or echo
@@ -64,19 +85,18 @@ export function runLength (test, asked) {
  * @param {(line: string) => void} options.progress told before each run
  * @returns {Promise<import('./comparison.js').ComparisonResults>}
  */
-export async function compareFormats ({ tests, profiles, compress, direction = 'up', messages, warmup, inflight, connections, progress }) {
-  const selected = tests.map(resolveTest)
-  const lengths = new Map(selected.map((test) => [test.name, runLength(test, { messages, warmup })]))
+export async function compareFormats ({ tests, custom = null, allowLossy = false, profiles, compress, direction = 'up', messages, warmup, inflight, connections, progress }) {
+  const payloads = await payloadsToRun(tests, custom, allowLossy)
+  for (const payload of payloads) payload.length = runLength(payload.jsonBytes, { messages, warmup })
   const server = await startServer({ port: 0, compress })
   const reports = []
   try {
-    for (const test of selected) {
-      const length = lengths.get(test.name)
+    for (const { label, args, length } of payloads) {
       for (const profile of profiles) {
         for (const format of COMPARED_FORMATS) {
-          progress(`test ${testLabel(test)}, network ${profile}: ${format}, ${length.messages} messages`)
+          progress(`test ${label}, network ${profile}: ${format}, ${length.messages} messages`)
           reports.push(await runClientProcess(format, [
-            test.name, String(length.messages), '--url', server.url, '--throttle', profile,
+            ...args, String(length.messages), '--url', server.url, '--throttle', profile,
             '--inflight', String(inflight), '--connections', String(connections), '--warmup', String(length.warmup), '--direction', direction,
             ...(compress ? ['--compress'] : [])
           ]))
@@ -92,7 +112,7 @@ export async function compareFormats ({ tests, profiles, compress, direction = '
     direction,
     inflight,
     connections,
-    runs: Object.fromEntries(selected.map((test) => [testLabel(test), lengths.get(test.name)]))
+    runs: Object.fromEntries(payloads.map(({ label, length }) => [label, length]))
   })
 }
 

@@ -40,7 +40,7 @@ export function comparisonRows (reports, formats) {
     const key = `${report.test}\n${report.network.profile}`
     if (!rows.has(key)) {
       rows.set(key, {
-        test: testLabel({ id: report.testId, name: report.test }),
+        test: testLabel({ id: report.testId, name: report.test, file: report.payloadFile }),
         testName: report.test,
         profile: report.network.profile,
         network: describeNetwork(report.network),

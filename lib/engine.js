@@ -22,6 +22,8 @@ const DOWN_REQUEST = Buffer.from('GET')
  * @property {number} [timeoutMs] a message with no reply after this long is lost
  * @property {boolean} [compress] offer permessage-deflate
  * @property {string} [connectUrl] where to open the TCP connection when it differs from url (a shaping proxy)
+ * @property {{frame: string, expect: string}} [handshake] sent first on every connection; the run starts
+ *   once the server answers `expect` (a custom schema registration), and none of it is measured
  * @property {'up'|'down'|'echo'} [direction] up: send the payload, expect ACK; down: send a small
  *   request, expect the payload and decode it; echo: send the payload, expect it back and decode it
  */
@@ -272,7 +274,7 @@ class Channel {
  * @returns {Promise<{ws: WebSocket, socket: import('node:net').Socket}>} resolves once open, with
  *   the TCP socket whose byte counters the run reads; rejects with a one-line reason
  */
-function connect ({ url, connectUrl, test, codec, compress = false, direction = 'up' }) {
+function connect ({ url, connectUrl, test, codec, compress = false, direction = 'up', handshake }) {
   const target = new URL(url)
   target.searchParams.set('test', test.name)
   target.searchParams.set('format', codec.name)
@@ -286,7 +288,17 @@ function connect ({ url, connectUrl, test, codec, compress = false, direction = 
   let socket
   ws.once('upgrade', (response) => { socket = response.socket })
   return new Promise((resolve, reject) => {
-    ws.once('open', () => resolve({ ws, socket }))
+    ws.once('open', () => {
+      if (!handshake) return resolve({ ws, socket })
+      ws.once('message', (data) => {
+        const answer = data.toString('utf8', 0, 500)
+        if (answer === handshake.expect) return resolve({ ws, socket })
+        reject(new Error(`server refused the handshake on ${target.href}: ${answer}`))
+        ws.terminate()
+      })
+      ws.once('close', (code) => reject(new Error(`server closed the connection during the handshake on ${target.href} (code ${code})`)))
+      ws.send(handshake.frame)
+    })
     ws.once('unexpected-response', (request, response) => {
       let body = ''
       response.setEncoding('utf8')

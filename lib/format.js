@@ -44,10 +44,12 @@ export function size (bytes) {
 }
 
 /**
- * How reports name a test: `3 medium`, or just the name for tests without a number.
- * @param {{id: number|null|undefined, name: string}} test
+ * How reports name a test: `3 medium`, just the name for tests without a number, and the file for
+ * a user's payload: `custom (order.json)`.
+ * @param {{id: number|null|undefined, name: string, file?: string}} test
  * @returns {string}
  */
-export function testLabel ({ id, name }) {
+export function testLabel ({ id, name, file }) {
+  if (file) return `${name} (${file})`
   return id === null || id === undefined ? name : `${id} ${name}`
 }

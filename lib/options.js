@@ -5,6 +5,7 @@ import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_PAYLOAD, DIRECTIONS } from './serv
 import { BACKENDS, PROFILES, resolveNetwork } from './throttle.js'
 import { ALL_TESTS, DEFAULT_BYTES_PER_RUN, DEFAULT_MESSAGES, DEFAULT_WARMUP } from './compare.js'
 import { resolveTest } from './payloads.js'
+import { MAX_SCHEMA_BYTES } from './fidelity.js'
 
 /** Where clients connect and the server listens unless told otherwise. */
 export const DEFAULT_PORT = 7070
@@ -43,22 +44,46 @@ export function wholeNumber (name, value, min) {
   return number
 }
 
+/** Options that run a user's own JSON document instead of a built-in test (clients and compare). */
+const PAYLOAD_OPTIONS = {
+  payload: { describe: 'your own JSON document, in place of a test (schema inferred unless --proto)', type: 'string' },
+  proto: { describe: 'your .proto for --payload (with --type)', type: 'string' },
+  type: { describe: 'the message type in --proto, e.g. shop.Order', type: 'string' },
+  'allow-lossy': { describe: 'run even if the schema changes values (the report says lossy)', type: 'boolean', default: false }
+}
+
 /**
- * Parses a load client's command line.
+ * The `--payload` options as given, or null when a built-in test runs.
+ * @param {{payload?: string, proto?: string, type?: string}} args
+ * @returns {{payload: string, proto?: string, type?: string}|null}
+ */
+function payloadFiles (args) {
+  if (!args.payload) {
+    if (args.proto || args.type) throw new UsageError('--proto and --type go with --payload <file.json>')
+    return null
+  }
+  return { payload: args.payload, proto: args.proto, type: args.type }
+}
+
+/**
+ * Parses a load client's command line. With `--payload`, the first positional is the message count.
  * @param {string[]} argv process.argv
  * @param {string} format the codec this client uses, shown in the usage text
- * @returns {Promise<{test: string, messages: number, url: string, connections: number, inflight: number,
- *   warmup: number, timeout: number, compress: boolean, direction: string, json: boolean, network: object|null, throttleBackend: string}>}
+ * @returns {Promise<{test: string|null, custom: {payload: string, proto?: string, type?: string}|null, allowLossy: boolean,
+ *   messages: number, url: string, connections: number, inflight: number, warmup: number, timeout: number,
+ *   compress: boolean, direction: string, json: boolean, network: object|null, throttleBackend: string}>}
  */
 export async function parseClientArgs (argv, format) {
   const script = `client_${format}.js`
-  const args = await commandLine(argv, `Usage: node ${script} <test> [messages] [options]\n\n` +
+  const args = await commandLine(argv, `Usage: node ${script} <test> [messages] [options]\n` +
+    `       node ${script} --payload <file.json> [messages] [--proto <file.proto> --type <Name>] [options]\n\n` +
     `Sends [messages] ${format} messages of <test> and reports latency, throughput and bytes.\n` +
     'Tests: 1 numbers, 2 strings, 3 medium, 4 large, 5 small (by number or name), people, person, counters.')
-    .command('$0 <test> [messages]', false)
+    .command('$0 [test] [messages]', false)
     .positional('test', { describe: 'test payload, by number or name', type: 'string' })
-    .positional('messages', { describe: 'messages to send and record', default: 10000 })
+    .positional('messages', { describe: 'messages to send and record [default: 10000]' })
     .options({
+      ...PAYLOAD_OPTIONS,
       url: { describe: 'server URL', default: DEFAULT_URL, type: 'string' },
       connections: { alias: 'c', describe: 'parallel WebSocket connections', default: 1 },
       inflight: { alias: 'i', describe: 'messages outstanding per connection (1 = strict request/response)', default: 1 },
@@ -79,10 +104,25 @@ export async function parseClientArgs (argv, format) {
     .example(`node ${script} 3 100000`, 'test 3 (medium), 100,000 messages, one at a time')
     .example(`node ${script} small 100000 --inflight 100`, 'test 5 with 100 messages in flight')
     .example(`node ${script} 4 1000 --connections 4 --json`, 'four connections, JSON report on stdout')
+    .example(`node ${script} --payload my.json 1000`, 'your own document, schema inferred')
+    .example(`node ${script} --payload my.json 1000 --proto my.proto --type shop.Order`, 'your own document and schema')
     .parseAsync()
+  const custom = payloadFiles(args)
+  let test = args.test
+  let messages = args.messages
+  if (custom) {
+    if (messages !== undefined) throw new UsageError(`give either a test ('${test}') or --payload, not both`)
+    messages = test
+    test = null
+    if (args.direction === 'down') throw new UsageError('--direction down needs a built-in test: the server cannot know your payload')
+  } else if (test === undefined) {
+    throw new UsageError('name a test (1-5, people, person, counters) or give --payload <file.json> (see --help)')
+  }
   return {
-    test: String(args.test),
-    messages: wholeNumber('messages', args.messages, 1),
+    test: test === null ? null : String(test),
+    custom,
+    allowLossy: args.allowLossy,
+    messages: wholeNumber('messages', messages ?? 10000, 1),
     url: parseWsUrl(args.url),
     connections: wholeNumber('connections', args.connections, 1),
     inflight: wholeNumber('inflight', args.inflight, 1),
@@ -101,7 +141,7 @@ export async function parseClientArgs (argv, format) {
  * the token (an environment variable keeps it out of `ps` listings).
  * @param {string[]} argv process.argv
  * @param {NodeJS.ProcessEnv} env
- * @returns {Promise<{host: string, port: number, maxPayload: number, maxConnections: number, compress: boolean, token?: string}>}
+ * @returns {Promise<{host: string, port: number, maxPayload: number, maxConnections: number, maxSchemaBytes: number, compress: boolean, token?: string}>}
  */
 export async function parseServerArgs (argv, env) {
   const args = await commandLine(argv, 'Usage: node server.js [options]\n\n' +
@@ -111,6 +151,7 @@ export async function parseServerArgs (argv, env) {
       host: { describe: 'interface to listen on', default: '127.0.0.1', type: 'string' },
       port: { alias: 'p', describe: 'port (0 picks a free one); default from PORT', default: env.PORT ?? DEFAULT_PORT },
       'max-payload': { describe: 'largest accepted message in bytes (bigger ones close the connection with 1009)', default: DEFAULT_MAX_PAYLOAD },
+      'max-schema-bytes': { describe: 'largest .proto a client may register for its own payload (0: refuse registrations)', default: MAX_SCHEMA_BYTES },
       'max-connections': { describe: 'open connections beyond which upgrades are refused with 503', default: DEFAULT_MAX_CONNECTIONS },
       compress: { describe: 'accept permessage-deflate', type: 'boolean', default: false },
       token: { describe: 'require this token on upgrades (Authorization: Bearer, or ?token=); default from BENCH_TOKEN', type: 'string', default: env.BENCH_TOKEN }
@@ -126,6 +167,7 @@ export async function parseServerArgs (argv, env) {
     port,
     maxPayload: wholeNumber('max-payload', args.maxPayload, 1),
     maxConnections: wholeNumber('max-connections', args.maxConnections, 1),
+    maxSchemaBytes: wholeNumber('max-schema-bytes', args.maxSchemaBytes, 0),
     compress: args.compress,
     token: args.token || undefined
   }
@@ -152,7 +194,8 @@ function parseWsUrl (text) {
  * Parses `npm run compare`'s command line. Messages and warmup stay undefined unless given, so
  * each test gets a length that suits its size (see runLength in lib/compare.js).
  * @param {string[]} argv process.argv
- * @returns {Promise<{tests: string[], profiles: string[], compress: boolean, direction: string, messages?: number, warmup?: number,
+ * @returns {Promise<{tests: string[], custom: {payload: string, proto?: string, type?: string}|null, allowLossy: boolean,
+ *   profiles: string[], compress: boolean, direction: string, messages?: number, warmup?: number,
  *   inflight: number, connections: number, json: boolean, out: string}>}
  */
 export async function parseCompareArgs (argv) {
@@ -160,6 +203,7 @@ export async function parseCompareArgs (argv) {
     'Starts a server, runs the JSON and the protobuf client on each test and network profile, prints one\n' +
     'side-by-side table and writes results.json, results.md and report.html.')
     .options({
+      ...PAYLOAD_OPTIONS,
       tests: { describe: 'comma-separated tests, by number or name', default: ALL_TESTS.join(','), type: 'string' },
       throttle: { describe: 'comma-separated network profiles (none = no shaping)', default: 'none', type: 'string' },
       compress: { describe: 'permessage-deflate on server and clients', type: 'boolean', default: false },
@@ -176,13 +220,19 @@ export async function parseCompareArgs (argv) {
     .example('npm run compare -- --tests 4,5 --throttle none,3g -n 50', 'tests 4 and 5 on loopback and on 3G')
     .example('npm run compare -- --tests people --compress', 'the 12.9 MB payload with permessage-deflate')
     .example('npm run compare -- --tests people --direction down', 'the server sends 50,000 persons, clients decode them')
+    .example('npm run compare -- --payload my.json', 'your own document, schema inferred')
     .parseAsync()
   const profiles = commaList(args.throttle)
   for (const profile of profiles) resolveNetwork({ throttle: profile })
-  const tests = commaList(args.tests)
+  const custom = payloadFiles(args)
+  if (custom && argv.some((arg) => arg === '--tests' || arg.startsWith('--tests='))) throw new UsageError('give either --tests or --payload, not both')
+  if (custom && args.direction === 'down') throw new UsageError('--direction down needs built-in tests: the server cannot know your payload')
+  const tests = custom ? [] : commaList(args.tests)
   for (const test of tests) resolveTest(test)
   return {
     tests,
+    custom,
+    allowLossy: args.allowLossy,
     profiles,
     compress: args.compress,
     direction: args.direction,

@@ -13,6 +13,7 @@ const BAR_WIDTH = 30
  * @property {number} warmup
  * @property {string} [direction] up (default), down or echo
  * @property {object|null} [network] the network profile in force, null for none
+ * @property {{differences: number, examples: object[]}|null} [lossy] for a user's payload whose schema changes values
  */
 
 /**
@@ -43,7 +44,13 @@ export function buildReport (result, context) {
     ok,
     failure: result.failure ?? (ok ? null : describeFailedMessages(messages, result.errorReplies)),
     errorReplies: result.errorReplies,
-    histogram: encodeHistogram(histogram)
+    histogram: encodeHistogram(histogram),
+    // A user's payload: which file, which schema, and whether it arrived unchanged.
+    ...(context.test.custom && {
+      payloadFile: context.test.file,
+      schema: context.test.inferred ? 'inferred' : context.test.typeName,
+      lossy: context.lossy ?? null
+    })
   }
 }
 
@@ -62,7 +69,7 @@ function describeFailedMessages ({ sent, errors, lost }, errorReplies) {
 export function formatReport (report, histogram) {
   const { messages: m, latencyMs: l, bytes: b } = report
   const lines = [
-    `${report.format} · test ${testLabel({ id: report.testId, name: report.test })} · ${report.direction} · ${report.connections} connection(s) × ${report.inflight} in flight · network: ${describeNetwork(report.network)}`,
+    `${report.format} · test ${testLabel({ id: report.testId, name: report.test, file: report.payloadFile })} · ${report.direction} · ${report.connections} connection(s) × ${report.inflight} in flight · network: ${describeNetwork(report.network)}`,
     `messages  sent ${int(m.sent)}  acked ${int(m.acked)}  errors ${int(m.errors)}  lost ${int(m.lost)}`,
     `elapsed   ${(report.durationMs / 1000).toFixed(2)} s  rate ${int(report.rate)} msg/s`,
     `bytes     payload ${int(b.payloadPerMessage)} B/msg  written ${size(b.written)}  read ${size(b.read)} (on the socket, frames included)`,
@@ -70,6 +77,7 @@ export function formatReport (report, histogram) {
     ...formatBands(latencyBands(histogram), histogram.totalCount)
   ]
   if (report.network.reason) lines.splice(1, 0, `shaping   ${report.network.reason}`)
+  if (report.lossy) lines.push(`LOSSY     the schema changed ${report.lossy.differences} value(s) of ${report.payloadFile}, first at ${report.lossy.examples[0]?.path}`)
   if (report.failure) lines.push(`FAILED    ${report.failure}`)
   return lines.join('\n') + '\n'
 }

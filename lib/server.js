@@ -5,6 +5,8 @@ import { loadPayload, resolveTest, TESTS } from './payloads.js'
 import { createCodec, FORMATS } from './codecs.js'
 import { UsageError } from './errors.js'
 import { createWebHandler } from './web.js'
+import { CUSTOM_TEST, REGISTRATION_OK, compileRegistration } from './custom-payload.js'
+import { MAX_SCHEMA_BYTES } from './fidelity.js'
 
 /**
  * Largest WebSocket message the server accepts, in bytes. The biggest built-in payload (`people`,
@@ -51,6 +53,11 @@ export function parseConnectionTarget (requestUrl) {
   if (!DIRECTIONS.includes(direction)) {
     throw new UsageError(`unknown direction '${direction}': expected one of ${DIRECTIONS.join(', ')}`)
   }
+  if (testParam === CUSTOM_TEST) {
+    // A user's payload: the server has no copy of it, and learns a protobuf schema from the client.
+    if (direction === 'down') throw new UsageError('direction down needs a built-in test: the server has no custom payload to send')
+    return { test: { name: CUSTOM_TEST, custom: true }, format, direction }
+  }
   return { test: resolveTest(testParam), format, direction }
 }
 
@@ -63,6 +70,8 @@ export function parseConnectionTarget (requestUrl) {
  * @param {number} [options.maxPayload] largest accepted message in bytes
  * @param {boolean} [options.compress] offer permessage-deflate
  * @param {number} [options.maxConnections] open connections beyond which upgrades get 503
+ * @param {number} [options.maxSchemaBytes] largest .proto a client may register for a custom
+ *   payload; 0 refuses registrations
  * @param {string} [options.token] when set, upgrades must carry it (`Authorization: Bearer <token>`
  *   or `?token=`); others get 401
  * @param {(line: string) => void} [options.log] receives the periodic summary lines
@@ -74,6 +83,7 @@ export async function startServer ({
   maxPayload = DEFAULT_MAX_PAYLOAD,
   compress = false,
   maxConnections = DEFAULT_MAX_CONNECTIONS,
+  maxSchemaBytes = MAX_SCHEMA_BYTES,
   token,
   log = () => {}
 } = {}) {
@@ -82,6 +92,7 @@ export async function startServer ({
   const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: compress })
   const isAuthorized = token ? tokenCheck(token) : () => true
   let upgrading = 0
+  const schemaCache = new Map()
 
   httpServer.on('upgrade', (request, socket, head) => {
     socket.on('error', () => socket.destroy())
@@ -111,7 +122,9 @@ export async function startServer ({
     socket.once('close', settle)
     wss.handleUpgrade(request, socket, head, (ws) => {
       settle()
-      serveConnection(ws, target, stats)
+      trackConnection(ws, stats)
+      if (target.test.custom && target.format === 'protobuf') awaitRegistration(ws, target, stats, maxSchemaBytes, schemaCache)
+      else serveConnection(ws, target, stats)
     })
   })
   // Clients that drop the TCP connection mid-handshake must not take the server down.
@@ -151,6 +164,28 @@ export async function startServer ({
  * @property {() => Promise<void>} close closes every connection with 1001 and stops listening
  */
 
+/**
+ * A protobuf connection for a custom payload: its first message must register the schema. One
+ * that cannot be compiled (too big, invalid, unknown type) is answered `ERR schema ...` and the
+ * connection is closed with 1008; nothing from it is compiled without the size limit.
+ */
+function awaitRegistration (ws, target, stats, maxSchemaBytes, cache) {
+  ws.once('message', (data) => {
+    let type
+    try {
+      if (maxSchemaBytes === 0) throw new UsageError('this server does not accept schema registrations (--max-schema-bytes 0)')
+      type = compileRegistration(data, maxSchemaBytes, cache)
+    } catch (err) {
+      stats.refusedSchemas++
+      ws.send(`ERR schema refused: ${oneLine(err)}`)
+      ws.close(1008, 'schema refused')
+      return
+    }
+    ws.send(REGISTRATION_OK)
+    serveConnection(ws, { ...target, test: { ...target.test, type } }, stats)
+  })
+}
+
 /** Answers every message of one connection, in order: ACK (up), the payload (down) or the message re-encoded (echo). */
 function serveConnection (ws, { test, format, direction }, stats) {
   const codec = createCodec(format, test)
@@ -158,8 +193,6 @@ function serveConnection (ws, { test, format, direction }, stats) {
   const payloadFrame = { binary: codec.binary }
   // Prepared once, as a client prepares its payload; encoded for every reply, which is the cost measured.
   const payload = direction === 'down' ? codec.prepare(loadPayload(test)) : null
-  stats.openConnections++
-  stats.totalConnections++
   ws.on('message', (data) => {
     let reply
     try {
@@ -175,6 +208,12 @@ function serveConnection (ws, { test, format, direction }, stats) {
     if (reply === undefined) ws.send(ACK, TEXT_FRAME)
     else ws.send(reply, payloadFrame)
   })
+}
+
+/** Counts a connection while it is open, and its protocol errors. */
+function trackConnection (ws, stats) {
+  stats.openConnections++
+  stats.totalConnections++
   // ws reports protocol violations (invalid UTF-8, oversized frames) here and then closes the
   // connection with the matching code (1007, 1009); count them, never let them escape.
   ws.on('error', () => { stats.protocolErrors++ })
@@ -230,6 +269,7 @@ function createStats () {
     totalConnections: 0,
     refused: 0,
     unauthorized: 0,
+    refusedSchemas: 0,
     protocolErrors: 0,
     /** @param {string} format */
     forFormat (format) {
@@ -265,6 +305,7 @@ function createStats () {
       const { messages, errors } = stats.totals()
       return `${messages.toLocaleString('en-US')} messages, ${errors} decode errors, ` +
         `${stats.protocolErrors} protocol errors, ${stats.refused} refused upgrades, ${stats.unauthorized} unauthorized, ` +
+        `${stats.refusedSchemas} refused schemas, ` +
         `rss ${megabytes(process.memoryUsage.rss())} MB (peak ${megabytes(process.resourceUsage().maxRSS * 1024)} MB)`
     }
   }

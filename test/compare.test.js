@@ -5,14 +5,15 @@ import os from 'node:os'
 import path from 'node:path'
 import { runScript } from './helpers.js'
 import { ALL_TESTS, DEFAULT_MESSAGES, DEFAULT_WARMUP, runLength } from '../lib/compare.js'
-import { resolveTest } from '../lib/payloads.js'
+import { loadPayload, resolveTest } from '../lib/payloads.js'
 
 const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), 'compare-'))
 
 test('runLength: defaults capped by bytes for big payloads, explicit counts honoured', () => {
-  assert.deepEqual(runLength(resolveTest('small'), {}), { messages: DEFAULT_MESSAGES, warmup: DEFAULT_WARMUP })
-  assert.deepEqual(runLength(resolveTest('people'), {}), { messages: 20, warmup: 2 }, '256 MiB / 12.85 MB per message')
-  assert.deepEqual(runLength(resolveTest('people'), { messages: 3, warmup: 0 }), { messages: 3, warmup: 0 })
+  const peopleBytes = Buffer.byteLength(JSON.stringify(loadPayload(resolveTest('people'))))
+  assert.deepEqual(runLength(22, {}), { messages: DEFAULT_MESSAGES, warmup: DEFAULT_WARMUP })
+  assert.deepEqual(runLength(peopleBytes, {}), { messages: 20, warmup: 2 }, '256 MiB / 12.85 MB per message')
+  assert.deepEqual(runLength(peopleBytes, { messages: 3, warmup: 0 }), { messages: 3, warmup: 0 })
   assert.deepEqual(ALL_TESTS, ['numbers', 'strings', 'medium', 'large', 'small', 'people', 'person', 'counters'])
 })
 

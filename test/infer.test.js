@@ -7,7 +7,7 @@ import { after, describe, it } from 'node:test'
 import { UsageError } from '../lib/errors.js'
 import { checkFidelity, compileSchema } from '../lib/fidelity.js'
 import { MAX_JSON_DEPTH, MAX_MESSAGE_DEPTH, inferSchema, parseJsonExact, stringifyJsonExact } from '../lib/infer.js'
-import { roundTrip } from './fixtures/infer/support.js'
+import { deepDocuments, fiveMegabyteDocument, roundTrip } from './fixtures/infer/support.js'
 
 const FIXTURES = new URL('./fixtures/infer/', import.meta.url)
 const readFixture = (name) => readFileSync(new URL(name, FIXTURES), 'utf8')
@@ -219,12 +219,7 @@ describe('inferSchema refuses what no protobuf type holds exactly, naming the JS
 
 describe('large and deep documents', () => {
   it('200 levels of nesting round-trip: levels past protobuf\'s depth limit travel as exact JSON text', (t) => {
-    let objects = 42
-    let arrays = 'leaf'
-    for (let level = 0; level < 200; level++) {
-      objects = { a: objects, [`k${level % 3}`]: level }
-      arrays = [arrays, level]
-    }
+    const { objects, arrays } = deepDocuments()
     for (const [name, value] of [['deep-objects', objects], ['deep-arrays', arrays]]) {
       const { proto } = assertLossless(t, value, name)
       assert.match(proto, /^message JsonText \{/m, name)
@@ -233,22 +228,7 @@ describe('large and deep documents', () => {
   })
 
   it('a 5 MB document parses like JSON.parse and round-trips', (t) => {
-    const records = []
-    for (let id = 0; records.length < 24000; id++) {
-      records.push({
-        id,
-        uuid: `${id.toString(16).padStart(8, '0')}-4e2a-9b1c-${'f'.repeat(12)}`,
-        name: id % 7 === 0 ? null : `user-${id}`,
-        score: id % 5 === 0 ? id : id / 8,
-        balance: (id % 2 ? -1 : 1) * id * 1000003,
-        active: id % 3 === 0,
-        tags: id % 4 === 0 ? [] : ['alpha', 'beta', 'gamma'].slice(0, id % 4),
-        position: [id * 0.001, -id * 0.002],
-        ...(id % 11 === 0 ? { note: 'sparse key' } : {}),
-        address: { city: `city-${id % 97}`, zip: id % 13 === 0 ? null : String(10000 + id) }
-      })
-    }
-    const text = JSON.stringify({ generated: 'test', records })
+    const text = fiveMegabyteDocument()
     assert.ok(text.length >= 5_000_000, `document is ${text.length} characters`)
     const value = parseJsonExact(text)
     assert.deepStrictEqual(value, JSON.parse(text))

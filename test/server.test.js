@@ -224,7 +224,7 @@ describe('server security limits', () => {
     } finally {
       await server.stop()
     }
-    assert.match(server.output(), /1 messages, 0 decode errors, 0 protocol errors, 0 refused upgrades, 1 unauthorized, rss \d+ MB \(peak \d+ MB\)/)
+    assert.match(server.output(), /1 messages, 0 decode errors, 0 protocol errors, 0 refused upgrades, 1 unauthorized, 0 refused schemas, rss \d+ MB \(peak \d+ MB\)/)
   })
 })
 
