@@ -116,3 +116,24 @@ function countBetween (histogram, from, to) {
   }
   return count
 }
+
+/**
+ * The run's per-second histograms as an HdrHistogram interval log (the format HistogramLogProcessor,
+ * HdrHistogram's plotters and every implementation's log reader take), values in microseconds.
+ * @param {{startedAt: number, timeSeries: Array<{t: number, histogram: string}>}} report
+ * @returns {string}
+ */
+export function formatIntervalLog ({ startedAt, timeSeries }) {
+  let text = ''
+  const writer = new hdr.HistogramLogWriter((line) => { text += line })
+  writer.outputLogFormatVersion()
+  writer.outputComment('latency in microseconds, one interval per second (ws-json-vs-protobuf)')
+  writer.outputStartTime(startedAt)
+  writer.outputLegend()
+  const base = startedAt / 1000
+  for (const { t, histogram } of timeSeries) {
+    const start = Math.max(0, t - base)
+    writer.outputIntervalHistogram(decodeHistogram(histogram), start, start + 1, 1)
+  }
+  return text
+}

@@ -66,12 +66,39 @@ function payloadFiles (args) {
 }
 
 /**
+ * @typedef {object} ClientOptions a load client's command line, checked
+ * @property {string|null} test built-in test, or null with --payload
+ * @property {{payload: string, proto?: string, type?: string}|null} custom
+ * @property {boolean} allowLossy
+ * @property {number} [messages] undefined when only --duration limits the run
+ * @property {number} [durationMs]
+ * @property {number} [rate] open loop, messages per second in total
+ * @property {{messages?: number, durationMs?: number}} warmup
+ * @property {number} workers
+ * @property {string} [out] JSON report file
+ * @property {string} [hdrOut] HdrHistogram interval log file
+ * @property {string[]} assert threshold expressions
+ * @property {Record<string, string>} headers
+ * @property {string} [subprotocol]
+ * @property {boolean} insecure
+ * @property {{any: boolean}|{text: string}} ack
+ * @property {boolean} reconnect
+ * @property {string} url
+ * @property {number} connections
+ * @property {number} inflight
+ * @property {number} timeout ms
+ * @property {boolean} compress
+ * @property {string} direction
+ * @property {boolean} json
+ * @property {object|null} network
+ * @property {string} throttleBackend
+ */
+
+/**
  * Parses a load client's command line. With `--payload`, the first positional is the message count.
  * @param {string[]} argv process.argv
  * @param {string} format the codec this client uses, shown in the usage text
- * @returns {Promise<{test: string|null, custom: {payload: string, proto?: string, type?: string}|null, allowLossy: boolean,
- *   messages: number, url: string, connections: number, inflight: number, warmup: number, timeout: number,
- *   compress: boolean, direction: string, json: boolean, network: object|null, throttleBackend: string}>}
+ * @returns {Promise<ClientOptions>}
  */
 export async function parseClientArgs (argv, format) {
   const script = `client_${format}.js`
@@ -84,10 +111,22 @@ export async function parseClientArgs (argv, format) {
     .positional('messages', { describe: 'messages to send and record [default: 10000]' })
     .options({
       ...PAYLOAD_OPTIONS,
-      url: { describe: 'server URL', default: DEFAULT_URL, type: 'string' },
+      url: { describe: 'server URL (ws:// or wss://)', default: DEFAULT_URL, type: 'string' },
       connections: { alias: 'c', describe: 'parallel WebSocket connections', default: 1 },
-      inflight: { alias: 'i', describe: 'messages outstanding per connection (1 = strict request/response)', default: 1 },
-      warmup: { alias: 'w', describe: 'messages sent first and not recorded', default: 0 },
+      inflight: { alias: 'i', describe: 'messages outstanding per connection (1 = strict request/response) [default: 1, with --rate 1000]' },
+      rate: { alias: 'r', describe: 'open loop: messages per second in total, latency from the schedule', type: 'number' },
+      duration: { alias: 'd', describe: 'run for this long instead of a message count: 30s, 500ms, 2m', type: 'string' },
+      warmup: { alias: 'w', describe: 'messages (or a time: 2s) sent first and not recorded', default: '0', type: 'string' },
+      workers: { describe: 'worker threads, each with its share of connections, messages and rate', default: 1 },
+      out: { describe: 'also write the JSON report to this file', type: 'string' },
+      'hdr-out': { describe: 'write the latency histograms as an HdrHistogram interval log', type: 'string' },
+      assert: { describe: 'threshold that fails the run (exit 1), repeatable: "p99<20ms", "errors==0", "rate>=5000"', type: 'array', string: true, default: [] },
+      header: { alias: 'H', describe: 'extra upgrade header "Name: value", repeatable', type: 'array', string: true, default: [] },
+      token: { describe: 'sent as Authorization: Bearer <token>; default from BENCH_TOKEN', type: 'string', default: process.env.BENCH_TOKEN },
+      subprotocol: { describe: 'Sec-WebSocket-Protocol to ask for', type: 'string' },
+      insecure: { describe: 'wss:// without verifying the certificate (self-signed servers)', type: 'boolean', default: false },
+      ack: { describe: 'what counts as the reply (up): ACK, any, or text:<reply>', default: 'ACK', type: 'string' },
+      reconnect: { describe: 'when a connection drops, reconnect (within --timeout) and go on', type: 'boolean', default: false },
       timeout: { describe: 'per-message timeout in ms; a message with no reply by then is lost', default: 10000 },
       compress: { describe: 'offer permessage-deflate', type: 'boolean', default: false },
       direction: { describe: 'up: send the payload, server ACKs; down: server sends it; echo: server sends it back', choices: DIRECTIONS, default: 'up' },
@@ -108,6 +147,7 @@ export async function parseClientArgs (argv, format) {
     .example(`node ${script} --payload my.json 1000 --proto my.proto --type shop.Order`, 'your own document and schema')
     .parseAsync()
   const custom = payloadFiles(args)
+  const durationMs = args.duration === undefined ? undefined : duration('duration', args.duration)
   let test = args.test
   let messages = args.messages
   if (custom) {
@@ -118,15 +158,27 @@ export async function parseClientArgs (argv, format) {
   } else if (test === undefined) {
     throw new UsageError('name a test (1-5, people, person, counters) or give --payload <file.json> (see --help)')
   }
+  const rate = args.rate === undefined ? undefined : positiveNumber('rate', args.rate)
   return {
     test: test === null ? null : String(test),
     custom,
     allowLossy: args.allowLossy,
-    messages: wholeNumber('messages', messages ?? 10000, 1),
+    messages: messages === undefined ? (durationMs === undefined ? 10000 : undefined) : wholeNumber('messages', messages, 1),
+    durationMs,
+    rate,
+    warmup: /[a-z]$/i.test(args.warmup) ? { durationMs: duration('warmup', args.warmup) } : { messages: wholeNumber('warmup', args.warmup, 0) },
+    workers: wholeNumber('workers', args.workers, 1),
+    out: args.out,
+    hdrOut: args.hdrOut,
+    assert: args.assert,
+    headers: upgradeHeaders(args.header, args.token),
+    subprotocol: args.subprotocol,
+    insecure: args.insecure,
+    ack: ackRule(args.ack),
+    reconnect: args.reconnect,
     url: parseWsUrl(args.url),
     connections: wholeNumber('connections', args.connections, 1),
-    inflight: wholeNumber('inflight', args.inflight, 1),
-    warmup: wholeNumber('warmup', args.warmup, 0),
+    inflight: wholeNumber('inflight', args.inflight ?? (rate ? 1000 : 1), 1),
     timeout: wholeNumber('timeout', args.timeout, 1),
     compress: args.compress,
     direction: args.direction,
@@ -171,6 +223,44 @@ export async function parseServerArgs (argv, env) {
     compress: args.compress,
     token: args.token || undefined
   }
+}
+
+const DURATION_UNITS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
+
+/**
+ * Reads a duration such as `30s`, `500ms`, `2m` or `1h` (a bare number is seconds).
+ * @param {string} name option name, for the message
+ * @param {string|number} text
+ * @returns {number} milliseconds, > 0
+ */
+export function duration (name, text) {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(String(text).trim())
+  if (!match || Number(match[1]) <= 0) throw new UsageError(`--${name} must be a duration such as 30s, 500ms or 2m, got '${text}'`)
+  return Math.round(Number(match[1]) * DURATION_UNITS[match[2] ?? 's'])
+}
+
+function positiveNumber (name, value) {
+  const number = Number(value)
+  if (!Number.isFinite(number) || number <= 0) throw new UsageError(`--${name} must be a number > 0, got '${value}'`)
+  return number
+}
+
+function upgradeHeaders (lines, token) {
+  const headers = {}
+  for (const line of lines) {
+    const match = /^([!#$%&'*+.^\w`|~-]+):\s*(.*)$/.exec(line)
+    if (!match) throw new UsageError(`--header must look like "Name: value", got '${line}'`)
+    headers[match[1]] = match[2]
+  }
+  if (token) headers.Authorization = `Bearer ${token}`
+  return headers
+}
+
+function ackRule (text) {
+  if (text === 'any') return { any: true }
+  if (text === 'ACK') return { text: 'ACK' }
+  if (text.startsWith('text:') && text.length > 5) return { text: text.slice(5) }
+  throw new UsageError(`--ack must be ACK, any or text:<reply>, got '${text}'`)
 }
 
 function commaList (text) {
@@ -243,6 +333,28 @@ export async function parseCompareArgs (argv) {
     out: args.out,
     json: args.json
   }
+}
+
+/**
+ * Parses `node bin/merge.js`'s command line.
+ * @param {string[]} argv process.argv
+ * @returns {Promise<{files: string[], json: boolean, out?: string, hdrOut?: string, assert: string[]}>}
+ */
+export async function parseMergeArgs (argv) {
+  const args = await commandLine(argv, 'Usage: node bin/merge.js <report.json>... [options]\n\n' +
+    'Merges client reports (--json or --out files) of one format and test, from several processes or\n' +
+    'machines, into one: counts summed, latency histograms added exactly.')
+    .command('$0 <files..>', false)
+    .positional('files', { describe: 'report files', type: 'string' })
+    .options({
+      json: { describe: 'print the merged report as JSON', type: 'boolean', default: false },
+      out: { describe: 'also write the merged JSON report to this file', type: 'string' },
+      'hdr-out': { describe: 'write the merged per-second histograms as an HdrHistogram interval log', type: 'string' },
+      assert: { describe: 'threshold on the merged report, repeatable (as for the clients)', type: 'array', string: true, default: [] }
+    })
+    .example('node bin/merge.js host-*.json --assert "p99<20ms"', 'one report for a multi-host run, checked')
+    .parseAsync()
+  return { files: args.files, json: args.json, out: args.out, hdrOut: args.hdrOut, assert: args.assert }
 }
 
 /**

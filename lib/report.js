@@ -26,6 +26,7 @@ const BAR_WIDTH = 30
 export function buildReport (result, context) {
   const { messages, durationMs, histogram, bytes } = result
   const ok = !result.failure && messages.errors === 0 && messages.lost === 0
+  const uncorrected = result.uncorrectedHistogram
   return {
     format: context.format,
     test: context.test.name,
@@ -37,14 +38,23 @@ export function buildReport (result, context) {
     direction: context.direction ?? 'up',
     network: context.network ?? { profile: 'none' },
     messages: { ...messages },
+    startedAt: result.startedAt,
     durationMs: round(durationMs, 3),
     rate: durationMs > 0 ? round(messages.acked * 1000 / durationMs, 1) : 0,
+    target: result.target ? describeTarget(result.target) : null,
+    // With a target rate, latency counts from each message's scheduled send (coordinated omission
+    // corrected); uncorrectedLatencyMs counts from the actual send, as a closed loop would.
     latencyMs: summarizeLatency(histogram),
+    uncorrectedLatencyMs: uncorrected ? summarizeLatency(uncorrected) : null,
     bytes: { ...bytes },
+    reconnects: result.reconnects ?? { count: 0, gapMs: 0 },
+    interrupted: Boolean(result.interrupted),
     ok,
     failure: result.failure ?? (ok ? null : describeFailedMessages(messages, result.errorReplies)),
     errorReplies: result.errorReplies,
+    timeSeries: result.timeSeries ?? [],
     histogram: encodeHistogram(histogram),
+    uncorrectedHistogram: uncorrected ? encodeHistogram(uncorrected) : null,
     // A user's payload: which file, which schema, and whether it arrived unchanged.
     ...(context.test.custom && {
       payloadFile: context.test.file,
@@ -52,6 +62,15 @@ export function buildReport (result, context) {
       lossy: context.lossy ?? null
     })
   }
+}
+
+/**
+ * The target rate against what was sent: met within 1%, or missed by how much.
+ * @param {{rate: number, sendRate: number}} target
+ */
+export function describeTarget ({ rate, sendRate }) {
+  const missedByPercent = round(Math.max(0, (rate - sendRate) / rate * 100), 1)
+  return { rate, sendRate, met: missedByPercent <= 1, missedByPercent }
 }
 
 function describeFailedMessages ({ sent, errors, lost }, errorReplies) {
@@ -73,10 +92,16 @@ export function formatReport (report, histogram) {
     `messages  sent ${int(m.sent)}  acked ${int(m.acked)}  errors ${int(m.errors)}  lost ${int(m.lost)}`,
     `elapsed   ${(report.durationMs / 1000).toFixed(2)} s  rate ${int(report.rate)} msg/s`,
     `bytes     payload ${int(b.payloadPerMessage)} B/msg  written ${size(b.written)}  read ${size(b.read)} (on the socket, frames included)`,
-    `latency   min ${ms(l.min)}  mean ${ms(l.mean)}  stdev ${ms(l.stdev)}  p50 ${ms(l.p50)}  p90 ${ms(l.p90)}  p99 ${ms(l.p99)}  p99.9 ${ms(l.p999)}  max ${ms(l.max)}`,
+    `latency   min ${ms(l.min)}  mean ${ms(l.mean)}  stdev ${ms(l.stdev)}  p50 ${ms(l.p50)}  p90 ${ms(l.p90)}  p99 ${ms(l.p99)}  p99.9 ${ms(l.p999)}  max ${ms(l.max)}${report.target ? '  (from the schedule)' : ''}`,
+    ...(report.uncorrectedLatencyMs ? [`uncorr.   p50 ${ms(report.uncorrectedLatencyMs.p50)}  p90 ${ms(report.uncorrectedLatencyMs.p90)}  p99 ${ms(report.uncorrectedLatencyMs.p99)}  p99.9 ${ms(report.uncorrectedLatencyMs.p999)}  max ${ms(report.uncorrectedLatencyMs.max)}  (from the actual send: hides stalls)`] : []),
     ...formatBands(latencyBands(histogram), histogram.totalCount)
   ]
   if (report.network.reason) lines.splice(1, 0, `shaping   ${report.network.reason}`)
+  if (report.target) {
+    const { rate, sendRate, met, missedByPercent } = report.target
+    lines.splice(3, 0, `target    ${int(rate)} msg/s, sent at ${int(sendRate)} msg/s: ${met ? 'met' : `MISSED by ${missedByPercent}%`}`)
+  }
+  if (report.reconnects.count > 0) lines.push(`reconnect ${report.reconnects.count} time(s), ${report.reconnects.gapMs} ms without a connection`)
   if (report.lossy) lines.push(`LOSSY     the schema changed ${report.lossy.differences} value(s) of ${report.payloadFile}, first at ${report.lossy.examples[0]?.path}`)
   if (report.failure) lines.push(`FAILED    ${report.failure}`)
   return lines.join('\n') + '\n'

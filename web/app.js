@@ -75,11 +75,12 @@ function phase (ws, codec, direction, outgoing, count, inflight) {
   let outstanding = 0
   let startedAt = 0
   let lastReplyAt = 0
+  const startedAtEpoch = Date.now()
   return new Promise((resolve) => {
     const finish = (failure) => {
       ws.onmessage = ws.onclose = null
       counts.lost += outstanding
-      resolve({ messages: counts, durationMs: lastReplyAt - startedAt, histogram, bytes, errorReplies, failure })
+      resolve({ messages: counts, startedAt: startedAtEpoch, durationMs: lastReplyAt - startedAt, histogram, bytes, errorReplies, failure })
     }
     const sendOne = () => {
       sendTimes[(head + outstanding) % inflight] = performance.now()
