@@ -183,7 +183,10 @@ class Run {
       channel.sendOne(this.startedAt + this.sent * this.intervalMs, now)
     }
     const nextDue = this.startedAt + this.sent * this.intervalMs
+    this.blocked = blocked
     if (this.stopped || this.sent >= this.planned || nextDue >= this.deadline) return this.checkDone()
+    // Blocked: the next reply makes room and reschedules at once; the short timer covers a
+    // connection that is only waiting for its socket to drain.
     this.scheduleTimer = setTimeout(() => this.schedule(), blocked ? 1 : Math.max(0, nextDue - performance.now()))
   }
 
@@ -385,8 +388,12 @@ class Channel {
       run.errors++
     }
     if (run.intervalMs > 0) {
-      if (run.scheduleTimer === null) run.schedule() // it was blocked on room this reply made
-      else run.checkDone()
+      if (run.blocked) {
+        clearTimeout(run.scheduleTimer)
+        run.schedule() // this reply made room for messages already due
+      } else {
+        run.checkDone()
+      }
     } else if (run.canSend(now)) {
       this.sendOne(now, now)
     } else {

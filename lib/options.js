@@ -193,7 +193,8 @@ export async function parseClientArgs (argv, format) {
  * the token (an environment variable keeps it out of `ps` listings).
  * @param {string[]} argv process.argv
  * @param {NodeJS.ProcessEnv} env
- * @returns {Promise<{host: string, port: number, maxPayload: number, maxConnections: number, maxSchemaBytes: number, compress: boolean, token?: string}>}
+ * @returns {Promise<{host: string, port: number, maxPayload: number, maxConnections: number, maxSchemaBytes: number,
+ *   stall?: {ms: number, after: number}, compress: boolean, token?: string}>}
  */
 export async function parseServerArgs (argv, env) {
   const args = await commandLine(argv, 'Usage: node server.js [options]\n\n' +
@@ -203,6 +204,7 @@ export async function parseServerArgs (argv, env) {
       host: { describe: 'interface to listen on', default: '127.0.0.1', type: 'string' },
       port: { alias: 'p', describe: 'port (0 picks a free one); default from PORT', default: env.PORT ?? DEFAULT_PORT },
       'max-payload': { describe: 'largest accepted message in bytes (bigger ones close the connection with 1009)', default: DEFAULT_MAX_PAYLOAD },
+      stall: { describe: 'test hook: once, after N messages, block for MS milliseconds: MS@N, e.g. 300@500', type: 'string' },
       'max-schema-bytes': { describe: 'largest .proto a client may register for its own payload (0: refuse registrations)', default: MAX_SCHEMA_BYTES },
       'max-connections': { describe: 'open connections beyond which upgrades are refused with 503', default: DEFAULT_MAX_CONNECTIONS },
       compress: { describe: 'accept permessage-deflate', type: 'boolean', default: false },
@@ -220,6 +222,7 @@ export async function parseServerArgs (argv, env) {
     maxPayload: wholeNumber('max-payload', args.maxPayload, 1),
     maxConnections: wholeNumber('max-connections', args.maxConnections, 1),
     maxSchemaBytes: wholeNumber('max-schema-bytes', args.maxSchemaBytes, 0),
+    stall: args.stall === undefined ? undefined : stallHook(args.stall),
     compress: args.compress,
     token: args.token || undefined
   }
@@ -254,6 +257,12 @@ function upgradeHeaders (lines, token) {
   }
   if (token) headers.Authorization = `Bearer ${token}`
   return headers
+}
+
+function stallHook (text) {
+  const match = /^(\d+)@(\d+)$/.exec(text)
+  if (!match || Number(match[2]) < 1) throw new UsageError(`--stall must be MS@MESSAGES, e.g. 300@500, got '${text}'`)
+  return { ms: Number(match[1]), after: Number(match[2]) }
 }
 
 function ackRule (text) {

@@ -72,6 +72,8 @@ export function parseConnectionTarget (requestUrl) {
  * @param {number} [options.maxConnections] open connections beyond which upgrades get 503
  * @param {number} [options.maxSchemaBytes] largest .proto a client may register for a custom
  *   payload; 0 refuses registrations
+ * @param {{ms: number, after: number}} [options.stall] test hook: once, after that many messages,
+ *   block the event loop for ms (a GC pause, a slow disk), to show what coordinated omission hides
  * @param {string} [options.token] when set, upgrades must carry it (`Authorization: Bearer <token>`
  *   or `?token=`); others get 401
  * @param {(line: string) => void} [options.log] receives the periodic summary lines
@@ -84,6 +86,7 @@ export async function startServer ({
   compress = false,
   maxConnections = DEFAULT_MAX_CONNECTIONS,
   maxSchemaBytes = MAX_SCHEMA_BYTES,
+  stall,
   token,
   log = () => {}
 } = {}) {
@@ -93,6 +96,7 @@ export async function startServer ({
   const isAuthorized = token ? tokenCheck(token) : () => true
   let upgrading = 0
   const schemaCache = new Map()
+  const afterMessage = stall ? stallOnce(stall) : () => {}
 
   httpServer.on('upgrade', (request, socket, head) => {
     socket.on('error', () => socket.destroy())
@@ -123,8 +127,8 @@ export async function startServer ({
     wss.handleUpgrade(request, socket, head, (ws) => {
       settle()
       trackConnection(ws, stats)
-      if (target.test.custom && target.format === 'protobuf') awaitRegistration(ws, target, stats, maxSchemaBytes, schemaCache)
-      else serveConnection(ws, target, stats)
+      if (target.test.custom && target.format === 'protobuf') awaitRegistration(ws, target, stats, maxSchemaBytes, schemaCache, afterMessage)
+      else serveConnection(ws, target, stats, afterMessage)
     })
   })
   // Clients that drop the TCP connection mid-handshake must not take the server down.
@@ -169,7 +173,7 @@ export async function startServer ({
  * that cannot be compiled (too big, invalid, unknown type) is answered `ERR schema ...` and the
  * connection is closed with 1008; nothing from it is compiled without the size limit.
  */
-function awaitRegistration (ws, target, stats, maxSchemaBytes, cache) {
+function awaitRegistration (ws, target, stats, maxSchemaBytes, cache, afterMessage) {
   ws.once('message', (data) => {
     let type
     try {
@@ -182,12 +186,12 @@ function awaitRegistration (ws, target, stats, maxSchemaBytes, cache) {
       return
     }
     ws.send(REGISTRATION_OK)
-    serveConnection(ws, { ...target, test: { ...target.test, type } }, stats)
+    serveConnection(ws, { ...target, test: { ...target.test, type } }, stats, afterMessage)
   })
 }
 
 /** Answers every message of one connection, in order: ACK (up), the payload (down) or the message re-encoded (echo). */
-function serveConnection (ws, { test, format, direction }, stats) {
+function serveConnection (ws, { test, format, direction }, stats, afterMessage) {
   const codec = createCodec(format, test)
   const counters = stats.forFormat(format)
   const payloadFrame = { binary: codec.binary }
@@ -207,7 +211,18 @@ function serveConnection (ws, { test, format, direction }, stats) {
     counters.messages++
     if (reply === undefined) ws.send(ACK, TEXT_FRAME)
     else ws.send(reply, payloadFrame)
+    afterMessage()
   })
+}
+
+/** The --stall hook: blocks the whole process once, as a long GC pause would. */
+function stallOnce ({ ms, after }) {
+  let remaining = after
+  return () => {
+    if (--remaining !== 0) return
+    const until = Date.now() + ms
+    while (Date.now() < until); // deliberately blocking: nothing else may run
+  }
 }
 
 /** Counts a connection while it is open, and its protocol errors. */

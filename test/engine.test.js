@@ -1,0 +1,184 @@
+// The load engine's modes, through real client processes: open loop and coordinated omission,
+// duration, SIGINT, reconnection, and servers that are not ours (wss, headers, subprotocol, --ack).
+import { test, describe, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { execFileSync, spawn } from 'node:child_process'
+import fs from 'node:fs'
+import https from 'node:https'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { WebSocketServer } from 'ws'
+import { ROOT, runScript, startServerProcess } from './helpers.js'
+
+const report = ({ stdout }) => JSON.parse(stdout)
+
+describe('open loop and time', () => {
+  let server
+  before(async () => { server = await startServerProcess() })
+  after(() => server.stop())
+
+  test('--rate: sends on schedule, meets the target, reports corrected and uncorrected latency and a time series', async () => {
+    const run = await runScript('client_protobuf.js', ['5', '--rate', '1000', '--duration', '1500ms', '--url', server.url, '--json'])
+    assert.equal(run.code, 0, run.stderr)
+    const r = report(run)
+    assert.deepEqual(r.messages, { sent: 1500, acked: 1500, errors: 0, lost: 0 }, 'rate x duration messages')
+    assert.equal(r.inflight, 1000, 'open loop: in flight defaults to a cap of 1000')
+    assert.equal(r.target.rate, 1000)
+    assert.equal(r.target.met, true, `sent at ${r.target.sendRate}/s`)
+    assert.ok(Math.abs(r.target.sendRate - 1000) <= 10, 'within 1%')
+    assert.ok(r.uncorrectedLatencyMs.p50 <= r.latencyMs.p50, 'from the actual send is never later than from the schedule')
+    assert.ok(r.timeSeries.length >= 1)
+    assert.equal(r.timeSeries.reduce((sum, second) => sum + second.acked, 0), 1500, 'the time series adds up')
+    for (const second of r.timeSeries) assert.match(second.histogram, /^HISTF/)
+  })
+
+  test('--duration in a closed loop stops sending at the deadline and accounts for everything', async () => {
+    const run = await runScript('client_json.js', ['5', '--duration', '1s', '-i', '4', '--url', server.url, '--json'])
+    assert.equal(run.code, 0, run.stderr)
+    const r = report(run)
+    assert.ok(r.messages.sent > 100)
+    assert.equal(r.messages.sent, r.messages.acked)
+    assert.ok(r.durationMs >= 1000 && r.durationMs < 3000, `${r.durationMs} ms`)
+    assert.equal(r.target, null)
+  })
+
+  test('bad mode options: one line, exit 2', async () => {
+    for (const [args, pattern] of [
+      [['5', '--rate', '0'], /^--rate must be a number > 0/],
+      [['5', '--duration', 'soon'], /^--duration must be a duration such as 30s/],
+      [['5', '--warmup', '2 parsecs'], /^--warmup must be a duration/],
+      [['5', '--workers', '3', '-c', '2'], /^--workers 3 needs at least as many --connections/],
+      [['5', '--header', 'no colon'], /^--header must look like "Name: value"/],
+      [['5', '--ack', 'maybe'], /^--ack must be ACK, any or text:<reply>/],
+      [['5', '--assert', 'p99 < soon'], /^--assert 'p99 < soon'/]
+    ]) {
+      const run = await runScript('client_protobuf.js', [...args, '--url', server.url])
+      assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`)
+      assert.match(run.stderr, pattern)
+      assert.equal(run.stderr.trim().split('\n').length, 1)
+    }
+  })
+})
+
+test('a server stall: the corrected p99 shows it, the uncorrected one hides it', async () => {
+  const server = await startServerProcess(['--stall', '300@500'])
+  try {
+    const run = await runScript('client_protobuf.js', ['5', '--rate', '1000', '--duration', '2s', '--inflight', '1', '--url', server.url, '--json'])
+    assert.equal(run.code, 0, run.stderr)
+    const r = report(run)
+    assert.ok(r.latencyMs.p99 >= 150, `corrected p99 ${r.latencyMs.p99} ms reflects the 300 ms stall`)
+    assert.ok(r.uncorrectedLatencyMs.p99 < r.latencyMs.p99 / 5, `uncorrected p99 ${r.uncorrectedLatencyMs.p99} ms hides it`)
+    assert.ok(r.uncorrectedLatencyMs.max >= 250, 'only the one message in flight saw it')
+  } finally {
+    await server.stop()
+  }
+})
+
+test('SIGINT: stops sending, waits for what is in flight, prints the partial report with exact accounting', async () => {
+  // A server that ACKs; once 300 messages went through, the test interrupts the client.
+  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' })
+  await new Promise((resolve) => wss.once('listening', resolve))
+  let received = 0
+  let child
+  wss.on('connection', (ws) => ws.on('message', () => {
+    ws.send('ACK')
+    if (++received === 300) child.kill('SIGINT')
+  }))
+  child = spawn(process.execPath, ['client_json.js', '5', '--duration', '60s', '-i', '8', '--url', `ws://127.0.0.1:${wss.address().port}`, '--json'], { cwd: ROOT })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (chunk) => { stdout += chunk })
+  child.stderr.on('data', (chunk) => { stderr += chunk })
+  const code = await new Promise((resolve) => child.once('exit', resolve))
+  wss.close()
+  assert.equal(code, 1)
+  assert.equal(stderr, 'error: interrupted by SIGINT\n')
+  const r = JSON.parse(stdout)
+  assert.equal(r.interrupted, true)
+  const { sent, acked, errors, lost } = r.messages
+  assert.equal(sent, acked + errors + lost)
+  assert.ok(acked >= 290 && sent < 400, `${sent} sent, ${acked} acked: stopped right away`)
+})
+
+test('--reconnect: a dropped connection is reopened, the gap counted, every message accounted for', async () => {
+  const server = await startServerProcess()
+  const serverPort = Number(new URL(server.url).port)
+  // A relay that cuts every connection once 200 KB went through, then refuses two reconnection
+  // attempts (the server is "down"), then forwards again.
+  let relayed = 0
+  let refusals = 0
+  const sockets = new Set()
+  const relay = net.createServer((client) => {
+    if (relayed > 200_000 && refusals < 2) {
+      refusals++
+      return client.destroy()
+    }
+    const upstream = net.connect(serverPort, '127.0.0.1')
+    sockets.add(client)
+    client.on('data', (chunk) => {
+      relayed += chunk.length
+      if (relayed > 200_000 && refusals === 0) for (const socket of sockets) socket.destroy()
+    })
+    client.pipe(upstream).pipe(client)
+    upstream.on('error', () => client.destroy())
+    client.on('error', () => upstream.destroy())
+    client.on('close', () => { sockets.delete(client); upstream.destroy() })
+  })
+  await new Promise((resolve) => relay.listen(0, '127.0.0.1', resolve))
+  try {
+    const run = await runScript('client_protobuf.js', ['3', '3000', '-i', '8', '--reconnect', '--url', `ws://127.0.0.1:${relay.address().port}`, '--json'])
+    const r = report(run)
+    assert.equal(refusals, 2, 'the outage happened')
+    assert.ok(r.reconnects.count >= 1, JSON.stringify(r.reconnects))
+    assert.ok(r.reconnects.gapMs >= 0)
+    assert.equal(r.messages.sent, 3000, 'went on after the server came back')
+    assert.equal(r.messages.sent, r.messages.acked + r.messages.errors + r.messages.lost)
+    assert.ok(r.messages.lost >= 1 && r.messages.lost <= 8, 'only the messages in flight at the cut are lost')
+    assert.equal(run.code, 1, 'lost messages still fail the run')
+  } finally {
+    relay.close()
+    await server.stop()
+  }
+})
+
+describe('any server: wss with a self-signed certificate, headers, subprotocol, --ack', () => {
+  let server, url
+  const seen = []
+  before(async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tls-'))
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
+      '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem')], { stdio: 'ignore' })
+    server = https.createServer({ key: fs.readFileSync(path.join(dir, 'key.pem')), cert: fs.readFileSync(path.join(dir, 'cert.pem')) })
+    // Not our server: it echoes every message, or answers OK when asked to.
+    const wss = new WebSocketServer({ server, handleProtocols: (protocols) => protocols.has('bench.v1') ? 'bench.v1' : false })
+    wss.on('connection', (ws, request) => {
+      seen.push({ header: request.headers['x-run'], authorization: request.headers.authorization, protocol: ws.protocol, path: request.url })
+      ws.on('message', (data, isBinary) => ws.send(request.url.includes('reply=ok') ? 'OK' : data, { binary: isBinary }))
+    })
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+    url = `wss://127.0.0.1:${server.address().port}`
+  })
+  after(() => server.close())
+
+  test('--insecure --header --token --subprotocol --ack any against an echo server', async () => {
+    const run = await runScript('client_protobuf.js', ['3', '50', '--url', url, '--insecure', '--header', 'X-Run: ci-42', '--token', 's3cret', '--subprotocol', 'bench.v1', '--ack', 'any', '--json'])
+    assert.equal(run.code, 0, run.stderr)
+    assert.deepEqual(report(run).messages, { sent: 50, acked: 50, errors: 0, lost: 0 })
+    assert.deepEqual(seen.at(-1), { header: 'ci-42', authorization: 'Bearer s3cret', protocol: 'bench.v1', path: '/?test=medium&format=protobuf' })
+  })
+
+  test('--ack text:OK, and an echo is then an error reply', async () => {
+    const ok = await runScript('client_json.js', ['5', '20', '--url', `${url}/?reply=ok`, '--insecure', '--ack', 'text:OK', '--json'])
+    assert.equal(ok.code, 0, ok.stderr)
+    const echoed = await runScript('client_json.js', ['5', '20', '--url', url, '--insecure', '--ack', 'text:OK', '--json'])
+    assert.equal(echoed.code, 1)
+    assert.equal(report(echoed).messages.errors, 20)
+  })
+
+  test('without --insecure a self-signed certificate is one clear line', async () => {
+    const run = await runScript('client_json.js', ['5', '20', '--url', url])
+    assert.equal(run.code, 1)
+    assert.match(run.stderr, /^error: cannot connect to wss:\/\/127\.0\.0\.1:\d+: DEPTH_ZERO_SELF_SIGNED_CERT\n$/)
+  })
+})

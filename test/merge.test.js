@@ -1,0 +1,80 @@
+import { test, describe, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { decodeHistogram } from '../lib/histogram.js'
+import { shares } from '../lib/workers.js'
+import { runScript, startServerProcess } from './helpers.js'
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'merge-'))
+const file = (name) => path.join(dir, name)
+const read = (name) => JSON.parse(fs.readFileSync(file(name), 'utf8'))
+const totalCount = (encoded) => decodeHistogram(encoded).totalCount
+
+test('shares: whole numbers that differ by at most one and add up', () => {
+  assert.deepEqual(shares(10, 3), [4, 3, 3])
+  assert.deepEqual(shares(2, 2), [1, 1])
+  assert.equal(shares(1001, 4).reduce((a, b) => a + b), 1001)
+})
+
+describe('results that travel', () => {
+  let server
+  before(async () => { server = await startServerProcess() })
+  after(() => server.stop())
+
+  test('several client processes, --out files, one merged report: totals are the sum of the parts', async () => {
+    const runs = await Promise.all([['a', 1000], ['b', 1500], ['c', 700]].map(([name, messages]) =>
+      runScript('client_protobuf.js', ['3', String(messages), '-i', '4', '--url', server.url, '--out', file(`${name}.json`), '--hdr-out', file(`${name}.hlog`)])))
+    for (const run of runs) assert.equal(run.code, 0, run.stderr)
+    const parts = ['a', 'b', 'c'].map((name) => read(`${name}.json`))
+
+    const merged = await runScript('bin/merge.js', [file('a.json'), file('b.json'), file('c.json'), '--json', '--out', file('merged.json'), '--assert', 'errors==0'])
+    assert.equal(merged.code, 0, merged.stderr)
+    const report = JSON.parse(merged.stdout)
+    assert.deepEqual(report, read('merged.json'))
+    assert.equal(report.mergedFrom, 3)
+    assert.deepEqual(report.messages, { sent: 3200, acked: 3200, errors: 0, lost: 0 })
+    assert.equal(report.connections, 3)
+    assert.equal(report.bytes.written, parts.reduce((sum, p) => sum + p.bytes.written, 0))
+    assert.equal(totalCount(report.histogram), 3200, 'histograms added exactly')
+    assert.equal(decodeHistogram(report.histogram).maxValue, Math.max(...parts.map((p) => decodeHistogram(p.histogram).maxValue)))
+    assert.equal(report.timeSeries.reduce((sum, s) => sum + s.acked, 0), 3200)
+    const start = Math.min(...parts.map((p) => p.startedAt))
+    const span = Math.max(...parts.map((p) => p.startedAt + p.durationMs)) - start
+    assert.ok(Math.abs(report.durationMs - span) < 0.01, `the span of all parts: ${report.durationMs} vs ${span}`)
+
+    const log = fs.readFileSync(file('a.hlog'), 'utf8')
+    assert.match(log, /^#\[Histogram log format version 1\.3\]$/m)
+    assert.match(log, /^"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"$/m)
+    const intervals = log.split('\n').filter((line) => /^\d/.test(line))
+    assert.equal(intervals.reduce((sum, line) => sum + totalCount(line.split(',')[3]), 0), 1000, 'the log holds every latency')
+
+    const failing = await runScript('bin/merge.js', [file('a.json'), file('b.json'), '--assert', 'p99<0.001ms', '--assert', 'rate>=1000000000'])
+    assert.equal(failing.code, 1)
+    assert.match(failing.stderr, /^assertion failed: p99<0\.001ms \(p99 was [\d.]+ ms\)$/m)
+    assert.match(failing.stderr, /^assertion failed: rate>=1000000000 \(rate was [\d.]+\)$/m)
+  })
+
+  test('merge refuses reports of different formats or tests, and unreadable files, in one line', async () => {
+    const other = await runScript('client_json.js', ['3', '10', '--url', server.url, '--out', file('json.json')])
+    assert.equal(other.code, 0, other.stderr)
+    const mixed = await runScript('bin/merge.js', [file('a.json'), file('json.json')])
+    assert.equal(mixed.code, 2)
+    assert.equal(mixed.stderr, "cannot merge a format 'json' report with a 'protobuf' one: merge runs of one format and test\n")
+    const missing = await runScript('bin/merge.js', [file('nope.json')])
+    assert.equal(missing.code, 2)
+    assert.match(missing.stderr, /nope\.json: ENOENT\n$/)
+  })
+
+  test('--workers 2: two threads, their own connections, one report whose totals are the sum', async () => {
+    const run = await runScript('client_json.js', ['3', '3001', '--workers', '2', '-c', '4', '-i', '8', '--url', server.url, '--json'])
+    assert.equal(run.code, 0, run.stderr)
+    const report = JSON.parse(run.stdout)
+    assert.equal(report.workers, 2)
+    assert.equal(report.mergedFrom, 2)
+    assert.equal(report.connections, 4)
+    assert.deepEqual(report.messages, { sent: 3001, acked: 3001, errors: 0, lost: 0 })
+    assert.equal(totalCount(report.histogram), 3001)
+  })
+})
