@@ -1,0 +1,38 @@
+// npm run bench:memory — memory is O(1) in messages: one client sends BENCH_MESSAGES (10,000,000)
+// small messages, 100 in flight, to node server.js; both processes' RSS is read from /proc every
+// 500 ms (Linux), and the peak printed with the run's report. The target: client peak RSS < 150 MB.
+import fs from 'node:fs'
+import os from 'node:os'
+import { spawn } from 'node:child_process'
+import { ROOT, startServerProcess } from '../test/helpers.js'
+
+const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 10_000_000)
+const rssMb = (pid) => {
+  const match = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))
+  return match ? Number(match[1]) / 1024 : 0
+}
+
+const server = await startServerProcess()
+const client = spawn(process.execPath, ['client_protobuf.js', '5', String(MESSAGES), '--inflight', '100', '--url', server.url, '--json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] })
+let stdout = ''
+client.stdout.on('data', (chunk) => { stdout += chunk })
+const samples = []
+const sampler = setInterval(() => {
+  try {
+    samples.push({ s: samples.length / 2, client: rssMb(client.pid), server: rssMb(server.child.pid) })
+  } catch {} // the client just exited
+}, 500)
+await new Promise((resolve) => client.once('exit', resolve))
+clearInterval(sampler)
+await server.stop()
+const report = JSON.parse(stdout)
+const peak = (key) => Math.max(...samples.map((sample) => sample[key]))
+const at = (fraction) => samples[Math.floor((samples.length - 1) * fraction)]
+console.log(`# bench:memory — ${MESSAGES.toLocaleString('en-US')} messages, test 5, protobuf, 100 in flight; ${os.cpus().length} x ${os.cpus()[0].model}, Node ${process.version}`)
+console.log(`sent ${report.messages.sent}, acked ${report.messages.acked}, errors ${report.messages.errors}, lost ${report.messages.lost} in ${(report.durationMs / 1000).toFixed(1)} s (${Math.round(report.rate).toLocaleString('en-US')} msgs/s)`)
+console.log('| process | RSS at 10% | at 50% | at 90% | peak |')
+console.log('|---|---:|---:|---:|---:|')
+for (const key of ['client', 'server']) {
+  console.log(`| ${key} | ${at(0.1)[key].toFixed(0)} MB | ${at(0.5)[key].toFixed(0)} MB | ${at(0.9)[key].toFixed(0)} MB | ${peak(key).toFixed(0)} MB |`)
+}
+console.log(`client peak ${peak('client').toFixed(0)} MB: ${peak('client') < 150 ? 'under' : 'OVER'} the 150 MB target (${samples.length} samples)`)

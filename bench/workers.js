@@ -1,0 +1,28 @@
+// npm run bench:workers — --workers 2 against 1 on the same machine, same total load (test 3,
+// 4 connections, 100 in flight each), alternating rounds, median of BENCH_ROUNDS (3). The server
+// runs on the same 2 cores, so this measures what a second client thread buys when it competes
+// with the server for CPU, not a dedicated load-generator host.
+import os from 'node:os'
+import { runScript, startServerProcess } from '../test/helpers.js'
+
+const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 300_000)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+
+const server = await startServerProcess()
+const rates = { 1: [], 2: [] }
+try {
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const workers of [1, 2]) {
+      const { stdout } = await runScript('client_protobuf.js', ['3', String(MESSAGES), '-c', '4', '-i', '100', '--workers', String(workers), '--url', server.url, '--json'])
+      rates[workers].push(JSON.parse(stdout).rate)
+    }
+  }
+} finally {
+  await server.stop()
+}
+console.log(`# bench:workers — test 3 protobuf, ${MESSAGES.toLocaleString('en-US')} messages, 4 connections x 100 in flight, median of ${ROUNDS}; ${os.cpus().length} x ${os.cpus()[0].model}, Node ${process.version}`)
+console.log('| workers | msgs/s (median) | rounds |')
+console.log('|---:|---:|---|')
+for (const workers of [1, 2]) console.log(`| ${workers} | ${Math.round(median(rates[workers])).toLocaleString('en-US')} | ${rates[workers].map(Math.round).join(', ')} |`)
+console.log(`2 workers / 1 worker: ${(median(rates[2]) / median(rates[1])).toFixed(2)}`)
