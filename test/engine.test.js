@@ -10,6 +10,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { WebSocketServer } from 'ws'
 import { ROOT, runScript, startServerProcess } from './helpers.js'
+import { decodeHistogram } from '../lib/histogram.js'
 
 const report = ({ stdout }) => JSON.parse(stdout)
 
@@ -41,6 +42,15 @@ describe('open loop and time', () => {
     assert.equal(r.messages.sent, r.messages.acked)
     assert.ok(r.durationMs >= 1000 && r.durationMs < 3000, `${r.durationMs} ms`)
     assert.equal(r.target, null)
+  })
+
+  test('--warmup by time: sent first, not recorded, not counted', async () => {
+    const run = await runScript('client_protobuf.js', ['5', '200', '--warmup', '300ms', '--url', server.url, '--json'])
+    assert.equal(run.code, 0, run.stderr)
+    const r = report(run)
+    assert.deepEqual(r.warmup, { durationMs: 300 })
+    assert.deepEqual(r.messages, { sent: 200, acked: 200, errors: 0, lost: 0 })
+    assert.equal(decodeHistogram(r.histogram).totalCount, 200)
   })
 
   test('bad mode options: one line, exit 2', async () => {
