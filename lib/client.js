@@ -29,15 +29,17 @@ export async function runClientCli (format, argv) {
   if (options.workers > options.connections) throw new UsageError(`--workers ${options.workers} needs at least as many --connections (each worker has its own)`)
   const prepared = await prepareRun(format, options)
   const server = new URL(options.url)
-  const shaping = options.network && await startThrottle(options.network, {
-    backend: options.throttleBackend,
-    target: { host: server.hostname, port: Number(server.port || (server.protocol === 'wss:' ? 443 : 80)) }
-  })
+  // SIGINT stops the run, whatever stage it is in; shaping is undone in the finally below.
   const controller = new AbortController()
   const interrupt = () => controller.abort('interrupted by SIGINT')
   process.once('SIGINT', interrupt)
   const progress = createProgress(process.stderr)
+  let shaping
   try {
+    shaping = options.network && await startThrottle(options.network, {
+      backend: options.throttleBackend,
+      target: { host: server.hostname, port: Number(server.port || (server.protocol === 'wss:' ? 443 : 80)) }
+    })
     const context = {
       connectUrl: shaping?.backend === 'proxy' ? `ws://${shaping.host}:${shaping.port}` : undefined,
       network: shaping ? { ...options.network, backend: shaping.backend, reason: shaping.reason } : null,

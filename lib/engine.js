@@ -85,6 +85,7 @@ export async function runLoad (options) {
   const opened = await Promise.all(Array.from({ length: connections }, () => connect(options)))
   const channels = opened.map(({ ws, socket }) => new Channel(ws, socket, inflight, run))
   const stop = () => run.stop(typeof signal.reason === 'string' ? signal.reason : 'interrupted')
+  if (signal?.aborted) run.fail(typeof signal.reason === 'string' ? signal.reason : 'interrupted') // before the first send
   signal?.addEventListener('abort', stop, { once: true })
   try {
     if ((warmup.messages > 0 || warmup.durationMs > 0) && !signal?.aborted) {

@@ -25,7 +25,7 @@ const BAR_WIDTH = 30
  */
 export function buildReport (result, context) {
   const { messages, durationMs, histogram, bytes } = result
-  const ok = !result.failure && messages.errors === 0 && messages.lost === 0
+  const ok = !result.failure && !result.interrupted && messages.errors === 0 && messages.lost === 0
   const uncorrected = result.uncorrectedHistogram
   return {
     format: context.format,

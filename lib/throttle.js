@@ -112,7 +112,10 @@ export async function startThrottle (network, { backend = 'auto', target }) {
   }
 }
 
-/** tc netem through @sitespeed.io/throttle, undone on exit, error and signals. */
+/**
+ * tc netem through @sitespeed.io/throttle, undone by stop() and on SIGTERM. SIGINT belongs to the
+ * client: it stops the run, prints the partial report and then calls stop().
+ */
 async function startKernelShaping (network, target, backend) {
   const throttle = await import('@sitespeed.io/throttle')
   // A loopback server is reached over `lo`, where the library shapes the delay only.
@@ -121,12 +124,10 @@ async function startKernelShaping (network, target, backend) {
     ? { localhost: true, rtt: Math.round(network.rtt) }
     : { up: Math.round(network.up), down: Math.round(network.down), rtt: Math.round(network.rtt), packetLoss: network.loss || undefined }
   const stop = once(async () => {
-    process.off('SIGINT', onSignal)
     process.off('SIGTERM', onSignal)
     await throttle.stop(localhost ? { localhost: true } : {})
   })
   const onSignal = (signal) => stop().finally(() => process.kill(process.pid, signal))
-  process.once('SIGINT', onSignal)
   process.once('SIGTERM', onSignal)
   try {
     await throttle.start(options)
