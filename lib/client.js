@@ -15,16 +15,17 @@ import { runInWorkers } from './workers.js'
 import { createProgress } from './progress.js'
 
 /**
- * The whole load client behind client_json.js and client_protobuf.js: parse the command line,
- * run the load (in worker threads with --workers), print the report (human or `--json`) on stdout,
- * write --out and --hdr-out, and report failures and violated --assert thresholds as one line each
- * on stderr.
- * @param {string} format codec name, e.g. 'json' or 'protobuf'
+ * The whole load client behind client_json.js, client_protobuf.js and client.js: parse the command
+ * line, run the load (in worker threads with --workers), print the report (human or `--json`) on
+ * stdout, write --out and --hdr-out, and report failures and violated --assert thresholds as one
+ * line each on stderr.
+ * @param {string|null} fixedFormat codec name, e.g. 'json' or 'protobuf'; null: from `--format`
  * @param {string[]} argv process.argv
  * @returns {Promise<number>} exit code: 0 when every message was acknowledged and every threshold held, 1 otherwise
  */
-export async function runClientCli (format, argv) {
-  const options = await parseClientArgs(argv, format)
+export async function runClientCli (fixedFormat, argv) {
+  const options = await parseClientArgs(argv, fixedFormat)
+  const { format } = options
   parseAssertions(options.assert) // a typo fails here, before anything connects
   if (options.workers > options.connections) throw new UsageError(`--workers ${options.workers} needs at least as many --connections (each worker has its own)`)
   const prepared = await prepareRun(format, options)
@@ -85,7 +86,9 @@ function checkLossless (test, codec, allowLossy, quiet) {
     const lines = examples.map(({ path, expected, actual }) => `  ${path}: expected ${shown(expected)}, actual ${shown(actual)}`)
     process.stderr.write(`${codec.name}: ${test.description} changes ${differences} value${differences === 1 ? '' : 's'}:\n${lines.join('\n')}\n`)
   }
-  if (!allowLossy) throw new UsageError(`the schema is lossy for ${test.file} (${differences} values differ); fix the schema, or run anyway with --allow-lossy`)
+  const what = codec.name === 'protobuf' ? 'the schema' : `the ${codec.name} encoding`
+  const fix = codec.name === 'protobuf' ? 'fix the schema, or ' : ''
+  if (!allowLossy) throw new UsageError(`${what} is lossy for ${test.file} (${differences} values differ); ${fix}run anyway with --allow-lossy`)
   return { differences, examples }
 }
 
@@ -119,8 +122,8 @@ export async function measure ({ format, test, codec, lossy }, options, { connec
     reconnect: options.reconnect,
     signal,
     onTick,
-    // The server learns a custom schema from the client; JSON needs none.
-    handshake: test.custom && codec.needsSchema ? { frame: registrationFrame(test), expect: REGISTRATION_OK } : undefined
+    // The server learns a custom protobuf schema from the client; the other formats decode without one.
+    handshake: test.custom && format === 'protobuf' ? { frame: registrationFrame(test), expect: REGISTRATION_OK } : undefined
   })
   return buildReport(result, {
     format,

@@ -2,9 +2,13 @@ import protobuf from 'protobufjs'
 import { fileURLToPath } from 'node:url'
 import generated from '../proto/generated.js'
 import { UsageError } from './errors.js'
-import { TESTS } from './payloads.js'
+import { TESTS, loadPayload } from './payloads.js'
 import { createAdapter } from './fidelity.js'
 import { parseJsonExact, stringifyJsonExact } from './infer.js'
+import { protobufEsCodec } from './codecs/protobuf-es.js'
+import { cborCodec, msgpackCodec } from './codecs/self-describing.js'
+import { typedJsonCodec } from './codecs/typed-json.js'
+import { avroCodec } from './codecs/avro.js'
 
 /**
  * @typedef {object} Codec one wire format, bound to one test's schema
@@ -18,8 +22,14 @@ import { parseJsonExact, stringifyJsonExact } from './infer.js'
  * @property {(native: unknown) => object} toPlain back to the plain JSON shape, for fidelity checks
  */
 
-/** Formats a client may name on the wire. */
-export const FORMATS = Object.freeze(['json', 'protobuf'])
+/**
+ * Formats a client may name on the wire: JSON and protobuf (protobuf.js generated code) are the
+ * question; the others are the alternatives users ask about, each a plug-in of the same interface.
+ */
+export const FORMATS = Object.freeze(['json', 'protobuf', 'protobuf-es', 'fast-json', 'msgpack', 'cbor', 'avro'])
+
+/** Formats that run a user's own payload (--payload): Avro would need the writer's schema on the server too. */
+export const CUSTOM_FORMATS = Object.freeze(['json', 'protobuf', 'fast-json', 'msgpack', 'cbor'])
 
 const PROTO_DIR = fileURLToPath(new URL('../proto/', import.meta.url))
 // Every payload carries all of its fields, so restoring proto3 defaults (0, "", false) gives back
@@ -103,8 +113,8 @@ function staticType (typeName) {
 const codecCache = new Map()
 
 /**
- * The codec for a format and test: 'json', 'protobuf' (protobuf.js generated code) or
- * 'protobuf-dynamic' (protobuf.js reflection, for benchmarks). A custom test (a user's payload, or
+ * The codec for a format and test: one of FORMATS, or 'protobuf-dynamic' (protobuf.js reflection,
+ * for benchmarks). A custom test (a user's payload, or
  * a schema a client registered) brings its own protobuf.js type.
  * @param {string} format
  * @param {import('./payloads.js').TestInfo|import('./custom-payload.js').CustomTest|{custom: true, type: object}} test
@@ -112,14 +122,26 @@ const codecCache = new Map()
  * @throws {UsageError} for an unknown format
  */
 export function createCodec (format, test) {
-  if (test.custom) {
-    if (format === 'json') return jsonCodecFor(test)
-    if (format === 'protobuf') return customProtobufCodec(test.type)
-    throw new UsageError(`format '${format}' does not support custom payloads: use json or protobuf`)
-  }
+  if (test.custom) return customCodec(format, test)
   const key = `${format}:${test.name}`
   if (!codecCache.has(key)) codecCache.set(key, buildCodec(format, test))
   return codecCache.get(key)
+}
+
+/**
+ * A user's payload: the client has it (and its protobuf type); the server has only what the
+ * connection told it, so formats that need the payload's schema to decode (Avro) are refused.
+ */
+function customCodec (format, test) {
+  switch (format) {
+    case 'json': return jsonCodecFor(test)
+    case 'protobuf': return customProtobufCodec(test.type)
+    // Encoding needs the payload's shape; decoding is JSON.parse, which the server can do without it.
+    case 'fast-json': return test.payload ? typedJsonCodec(test.payload, jsonCodecFor(test).decode) : Object.freeze({ ...jsonCodec, name: 'fast-json', needsSchema: true })
+    case 'msgpack': return msgpackCodec
+    case 'cbor': return cborCodec
+    default: throw new UsageError(`format '${format}' does not support custom payloads: use ${CUSTOM_FORMATS.join(', ')}`)
+  }
 }
 
 function buildCodec (format, test) {
@@ -127,6 +149,11 @@ function buildCodec (format, test) {
     case 'json': return jsonCodec
     case 'protobuf': return protobufCodec(format, staticType(test.typeName))
     case 'protobuf-dynamic': return protobufCodec(format, dynamicType(test.typeName))
+    case 'protobuf-es': return protobufEsCodec(test)
+    case 'fast-json': return typedJsonCodec(loadPayload(test), jsonCodec.decode)
+    case 'msgpack': return msgpackCodec
+    case 'cbor': return cborCodec
+    case 'avro': return avroCodec(loadPayload(test))
     default: throw new UsageError(`unknown format '${format}': expected one of ${FORMATS.join(', ')}`)
   }
 }

@@ -4,8 +4,8 @@ import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { UsageError } from './errors.js'
-import { checkFidelity, compileSchema, createAdapter } from './fidelity.js'
-import { inferSchema, parseJsonExact, stringifyJsonExact } from './infer.js'
+import { checkCodecFidelity, checkFidelity, compileSchema } from './fidelity.js'
+import { inferSchema, parseJsonExact } from './infer.js'
 
 /** The test name custom payloads use on the wire and in reports. */
 export const CUSTOM_TEST = 'custom'
@@ -88,10 +88,7 @@ function parseJson (text, file) {
  * @returns {{lossless: boolean, differences: number, examples: Array<{path: string, expected: unknown, actual: unknown}>}}
  */
 export function checkCustomFidelity (test, codec) {
-  if (codec.needsSchema) return checkFidelity(test.type, test.payload)
-  const back = codec.toPlain(codec.decode(Buffer.from(codec.encode(codec.prepare(test.payload)))))
-  const lossless = stringifyJsonExact(back) === stringifyJsonExact(test.payload)
-  return { lossless, differences: lossless ? 0 : 1, examples: lossless ? [] : [{ path: '$', expected: test.payload, actual: back }] }
+  return codec.name === 'protobuf' ? checkFidelity(test.type, test.payload) : checkCodecFidelity(codec, test.payload)
 }
 
 /**

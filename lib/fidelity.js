@@ -410,14 +410,41 @@ export function checkFidelity (type, json, { maxExamples = 5 } = {}) {
   } catch (err) {
     throw new UsageError(`${type.fullName.slice(1)}: cannot encode or decode this document: ${err.message}`)
   }
-  const actual = codec.fromProto(decoded)
+  return jsonDifferences(json, codec.fromProto(decoded), { maxExamples })
+}
+
+/**
+ * Where two JSON values differ: how many values, and the first few JSON paths with expected vs
+ * actual (BigInt and number compare by value; -0 and 0 differ; absent shows as undefined).
+ * @param {*} expected
+ * @param {*} actual
+ * @param {{maxExamples?: number}} [options]
+ * @returns {{lossless: boolean, differences: number, examples: Array<{path: string, expected: *, actual: *}>}}
+ */
+export function jsonDifferences (expected, actual, { maxExamples = 5 } = {}) {
   const examples = []
   let differences = 0
-  compareJson(json, actual, [], (path, expected, found) => {
+  compareJson(expected, actual, [], (path, wanted, found) => {
     differences++
-    if (examples.length < maxExamples) examples.push({ path: formatJsonPath(path), expected, actual: found })
+    if (examples.length < maxExamples) examples.push({ path: formatJsonPath(path), expected: wanted, actual: found })
   })
   return { lossless: differences === 0, differences, examples }
+}
+
+/**
+ * Whether a codec carries a payload unchanged: decode(encode(x)), back in plain form, against x.
+ * @param {import('./codecs.js').Codec} codec
+ * @param {*} payload
+ * @returns {ReturnType<typeof jsonDifferences>}
+ */
+export function checkCodecFidelity (codec, payload) {
+  let back
+  try {
+    back = codec.toPlain(codec.decode(Buffer.from(codec.encode(codec.prepare(payload)))))
+  } catch (err) {
+    throw new UsageError(`${codec.name} cannot carry this document: ${err.message}`)
+  }
+  return jsonDifferences(payload, back)
 }
 
 function sameNumber (a, b) {

@@ -6,6 +6,7 @@ import { BACKENDS, PROFILES, resolveNetwork } from './throttle.js'
 import { ALL_TESTS, DEFAULT_BYTES_PER_RUN, DEFAULT_MESSAGES, DEFAULT_WARMUP } from './compare.js'
 import { resolveTest } from './payloads.js'
 import { MAX_SCHEMA_BYTES } from './fidelity.js'
+import { FORMATS } from './codecs.js'
 
 /** Where clients connect and the server listens unless told otherwise. */
 export const DEFAULT_PORT = 7070
@@ -23,7 +24,9 @@ function commandLine (argv, usage) {
     .strict()
     .wrap(Math.min(100, process.stdout.columns || 100))
     .fail((message, err) => {
-      throw err instanceof UsageError ? err : new UsageError(`${message ?? err?.message} (see --help)`)
+      if (err instanceof UsageError) throw err
+      // yargs spreads some messages (invalid choices) over several lines; errors here are one line.
+      throw new UsageError(`${String(message ?? err?.message).replace(/:?\s*\n\s*/g, ': ')} (see --help)`)
     })
     .help()
     .alias('h', 'help')
@@ -97,19 +100,22 @@ function payloadFiles (args) {
 /**
  * Parses a load client's command line. With `--payload`, the first positional is the message count.
  * @param {string[]} argv process.argv
- * @param {string} format the codec this client uses, shown in the usage text
- * @returns {Promise<ClientOptions>}
+ * @param {string|null} format the codec this client uses (client_json.js, client_protobuf.js), or
+ *   null for the general client.js, which takes it from a required `--format`
+ * @returns {Promise<ClientOptions & {format: string}>}
  */
 export async function parseClientArgs (argv, format) {
-  const script = `client_${format}.js`
+  const script = format ? `client_${format}.js` : 'client.js --format <name>'
+  const formatOption = format ? {} : { format: { alias: 'f', describe: 'wire format', choices: FORMATS, demandOption: true, type: 'string' } }
   const args = await commandLine(argv, `Usage: node ${script} <test> [messages] [options]\n` +
     `       node ${script} --payload <file.json> [messages] [--proto <file.proto> --type <Name>] [options]\n\n` +
-    `Sends [messages] ${format} messages of <test> and reports latency, throughput and bytes.\n` +
+    `Sends [messages] ${format ?? 'the --format\'s'} messages of <test> and reports latency, throughput and bytes.\n` +
     'Tests: 1 numbers, 2 strings, 3 medium, 4 large, 5 small (by number or name), people, person, counters.')
     .command('$0 [test] [messages]', false)
     .positional('test', { describe: 'test payload, by number or name', type: 'string' })
     .positional('messages', { describe: 'messages to send and record [default: 10000]' })
     .options({
+      ...formatOption,
       ...PAYLOAD_OPTIONS,
       url: { describe: 'server URL (ws:// or wss://)', default: DEFAULT_URL, type: 'string' },
       connections: { alias: 'c', describe: 'parallel WebSocket connections', default: 1 },
@@ -160,6 +166,7 @@ export async function parseClientArgs (argv, format) {
   }
   const rate = args.rate === undefined ? undefined : positiveNumber('rate', args.rate)
   return {
+    format: format ?? args.format,
     test: test === null ? null : String(test),
     custom,
     allowLossy: args.allowLossy,
@@ -198,8 +205,8 @@ export async function parseClientArgs (argv, format) {
  */
 export async function parseServerArgs (argv, env) {
   const args = await commandLine(argv, 'Usage: node server.js [options]\n\n' +
-    'WebSocket server that decodes each message (JSON or protobuf) and replies ACK.\n' +
-    'Clients connect to ws://HOST:PORT/?test=<number|name>&format=<json|protobuf>.')
+    'WebSocket server that decodes each message (JSON, protobuf, or another format) and replies ACK.\n' +
+    `Clients connect to ws://HOST:PORT/?test=<number|name>&format=<${FORMATS.join('|')}>.`)
     .options({
       host: { describe: 'interface to listen on', default: '127.0.0.1', type: 'string' },
       port: { alias: 'p', describe: 'port (0 picks a free one); default from PORT', default: env.PORT ?? DEFAULT_PORT },

@@ -2,7 +2,7 @@ import http from 'node:http'
 import { timingSafeEqual } from 'node:crypto'
 import { WebSocketServer } from 'ws'
 import { loadPayload, resolveTest, TESTS } from './payloads.js'
-import { createCodec, FORMATS } from './codecs.js'
+import { createCodec, CUSTOM_FORMATS, FORMATS } from './codecs.js'
 import { UsageError } from './errors.js'
 import { createWebHandler } from './web.js'
 import { CUSTOM_TEST, REGISTRATION_OK, compileRegistration } from './custom-payload.js'
@@ -35,7 +35,7 @@ const CONNECT_HINT = `WebSocket clients connect to ws://HOST:PORT/?test=<${TESTS
 
 /**
  * Works out which test, format and direction a connection asked for from its request URL,
- * `/?test=<number|name>&format=<json|protobuf>[&direction=up|down|echo]`.
+ * `/?test=<number|name>&format=<name>[&direction=up|down|echo]`.
  * @param {string} requestUrl the path and query of the upgrade request
  * @returns {{ test: import('./payloads.js').TestInfo, format: string, direction: string }}
  * @throws {UsageError} when either is missing or unknown; the message is sent back with the 400
@@ -56,6 +56,7 @@ export function parseConnectionTarget (requestUrl) {
   if (testParam === CUSTOM_TEST) {
     // A user's payload: the server has no copy of it, and learns a protobuf schema from the client.
     if (direction === 'down') throw new UsageError('direction down needs a built-in test: the server has no custom payload to send')
+    if (!CUSTOM_FORMATS.includes(format)) throw new UsageError(`format '${format}' does not support custom payloads: use ${CUSTOM_FORMATS.join(', ')}`)
     return { test: { name: CUSTOM_TEST, custom: true }, format, direction }
   }
   return { test: resolveTest(testParam), format, direction }

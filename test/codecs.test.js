@@ -3,16 +3,29 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import { createCodec, FORMATS } from '../lib/codecs.js'
 import { TESTS, loadPayload, resolveTest } from '../lib/payloads.js'
+import { checkCodecFidelity } from '../lib/fidelity.js'
+import { avroCodec } from '../lib/codecs/avro.js'
+
+const PROTOBUF_IMPLEMENTATIONS = ['protobuf', 'protobuf-dynamic', 'protobuf-es']
 
 for (const info of TESTS) {
-  for (const format of ['json', 'protobuf', 'protobuf-dynamic']) {
+  for (const format of [...FORMATS, 'protobuf-dynamic']) {
     test(`test ${info.name} round-trips exactly in ${format}`, () => {
       const codec = createCodec(format, info)
       const payload = loadPayload(info)
       const frame = codec.encode(codec.prepare(payload))
+      assert.equal(typeof frame === 'string', !codec.binary, 'text formats make strings, binary ones bytes')
       assert.deepStrictEqual(codec.toPlain(codec.decode(Buffer.from(frame))), payload)
     })
   }
+  test(`test ${info.name}: every protobuf implementation decodes every other's bytes to the same payload`, () => {
+    const payload = loadPayload(info)
+    const codecs = PROTOBUF_IMPLEMENTATIONS.map((format) => createCodec(format, info))
+    for (const writer of codecs) {
+      const frame = Buffer.from(writer.encode(writer.prepare(payload)))
+      for (const reader of codecs) assert.deepStrictEqual(reader.toPlain(reader.decode(frame)), payload, `${writer.name} -> ${reader.name}`)
+    }
+  })
   test(`test ${info.name}: generated and reflected protobuf write the same bytes`, () => {
     const [generated, reflected] = ['protobuf', 'protobuf-dynamic'].map((format) => createCodec(format, info))
     const payload = loadPayload(info)
@@ -20,11 +33,31 @@ for (const info of TESTS) {
   })
 }
 
-test('the wire formats are json (text) and protobuf (binary)', () => {
-  assert.deepEqual(FORMATS, ['json', 'protobuf'])
-  assert.equal(createCodec('json', resolveTest(1)).binary, false)
-  assert.equal(createCodec('protobuf', resolveTest(1)).binary, true)
+test('every wire format declares its name, frame type and whether it needs a schema', () => {
+  assert.deepEqual(FORMATS, ['json', 'protobuf', 'protobuf-es', 'fast-json', 'msgpack', 'cbor', 'avro'])
+  const declared = Object.fromEntries(FORMATS.map((format) => {
+    const codec = createCodec(format, resolveTest(1))
+    return [codec.name, [codec.binary ? 'binary' : 'text', codec.needsSchema]]
+  }))
+  assert.deepEqual(declared, {
+    json: ['text', false],
+    protobuf: ['binary', true],
+    'protobuf-es': ['binary', true],
+    'fast-json': ['text', true],
+    msgpack: ['binary', false],
+    cbor: ['binary', false],
+    avro: ['binary', true]
+  })
   assert.throws(() => createCodec('xml', resolveTest(1)), /unknown format 'xml'/)
+})
+
+test('a codec that cannot carry a payload exactly is reported lossy, with paths', () => {
+  // Avro has no "absent": the second item's missing key comes back as null.
+  const payload = { items: [{ sku: 'a', note: 'gift' }, { sku: 'b' }] }
+  const result = checkCodecFidelity(avroCodec(payload), payload)
+  assert.deepEqual(result, { lossless: false, differences: 1, examples: [{ path: '$.items[1].note', expected: undefined, actual: null }] })
+  assert.throws(() => avroCodec({ 'with-dash': 1 }), /avro: the key "with-dash" at \$ is not a valid Avro field name/)
+  assert.throws(() => avroCodec({ mixed: [1, 'one'] }), /avro: \$\.mixed\[\] holds several kinds of value/)
 })
 
 test('decode throws on truncated protobuf and invalid JSON', () => {

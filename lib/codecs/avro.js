@@ -1,0 +1,67 @@
+// Apache Avro through avsc, with a schema derived from the payload (lib/shape.js): records for
+// objects, arrays, long for integers, double for other numbers, unions with null where null was
+// seen. Avro has no "absent": a key that some objects lack comes back as null, and the fidelity
+// check reports it.
+import avro from 'avsc'
+import { UsageError } from '../errors.js'
+import { shapeOf } from '../shape.js'
+
+const AVRO_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
+
+/**
+ * An Avro schema for a shape.
+ * @param {import('../shape.js').Shape|undefined} shape
+ * @param {string} path JSON path, for names and errors
+ * @param {{count: number}} names record name counter (Avro names must be unique)
+ * @returns {object|string}
+ */
+export function avroSchemaOf (shape, path = '$', names = { count: 0 }) {
+  if (!shape) return 'null' // only empty arrays were seen here
+  if (shape.kind === 'mixed') throw new UsageError(`avro: ${path} holds several kinds of value; Avro needs one type per field`)
+  let type
+  switch (shape.kind) {
+    case 'null': return 'null'
+    case 'integer': type = 'long'; break
+    case 'number': type = 'double'; break
+    case 'array': type = { type: 'array', items: avroSchemaOf(shape.items, `${path}[]`, names) }; break
+    case 'object':
+      type = {
+        type: 'record',
+        name: `Record${names.count++}`,
+        fields: [...shape.fields].map(([key, { shape: child, optional }]) => {
+          if (!AVRO_NAME.test(key)) throw new UsageError(`avro: the key ${JSON.stringify(key)} at ${path} is not a valid Avro field name`)
+          const fieldType = avroSchemaOf(child, `${path}.${key}`, names)
+          // Absent keys can only be carried as null.
+          return optional && !child?.nullable && fieldType !== 'null' ? { name: key, type: ['null', fieldType], default: null } : { name: key, type: fieldType }
+        })
+      }
+      break
+    default: type = shape.kind // boolean, string
+  }
+  return shape.nullable ? ['null', type] : type
+}
+
+/**
+ * The Avro codec for a payload.
+ * @param {object} payload the test's plain payload, to derive the schema from
+ * @returns {import('../codecs.js').Codec}
+ */
+export function avroCodec (payload) {
+  const type = avro.Type.forSchema(avroSchemaOf(shapeOf(payload)))
+  return Object.freeze({
+    name: 'avro',
+    binary: true,
+    needsSchema: true,
+    prepare: (plain) => plain,
+    encode: (value) => type.toBuffer(value),
+    decode: (frame) => type.fromBuffer(frame),
+    toPlain: plainCopy
+  })
+}
+
+/** avsc decodes records as instances of generated classes; reports and checks want plain objects. */
+function plainCopy (value) {
+  if (Array.isArray(value)) return value.map(plainCopy)
+  if (value === null || typeof value !== 'object') return value
+  return Object.fromEntries(Object.entries(value).map(([key, child]) => [key, plainCopy(child)]))
+}

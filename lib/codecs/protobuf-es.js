@@ -1,0 +1,50 @@
+// protobuf-es (@bufbuild/protobuf v2) over the code its generator writes (npm run gen:proto-es ->
+// proto/es/, gitignored): the other mainstream protobuf implementation for JavaScript.
+import fs from 'node:fs'
+import { fromBinary, fromJson, toBinary, toJson, ScalarType } from '@bufbuild/protobuf'
+import { UsageError } from '../errors.js'
+
+const GENERATED = new URL('../../proto/es/', import.meta.url)
+const LONGS = new Set([ScalarType.INT64, ScalarType.UINT64, ScalarType.SINT64, ScalarType.FIXED64, ScalarType.SFIXED64])
+
+// Generated modules are loaded once, up front, so creating a codec stays synchronous.
+const generated = new Map()
+if (fs.existsSync(GENERATED)) {
+  for (const file of fs.readdirSync(GENERATED).filter((name) => name.endsWith('_pb.js'))) {
+    generated.set(file.replace(/_pb\.js$/, '.proto'), await import(new URL(file, GENERATED)))
+  }
+}
+
+/**
+ * The protobuf-es codec for a built-in test: JSON in via fromJson (once per run), toBinary and
+ * fromBinary on the hot path, and back to the payload's plain shape for fidelity checks.
+ * @param {import('../payloads.js').TestInfo} test
+ * @returns {import('../codecs.js').Codec}
+ */
+export function protobufEsCodec (test) {
+  const module = generated.get(test.protoFile)
+  if (!module) throw new UsageError(`protobuf-es code for ${test.protoFile} is missing: run npm run gen:proto-es`)
+  const schema = module[`${test.typeName.split('.').pop()}Schema`]
+  return Object.freeze({
+    name: 'protobuf-es',
+    binary: true,
+    needsSchema: true,
+    prepare: (plain) => fromJson(schema, plain),
+    encode: (message) => toBinary(schema, message),
+    decode: (frame) => fromBinary(schema, frame),
+    toPlain: (message) => withNumberLongs(schema, toJson(schema, message, { useProtoFieldName: true }))
+  })
+}
+
+/** proto3 JSON writes 64-bit integers as strings; the payloads hold them as numbers. */
+function withNumberLongs (schema, json) {
+  for (const field of schema.fields) {
+    const value = json[field.name]
+    if (value === undefined) continue
+    if (field.fieldKind === 'scalar' && LONGS.has(field.scalar)) json[field.name] = Number(value)
+    else if (field.fieldKind === 'message') withNumberLongs(field.message, value)
+    else if (field.fieldKind === 'list' && field.listKind === 'message') for (const item of value) withNumberLongs(field.message, item)
+    else if (field.fieldKind === 'list' && field.listKind === 'scalar' && LONGS.has(field.scalar)) json[field.name] = value.map(Number)
+  }
+  return json
+}

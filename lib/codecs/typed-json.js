@@ -1,0 +1,41 @@
+// "Typed JSON": fast-json-stringify, which compiles a serializer from a JSON Schema, to encode, and
+// JSON.parse to decode. The same bytes as JSON, produced faster when the schema is known: the fair
+// contender for protobuf's generated code. The schema is derived from the payload (lib/shape.js).
+import fastJson from 'fast-json-stringify'
+import { shapeOf } from '../shape.js'
+
+/**
+ * A JSON Schema that describes a shape exactly: integer vs number, nullable types, every key.
+ * @param {import('../shape.js').Shape|undefined} shape
+ * @returns {object}
+ */
+export function jsonSchemaOf (shape) {
+  if (!shape || shape.kind === 'mixed') return {} // any value: fast-json-stringify falls back to JSON.stringify
+  const type = (kind) => shape.nullable && kind !== 'null' ? [kind, 'null'] : kind
+  if (shape.kind === 'array') return { type: type('array'), items: jsonSchemaOf(shape.items) }
+  if (shape.kind === 'object') {
+    // fromEntries, not assignment: a "__proto__" key must stay a key.
+    const properties = Object.fromEntries([...shape.fields].map(([key, { shape: child }]) => [key, jsonSchemaOf(child)]))
+    return { type: type('object'), properties }
+  }
+  return { type: type(shape.kind) }
+}
+
+/**
+ * The fast-json-stringify codec for a payload.
+ * @param {object} payload the test's plain payload, to derive the schema from
+ * @param {(frame: Buffer) => unknown} decode the JSON decoder the payload needs (exact for BigInts)
+ * @returns {import('../codecs.js').Codec}
+ */
+export function typedJsonCodec (payload, decode) {
+  const stringify = fastJson(jsonSchemaOf(shapeOf(payload)))
+  return Object.freeze({
+    name: 'fast-json',
+    binary: false,
+    needsSchema: true,
+    prepare: (plain) => plain,
+    encode: stringify,
+    decode,
+    toPlain: (value) => value
+  })
+}
