@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The main job: JSON vs protobuf on an embedded server, side by side. Usage: npm run compare -- [options]
+// The main job: JSON vs protobuf (or the --formats chosen) on an embedded server, side by side. Usage: npm run compare -- [options]
 import { compareFormats, writeComparison } from '../lib/compare.js'
 import { formatComparisonTable } from '../lib/comparison.js'
 import { parseCompareArgs } from '../lib/options.js'

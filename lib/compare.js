@@ -8,8 +8,8 @@ import { renderHtmlReport } from './html-report.js'
 import { loadCustomTest } from './custom-payload.js'
 import { stringifyJsonExact } from './infer.js'
 
-/** The two contenders, in the order reports show them (ratios are second / first). */
-export const COMPARED_FORMATS = ['json', 'protobuf']
+/** The question the tool settles; `--formats` adds (or swaps in) the others. Ratios are against the first. */
+export const DEFAULT_FORMATS = ['json', 'protobuf']
 
 /** Every built-in test, the default selection. */
 export const ALL_TESTS = TESTS.map((test) => test.name)
@@ -22,18 +22,20 @@ export const DEFAULT_WARMUP = 500
 export const DEFAULT_BYTES_PER_RUN = 256 * 1024 * 1024
 
 /**
- * Runs one load client as a child process, exactly as a user would, and returns its `--json`
- * report. A client that fails still prints its partial report; that report is returned as is.
- * @param {string} format 'json' or 'protobuf'
+ * Runs one load client as a child process, exactly as a user would (client_json.js,
+ * client_protobuf.js, or client.js --format for the others), and returns its `--json` report. A
+ * client that fails still prints its partial report; that report is returned as is.
+ * @param {string} format one of FORMATS
  * @param {string[]} args arguments after the script name (test, messages, options)
  * @returns {Promise<object>} the parsed report
  */
 export async function runClientProcess (format, args) {
-  const { code, stdout, stderr } = await runNodeScript(`client_${format}.js`, [...args, '--json'])
+  const [script, ...formatArgs] = DEFAULT_FORMATS.includes(format) ? [`client_${format}.js`] : ['client.js', '--format', format]
+  const { code, stdout, stderr } = await runNodeScript(script, [...formatArgs, ...args, '--json'])
   try {
     return JSON.parse(stdout)
   } catch {
-    throw new Error(`client_${format}.js exited with ${code}: ${stderr.trim() || 'no report'}`)
+    throw new Error(`${[script, ...formatArgs].join(' ')} exited with ${code}: ${stderr.trim() || 'no report'}`)
   }
 }
 
@@ -68,10 +70,11 @@ async function payloadsToRun (tests, custom, allowLossy) {
 }
 
 /**
- * Runs every selected test (or the user's payload) on every network profile with both formats
+ * Runs every selected test (or the user's payload) on every network profile in every format
  * against an embedded server and assembles the results document (rows, ratios and every report
  * with its histogram).
  * @param {object} options
+ * @param {string[]} [options.formats] in column order; ratios are against the first
  * @param {string[]} options.tests test numbers or names
  * @param {{payload: string, proto?: string, type?: string}|null} [options.custom] a user's payload instead of tests
  * @param {boolean} [options.allowLossy] run a custom payload even if its schema changes values
@@ -85,7 +88,7 @@ async function payloadsToRun (tests, custom, allowLossy) {
  * @param {(line: string) => void} options.progress told before each run
  * @returns {Promise<import('./comparison.js').ComparisonResults>}
  */
-export async function compareFormats ({ tests, custom = null, allowLossy = false, profiles, compress, direction = 'up', messages, warmup, inflight, connections, progress }) {
+export async function compareFormats ({ formats = DEFAULT_FORMATS, tests, custom = null, allowLossy = false, profiles, compress, direction = 'up', messages, warmup, inflight, connections, progress }) {
   const payloads = await payloadsToRun(tests, custom, allowLossy)
   for (const payload of payloads) payload.length = runLength(payload.jsonBytes, { messages, warmup })
   const server = await startServer({ port: 0, compress })
@@ -93,7 +96,7 @@ export async function compareFormats ({ tests, custom = null, allowLossy = false
   try {
     for (const { label, args, length } of payloads) {
       for (const profile of profiles) {
-        for (const format of COMPARED_FORMATS) {
+        for (const format of formats) {
           progress(`test ${label}, network ${profile}: ${format}, ${length.messages} messages`)
           reports.push(await runClientProcess(format, [
             ...args, String(length.messages), '--url', server.url, '--throttle', profile,
@@ -106,7 +109,7 @@ export async function compareFormats ({ tests, custom = null, allowLossy = false
   } finally {
     await server.close()
   }
-  return buildComparisonResults(reports, COMPARED_FORMATS, {
+  return buildComparisonResults(reports, formats, {
     profiles,
     compress,
     direction,

@@ -23,7 +23,8 @@ import { int, ms, perSecond, round, testLabel } from './format.js'
  * @property {string} profile network profile name
  * @property {string} network the profile in words
  * @property {Record<string, FormatFigures>} figures by format
- * @property {Record<string, number|null>} ratio last format / first format per figure
+ * @property {Record<string, Record<string, number|null>>} ratios by format after the first: that
+ *   format / the first (the baseline) per figure
  */
 
 const RATIO_FIGURES = ['payloadBytes', 'wireBytes', 'rate', 'p50', 'p99']
@@ -31,7 +32,7 @@ const RATIO_FIGURES = ['payloadBytes', 'wireBytes', 'rate', 'p50', 'p99']
 /**
  * Groups reports by test and network profile, in run order, and works out the ratios.
  * @param {object[]} reports client `--json` reports
- * @param {string[]} formats format names, in column order (ratios are last / first)
+ * @param {string[]} formats format names, in column order (ratios are each later one / the first)
  * @returns {ComparisonRow[]}
  */
 export function comparisonRows (reports, formats) {
@@ -50,11 +51,13 @@ export function comparisonRows (reports, formats) {
     rows.get(key).figures[report.format] = figuresOf(report)
   }
   return [...rows.values()].map((row) => {
-    const first = row.figures[formats[0]]
-    const last = row.figures[formats[formats.length - 1]]
-    const ratio = Object.fromEntries(RATIO_FIGURES.map((name) =>
-      [name, first && last && first[name] > 0 ? round(last[name] / first[name], 3) : null]))
-    return { ...row, ratio }
+    const baseline = row.figures[formats[0]]
+    const ratios = Object.fromEntries(formats.slice(1).map((format) => {
+      const figures = row.figures[format]
+      return [format, Object.fromEntries(RATIO_FIGURES.map((name) =>
+        [name, baseline && figures && baseline[name] > 0 ? round(figures[name] / baseline[name], 3) : null]))]
+    }))
+    return { ...row, ratios }
   })
 }
 
@@ -73,7 +76,8 @@ function figuresOf (report) {
 
 /**
  * Cells shared by the text, markdown and HTML tables: per test and profile, one line per format
- * and one for the ratio, so the table stays narrow enough to read at a glance.
+ * and one ratio line per format against the first, so the table stays narrow enough to read at a
+ * glance.
  * @param {ComparisonRow[]} rows
  * @param {string[]} formats
  * @returns {{header: string[], body: string[][]}} the first two cells are empty on continuation lines
@@ -93,9 +97,9 @@ export function tableCells (rows, formats) {
       const where = i === 0 ? [row.test, row.profile] : ['', '']
       return [...where, format, ...columns.map(([, show]) => figures ? show(figures) : 'n/a'), figures?.accounting ?? 'not run']
     })
-    const ratioLine = ['', '', `${formats[formats.length - 1]}/${formats[0]}`,
-      ...columns.map(([, , name]) => row.ratio[name] === null ? 'n/a' : `${row.ratio[name].toFixed(2)}x`), '']
-    return [...lines, ratioLine]
+    const ratioLines = formats.slice(1).map((format) => ['', '', `${format}/${formats[0]}`,
+      ...columns.map(([, , name]) => row.ratios[format][name] === null ? 'n/a' : `${row.ratios[format][name].toFixed(2)}x`), ''])
+    return [...lines, ...ratioLines]
   })
   return { header, body }
 }
@@ -132,10 +136,18 @@ export function formatComparisonMarkdown (results) {
     ...body.map(line),
     '',
     'B/msg: encoded message; wire B/msg: bytes on the socket per message in the payload\'s direction (frame headers, and compression when on); ' +
-      'msgs/s: acknowledged messages per second; p50/p99: latency from send to ACK. Ratios are ' +
-      `${results.formats[results.formats.length - 1]} / ${results.formats[0]}: below 1 is smaller, or faster for latency.`,
+      `msgs/s: acknowledged messages per second; p50/p99: latency from send to ACK. Ratios are ${ratioMeaning(results.formats)}.`,
     ''
   ].join('\n')
+}
+
+/**
+ * What the ratio lines mean, for the captions of every rendering.
+ * @param {string[]} formats
+ * @returns {string}
+ */
+export function ratioMeaning (formats) {
+  return `each format / ${formats[0]}: below 1 is smaller, or faster for latency, above 1 more messages per second`
 }
 
 /**

@@ -1,7 +1,7 @@
 // The comparison as one self-contained HTML file: inline CSS and SVG, no script, no CDN, so it
 // opens offline, can be mailed around and renders the same in a headless browser.
 import { decodeHistogram, percentileCurve } from './histogram.js'
-import { describeRun, tableCells } from './comparison.js'
+import { describeRun, ratioMeaning, tableCells } from './comparison.js'
 import { escapeHtml, groupedBarChart, percentileChart } from './svg-chart.js'
 import { int, perSecond } from './format.js'
 
@@ -57,7 +57,7 @@ ${body.map((cells) => `<tr>${cells.map((cell) => `<td>${escapeHtml(cell)}</td>`)
 </tbody>
 </table>
 <p>Latency is measured per message from send to ACK, in microseconds (HdrHistogram); bytes are counted on the socket.
-Ratios are ${escapeHtml(formats[formats.length - 1])} / ${escapeHtml(formats[0])}.</p>
+Ratios are ${escapeHtml(ratioMeaning(formats))}.</p>
 <h2>Size and throughput</h2>
 <div class="charts">
 ${bars('bytes per message (encoded)', 'payloadBytes', (v) => `${int(v)} B`)}

@@ -3,10 +3,10 @@ import { hideBin } from 'yargs/helpers'
 import { UsageError } from './errors.js'
 import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_PAYLOAD, DIRECTIONS } from './server.js'
 import { BACKENDS, PROFILES, resolveNetwork } from './throttle.js'
-import { ALL_TESTS, DEFAULT_BYTES_PER_RUN, DEFAULT_MESSAGES, DEFAULT_WARMUP } from './compare.js'
+import { ALL_TESTS, DEFAULT_BYTES_PER_RUN, DEFAULT_FORMATS, DEFAULT_MESSAGES, DEFAULT_WARMUP } from './compare.js'
 import { resolveTest } from './payloads.js'
 import { MAX_SCHEMA_BYTES } from './fidelity.js'
-import { FORMATS } from './codecs.js'
+import { CUSTOM_FORMATS, FORMATS } from './codecs.js'
 
 /** Where clients connect and the server listens unless told otherwise. */
 export const DEFAULT_PORT = 7070
@@ -300,16 +300,17 @@ function parseWsUrl (text) {
  * Parses `npm run compare`'s command line. Messages and warmup stay undefined unless given, so
  * each test gets a length that suits its size (see runLength in lib/compare.js).
  * @param {string[]} argv process.argv
- * @returns {Promise<{tests: string[], custom: {payload: string, proto?: string, type?: string}|null, allowLossy: boolean,
+ * @returns {Promise<{formats: string[], tests: string[], custom: {payload: string, proto?: string, type?: string}|null, allowLossy: boolean,
  *   profiles: string[], compress: boolean, direction: string, messages?: number, warmup?: number,
  *   inflight: number, connections: number, json: boolean, out: string}>}
  */
 export async function parseCompareArgs (argv) {
   const args = await commandLine(argv, 'Usage: npm run compare -- [options]\n\n' +
-    'Starts a server, runs the JSON and the protobuf client on each test and network profile, prints one\n' +
-    'side-by-side table and writes results.json, results.md and report.html.')
+    'Starts a server, runs the JSON and the protobuf client (or the --formats chosen) on each test and\n' +
+    'network profile, prints one side-by-side table and writes results.json, results.md and report.html.')
     .options({
       ...PAYLOAD_OPTIONS,
+      formats: { describe: `comma-separated formats, the first is the baseline of the ratios: ${FORMATS.join(', ')}`, default: DEFAULT_FORMATS.join(','), type: 'string' },
       tests: { describe: 'comma-separated tests, by number or name', default: ALL_TESTS.join(','), type: 'string' },
       throttle: { describe: 'comma-separated network profiles (none = no shaping)', default: 'none', type: 'string' },
       compress: { describe: 'permessage-deflate on server and clients', type: 'boolean', default: false },
@@ -327,6 +328,7 @@ export async function parseCompareArgs (argv) {
     .example('npm run compare -- --tests people --compress', 'the 12.9 MB payload with permessage-deflate')
     .example('npm run compare -- --tests people --direction down', 'the server sends 50,000 persons, clients decode them')
     .example('npm run compare -- --payload my.json', 'your own document, schema inferred')
+    .example('npm run compare -- --formats json,protobuf,msgpack,cbor', 'MessagePack and CBOR beside them')
     .parseAsync()
   const profiles = commaList(args.throttle)
   for (const profile of profiles) resolveNetwork({ throttle: profile })
@@ -335,7 +337,15 @@ export async function parseCompareArgs (argv) {
   if (custom && args.direction === 'down') throw new UsageError('--direction down needs built-in tests: the server cannot know your payload')
   const tests = custom ? [] : commaList(args.tests)
   for (const test of tests) resolveTest(test)
+  const formats = commaList(args.formats)
+  if (formats.length === 0) throw new UsageError(`--formats needs at least one of ${FORMATS.join(', ')}`)
+  for (const format of formats) {
+    if (!FORMATS.includes(format)) throw new UsageError(`unknown format '${format}' in --formats: expected some of ${FORMATS.join(', ')}`)
+    if (custom && !CUSTOM_FORMATS.includes(format)) throw new UsageError(`format '${format}' does not support custom payloads: use ${CUSTOM_FORMATS.join(', ')}`)
+  }
+  if (new Set(formats).size !== formats.length) throw new UsageError(`--formats names a format twice: ${args.formats}`)
   return {
+    formats,
     tests,
     custom,
     allowLossy: args.allowLossy,

@@ -8,7 +8,11 @@ const PLOT_WIDTH = WIDTH - MARGIN.left - MARGIN.right
 const PLOT_HEIGHT = HEIGHT - MARGIN.top - MARGIN.bottom
 
 /** One colour per series position, colour-blind safe (Okabe-Ito). */
-const COLOURS = ['#0072b2', '#d55e00', '#009e73', '#cc79a7', '#e69f00', '#56b4e9']
+const COLOURS = ['#0072b2', '#d55e00', '#009e73', '#cc79a7', '#e69f00', '#56b4e9', '#000000']
+
+const LEGEND_ITEM_WIDTH = 120
+const LEGEND_PER_ROW = Math.floor((WIDTH - MARGIN.left - 10) / LEGEND_ITEM_WIDTH)
+const LEGEND_ROW_HEIGHT = 16
 
 /**
  * Escapes text for HTML and SVG content and attribute values.
@@ -74,7 +78,8 @@ export function percentileChart ({ title, series }) {
 export function groupedBarChart ({ title, seriesNames, rows, format }) {
   const barHeight = 14
   const groupHeight = seriesNames.length * barHeight + 12
-  const height = MARGIN.top + rows.length * groupHeight + 40
+  const legendRows = Math.ceil(seriesNames.length / LEGEND_PER_ROW)
+  const height = MARGIN.top + rows.length * groupHeight + 24 + legendRows * LEGEND_ROW_HEIGHT
   const labelWidth = 130
   const barSpace = WIDTH - labelWidth - 90
   const groups = rows.map((row, r) => {
@@ -90,7 +95,7 @@ export function groupedBarChart ({ title, seriesNames, rows, format }) {
   })
   return `<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${WIDTH} ${height}" width="${WIDTH}" height="${height}" role="img" aria-label="${escapeHtml(title)}">` +
     `<text x="${WIDTH / 2}" y="18" font-size="14" font-weight="bold" text-anchor="middle">${escapeHtml(title)}</text>` +
-    groups.join('') + legend(seriesNames, height - 14) + '</svg>'
+    groups.join('') + legend(seriesNames, height - legendRows * LEGEND_ROW_HEIGHT + 2) + '</svg>'
 }
 
 function frame (title, xLabel, yLabel, content) {
@@ -120,11 +125,13 @@ function yTicks (topMs, y) {
   })
 }
 
+/** Legend entries, wrapped onto further rows when there are more series than fit across. */
 function legend (names, top = MARGIN.top + 8) {
   return names.map((name, i) => {
-    const left = MARGIN.left + 10 + i * 110
-    return `<g class="legend"><rect x="${left}" y="${top - 9}" width="12" height="12" fill="${COLOURS[i % COLOURS.length]}"/>` +
-      `<text x="${left + 16}" y="${top + 1}" font-size="12">${escapeHtml(name)}</text></g>`
+    const left = MARGIN.left + 10 + (i % LEGEND_PER_ROW) * LEGEND_ITEM_WIDTH
+    const y = top + Math.floor(i / LEGEND_PER_ROW) * LEGEND_ROW_HEIGHT
+    return `<g class="legend"><rect x="${left}" y="${y - 9}" width="12" height="12" fill="${COLOURS[i % COLOURS.length]}"/>` +
+      `<text x="${left + 16}" y="${y + 1}" font-size="12">${escapeHtml(name)}</text></g>`
   }).join('')
 }
 

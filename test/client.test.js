@@ -93,6 +93,21 @@ describe('load clients against node server.js', () => {
     assert.equal(report.connections, 1000)
   })
 
+  test('client.js --format: every other format through the server, up and echo, and on a custom payload', async () => {
+    const runs = ['protobuf-es', 'fast-json', 'msgpack', 'cbor', 'avro'].flatMap((format) =>
+      ['up', 'echo'].map((direction) => ({ format, direction, args: ['person', '100', '--direction', direction] })))
+    runs.push(...['fast-json', 'msgpack', 'cbor'].map((format) => ({ format, direction: 'up', args: ['--payload', 'test/fixtures/infer/api-response.json', '100'] })))
+    await Promise.all(runs.map(async ({ format, direction, args }) => {
+      const { code, stdout, stderr } = await runScript('client.js', ['--format', format, ...args, '--url', server.url, '--json'])
+      assert.equal(code, 0, `${format} ${args.join(' ')}: ${stderr}`)
+      const report = JSON.parse(stdout)
+      assert.equal(report.format, format)
+      assert.equal(report.direction, direction)
+      assert.deepEqual(report.messages, { sent: 100, acked: 100, errors: 0, lost: 0 }, `${format} ${args.join(' ')}`)
+      assert.ok(report.bytes.written >= 100 * report.bytes.payloadPerMessage, 'bytes from the socket')
+    }))
+  })
+
   test('the human report names what was measured and draws a histogram', async () => {
     const { code, stdout } = await runScript('client_json.js', ['1', '200', '--url', server.url])
     assert.equal(code, 0)
@@ -118,11 +133,27 @@ describe('client failures', () => {
   })
 
   test('unknown test and bad options: one line on stderr, exit 2, no stack trace', async () => {
-    for (const args of [['nope', '10'], ['1', '0'], ['1', '10', '--inflight', 'x'], ['1', '10', '--url', 'http://x'], ['1', '10', '--bogus']]) {
+    for (const args of [['nope', '10'], ['1', '0'], ['1', '10', '--inflight', 'x'], ['1', '10', '--url', 'http://x'], ['1', '10', '--bogus'], ['1', '10', '--direction', 'sideways']]) {
       const { code, stderr } = await runScript('client_protobuf.js', args)
       assert.equal(code, 2, args.join(' '))
       assert.equal(stderr.trim().split('\n').length, 1, stderr)
       assert.doesNotMatch(stderr, /\n\s+at /)
+    }
+  })
+
+  test('client.js: a missing or unknown --format, or a format that cannot carry the payload, is one line and exit 2', async () => {
+    for (const [args, error] of [
+      [['3', '10'], /^Missing required argument: format/],
+      [['--format', 'xml', '3', '10'], /^Invalid values: Argument: format, Given: "xml", Choices: "json", "protobuf"/],
+      [['--format', 'avro', '--payload', 'test/fixtures/infer/geojson.json', '10'], /^format 'avro' does not support custom payloads: use json, protobuf, fast-json, msgpack, cbor\n$/],
+      // MessagePack has no -0: the fidelity check names the paths and refuses to run without --allow-lossy.
+      [['--format', 'msgpack', '--payload', 'test/fixtures/infer/numbers.json', '10'], /\$\.negative_zero: expected -0, actual 0\n[^]*^the msgpack encoding is lossy for numbers\.json \(3 values differ\); run anyway with --allow-lossy$/m]
+    ]) {
+      const { code, stdout, stderr } = await runScript('client.js', args)
+      assert.equal(code, 2, args.join(' '))
+      assert.match(stderr, error)
+      assert.doesNotMatch(stderr, /\n\s+at /)
+      assert.equal(stdout, '')
     }
   })
 

@@ -22,7 +22,11 @@ test('npm run compare: bad options are refused before anything runs', async () =
   for (const [args, error] of [
     [['--throttle', 'none,custom-free'], /^unknown --throttle 'custom-free'/],
     [['--tests', '5,9'], /^unknown test '9'/],
-    [['-n', '0'], /^--messages must be a whole number >= 1/]
+    [['-n', '0'], /^--messages must be a whole number >= 1/],
+    [['--formats', 'json,xml'], /^unknown format 'xml' in --formats/],
+    [['--formats', 'json,msgpack,json'], /^--formats names a format twice/],
+    [['--formats', ','], /^--formats needs at least one of json, protobuf/],
+    [['--formats', 'json,avro', '--payload', 'test/fixtures/infer/geojson.json'], /^format 'avro' does not support custom payloads/]
   ]) {
     const { code, stdout, stderr } = await runScript('bin/compare.js', [...args, '--out', out])
     assert.equal(code, 2, stderr)
@@ -47,7 +51,7 @@ test('npm run compare: both formats per test and profile, exact accounting, resu
   const small = results.rows[0]
   assert.equal(small.figures.json.payloadBytes, 22)
   assert.equal(small.figures.protobuf.payloadBytes, 6)
-  assert.equal(small.ratio.payloadBytes, 0.273)
+  assert.equal(small.ratios.protobuf.payloadBytes, 0.273)
   assert.deepEqual(results.settings.runs, { '5 small': { messages: 20, warmup: 0 }, person: { messages: 20, warmup: 0 } })
   assert.equal(results.settings.compress, true)
 
@@ -71,6 +75,22 @@ test('npm run compare: the human table, one line per format and one for the rati
   assert.match(lines[2], /^\s+protobuf\s+6\s/)
   assert.match(lines[3], /^\s+protobuf\/json\s+0\.27x\s/)
   assert.equal(lines.length, 4)
+})
+
+test('npm run compare --formats: every format through the server, in the order given, ratios against the first', async () => {
+  const formats = ['msgpack', 'json', 'protobuf', 'protobuf-es', 'fast-json', 'cbor', 'avro']
+  const run = await runScript('bin/compare.js', ['--tests', '5,counters', '--formats', formats.join(','), '-n', '20', '-w', '0', '--json', '--out', tempDir()])
+  assert.equal(run.code, 0, run.stderr)
+  const results = JSON.parse(run.stdout)
+  assert.deepEqual(results.formats, formats)
+  assert.deepEqual(results.reports.map((r) => r.format), [...formats, ...formats])
+  for (const report of results.reports) assert.deepEqual(report.messages, { sent: 20, acked: 20, errors: 0, lost: 0 }, report.format)
+  const [small, counters] = results.rows
+  // Real encoded sizes: the protobuf implementations agree byte for byte, JSON and typed JSON too.
+  assert.deepEqual(formats.map((f) => small.figures[f].payloadBytes), [17, 22, 6, 6, 22, 17, 4])
+  assert.equal(counters.figures.protobuf.payloadBytes, counters.figures['protobuf-es'].payloadBytes)
+  assert.deepEqual(Object.keys(small.ratios), formats.slice(1))
+  assert.equal(small.ratios.json.payloadBytes, 1.294, '22 / 17')
 })
 
 test('npm run compare --direction down: the server sends, wire bytes are the bytes read', async () => {

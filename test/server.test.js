@@ -4,7 +4,7 @@ import http from 'node:http'
 import net from 'node:net'
 import WebSocket from 'ws'
 import { startServer, parseConnectionTarget } from '../lib/server.js'
-import { createCodec } from '../lib/codecs.js'
+import { CUSTOM_FORMATS, FORMATS, createCodec } from '../lib/codecs.js'
 import { loadPayload, resolveTest } from '../lib/payloads.js'
 import { startServerProcess, runScript } from './helpers.js'
 
@@ -49,6 +49,11 @@ describe('parseConnectionTarget', () => {
     assert.throws(() => parseConnectionTarget('/?test=3'), /missing &format=/)
     assert.throws(() => parseConnectionTarget('/?test=3&format=xml'), /unknown format 'xml'/)
     assert.throws(() => parseConnectionTarget('/?test=nope&format=json'), /unknown test 'nope'/)
+    assert.throws(() => parseConnectionTarget('/?test=custom&format=avro'), /format 'avro' does not support custom payloads/)
+  })
+  test('knows every format, and custom payloads in those that decode without the payload', () => {
+    for (const format of FORMATS) assert.equal(parseConnectionTarget(`/?test=5&format=${format}`).format, format)
+    for (const format of CUSTOM_FORMATS) assert.equal(parseConnectionTarget(`/?test=custom&format=${format}`).test.custom, true)
   })
 })
 
