@@ -1,41 +1,39 @@
-// npm run bench:codec — encode, decode and encode+decode ops/s for every test: protobuf.js static
-// (generated code), protobuf.js dynamic (reflection), JSON (string) and JSON buffer (Buffer.from of
-// the string: what goes on the wire), with tinybench (warm-up, mean throughput, relative margin of
-// error); beside each test, its permessage-deflate size, for the wire-size vs CPU trade-off.
+// npm run bench:codec — encode, decode and encode+decode ops/s for every test and codec, with
+// tinybench (warm-up, mean throughput, relative margin of error); beside each, its bytes and
+// permessage-deflate bytes, for the wire-size vs CPU trade-off. JSON runs twice: as strings
+// (JSON.stringify / JSON.parse) and as "JSON buffer" (Buffer.from of the string, decoded from a
+// Buffer: what goes on the wire). Every other codec decodes from a Buffer, as it arrives.
 import os from 'node:os'
 import zlib from 'node:zlib'
 import { Bench } from 'tinybench'
-import { createCodec } from '../lib/codecs.js'
 import { TESTS, loadPayload, resolveTest, testLabel } from '../lib/payloads.js'
 import { perSecond } from '../lib/format.js'
+import { BENCH_FORMATS, encodedPayload, selectedFormats } from './formats.js'
 
 const TIME_MS = Number(process.env.BENCH_TIME_MS ?? 300)
-// BENCH_TESTS=1,people picks tests; every test by default.
+// BENCH_TESTS=1,people picks tests; every test by default. BENCH_FORMATS picks codecs; all by default.
 const SELECTED = process.env.BENCH_TESTS ? process.env.BENCH_TESTS.split(',').map(resolveTest) : TESTS
+const FORMATS = selectedFormats(BENCH_FORMATS)
 const deflated = (bytes) => zlib.deflateRawSync(bytes, { finishFlush: zlib.constants.Z_SYNC_FLUSH }).length - 4
 let sink // keeps results alive so the engine cannot drop the work
 
 function contenders (test) {
-  const payload = loadPayload(test)
-  const json = createCodec('json', test)
-  const text = JSON.stringify(payload)
-  const jsonBuffer = Buffer.from(text)
-  const rows = [
-    { name: 'JSON', encode: () => JSON.stringify(payload), decode: () => JSON.parse(text), bytes: jsonBuffer },
-    { name: 'JSON buffer', encode: () => Buffer.from(JSON.stringify(payload)), decode: () => json.decode(jsonBuffer), bytes: jsonBuffer }
-  ]
-  for (const [name, format] of [['pb static', 'protobuf'], ['pb dynamic', 'protobuf-dynamic']]) {
-    const codec = createCodec(format, test)
-    const message = codec.prepare(payload)
-    const frame = Buffer.from(codec.encode(message))
-    rows.push({ name, encode: () => codec.encode(message), decode: () => codec.decode(frame), bytes: frame })
-  }
-  return rows
+  return FORMATS.flatMap((format) => {
+    const { codec, message, frame } = encodedPayload(format, test)
+    const row = { name: format, encode: () => codec.encode(message), decode: () => codec.decode(frame), bytes: frame }
+    if (format !== 'json') return [row]
+    const payload = loadPayload(test)
+    const text = JSON.stringify(payload)
+    return [
+      { ...row, decode: () => JSON.parse(text) },
+      { ...row, name: 'json buffer', encode: () => Buffer.from(JSON.stringify(payload)) }
+    ]
+  })
 }
 
 console.log(`# bench:codec — tinybench, ${TIME_MS} ms per task; ops/s (± relative margin of error)`)
 console.log(`# ${os.cpus().length} x ${os.cpus()[0].model}, Node ${process.version}`)
-console.log('| test | codec | bytes | deflate bytes | encode ops/s | decode ops/s | enc+dec ops/s | enc+dec vs JSON |')
+console.log(`| test | codec | bytes | deflate bytes | encode ops/s | decode ops/s | enc+dec ops/s | enc+dec vs ${contenders(SELECTED[0])[0].name} |`)
 console.log('|---|---|---:|---:|---:|---:|---:|---:|')
 for (const test of SELECTED) {
   const rows = contenders(test)
@@ -49,9 +47,10 @@ for (const test of SELECTED) {
   await bench.run()
   const throughput = (name) => bench.getTask(name).result.throughput
   const show = (name) => `${perSecond(throughput(name).mean)} ±${throughput(name).rme.toFixed(1)}%`
-  const jsonBoth = throughput('JSON both').mean
+  const baseline = rows[0]
+  const baselineBoth = throughput(`${baseline.name} both`).mean
   for (const row of rows) {
-    console.log(`| ${testLabel(test)} | ${row.name} | ${row.bytes.length} | ${deflated(row.bytes)} | ${show(`${row.name} encode`)} | ${show(`${row.name} decode`)} | ${show(`${row.name} both`)} | ${(throughput(`${row.name} both`).mean / jsonBoth).toFixed(2)}x |`)
+    console.log(`| ${testLabel(test)} | ${row.name} | ${row.bytes.length} | ${deflated(row.bytes)} | ${show(`${row.name} encode`)} | ${show(`${row.name} decode`)} | ${show(`${row.name} both`)} | ${(throughput(`${row.name} both`).mean / baselineBoth).toFixed(2)}x |`)
   }
 }
 if (sink === Symbol.for('never')) console.log(sink)

@@ -1,0 +1,35 @@
+// The codecs a benchmark measures: BENCH_FORMATS=json,protobuf,msgpack picks them by the names the
+// clients and `npm run compare -- --formats` use, plus protobuf-dynamic (protobuf.js reflection).
+import { FORMATS, createCodec } from '../lib/codecs.js'
+import { loadPayload } from '../lib/payloads.js'
+
+/** Every name BENCH_FORMATS accepts. */
+export const BENCH_FORMATS = Object.freeze(['json', 'protobuf', 'protobuf-dynamic', ...FORMATS.filter((f) => !['json', 'protobuf'].includes(f))])
+
+/**
+ * The formats named in BENCH_FORMATS, or the defaults; an unknown name ends the process with one
+ * line on stderr.
+ * @param {string[]} defaults
+ * @returns {string[]}
+ */
+export function selectedFormats (defaults) {
+  const names = process.env.BENCH_FORMATS ? process.env.BENCH_FORMATS.split(',').map((name) => name.trim()).filter(Boolean) : defaults
+  const unknown = names.filter((name) => !BENCH_FORMATS.includes(name))
+  if (unknown.length > 0 || names.length === 0) {
+    process.stderr.write(`BENCH_FORMATS: unknown format '${unknown[0] ?? ''}': expected some of ${BENCH_FORMATS.join(', ')}\n`)
+    process.exit(2)
+  }
+  return names
+}
+
+/**
+ * A test's payload in one format, as the load client holds and sends it.
+ * @param {string} format
+ * @param {import('../lib/payloads.js').TestInfo} test
+ * @returns {{codec: import('../lib/codecs.js').Codec, message: unknown, frame: Buffer}}
+ */
+export function encodedPayload (format, test) {
+  const codec = createCodec(format, test)
+  const message = codec.prepare(loadPayload(test))
+  return { codec, message, frame: Buffer.from(codec.encode(message)) }
+}
