@@ -1,6 +1,9 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { spawnSync } from 'node:child_process'
 import { createCodec, FORMATS } from '../lib/codecs.js'
 import { TESTS, loadPayload, resolveTest } from '../lib/payloads.js'
 import { checkCodecFidelity } from '../lib/fidelity.js'
@@ -71,4 +74,16 @@ test('no schema declares float, so no non-integer is rounded to 32 bits', () => 
   for (const file of fs.readdirSync(new URL('../proto/', import.meta.url)).filter((name) => name.endsWith('.proto'))) {
     assert.doesNotMatch(fs.readFileSync(new URL(`../proto/${file}`, import.meta.url), 'utf8'), /^\s*(optional |repeated )?float /m, file)
   }
+})
+
+test('the committed protobuf-es code is what npm run gen:proto-es writes from proto/', { skip: spawnSync('protoc', ['--version']).error && 'protoc is not installed' }, () => {
+  const committed = new URL('../proto/es/', import.meta.url)
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'proto-es-'))
+  const script = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')).scripts['gen:proto-es']
+  const run = spawnSync(script.replace('--es_out=proto/es', `--es_out=${out}`), { shell: true, cwd: new URL('..', import.meta.url), encoding: 'utf8' })
+  assert.equal(run.status, 0, run.stderr)
+  const files = fs.readdirSync(out).sort()
+  assert.deepEqual(fs.readdirSync(committed).sort(), files)
+  for (const file of files) assert.equal(fs.readFileSync(new URL(file, committed), 'utf8'), fs.readFileSync(path.join(out, file), 'utf8'), file)
+  fs.rmSync(out, { recursive: true })
 })

@@ -1,5 +1,5 @@
-// protobuf-es (@bufbuild/protobuf v2) over the code its generator writes (npm run gen:proto-es ->
-// proto/es/, gitignored): the other mainstream protobuf implementation for JavaScript.
+// protobuf-es (@bufbuild/protobuf v2) over the code its generator writes into proto/es/ (committed:
+// `npm run gen:proto-es` needs protoc, which a fresh machine lacks; a test checks it is current).
 import fs from 'node:fs'
 import { fromBinary, fromJson, toBinary, toJson, ScalarType } from '@bufbuild/protobuf'
 import { UsageError } from '../errors.js'
@@ -9,10 +9,8 @@ const LONGS = new Set([ScalarType.INT64, ScalarType.UINT64, ScalarType.SINT64, S
 
 // Generated modules are loaded once, up front, so creating a codec stays synchronous.
 const generated = new Map()
-if (fs.existsSync(GENERATED)) {
-  for (const file of fs.readdirSync(GENERATED).filter((name) => name.endsWith('_pb.js'))) {
-    generated.set(file.replace(/_pb\.js$/, '.proto'), await import(new URL(file, GENERATED)))
-  }
+for (const file of fs.readdirSync(GENERATED).filter((name) => name.endsWith('_pb.js'))) {
+  generated.set(file.replace(/_pb\.js$/, '.proto'), await import(new URL(file, GENERATED)))
 }
 
 /**
