@@ -142,6 +142,35 @@ describe('server', () => {
     json.ws.close()
   })
 
+  test('every other codec answers truncated, garbage and hostile frames with ERR, then ACKs a valid one', async () => {
+    const test3 = resolveTest(3)
+    // Nesting 100,000 deep (MessagePack fixarray 0x91, CBOR array(1) 0x81), and lengths far past
+    // the frame's end: decoders that recurse or preallocate must fail, not take the server down.
+    const hostile = {
+      msgpack: [Buffer.alloc(100_000, 0x91), Buffer.from([0xdd, 0xff, 0xff, 0xff, 0xff]), Buffer.from([0xdb, 0x7f, 0xff, 0xff, 0xff, 0x61])],
+      cbor: [Buffer.alloc(100_000, 0x81), Buffer.from([0x9b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]), Buffer.from([0x7a, 0x7f, 0xff, 0xff, 0xff, 0x61])],
+      avro: [Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01])],
+      'protobuf-es': [Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f])],
+      'fast-json': [Buffer.from('['.repeat(100_000))]
+    }
+    const errorsBefore = server.stats.totals().errors
+    let sentBad = 0
+    for (const [format, frames] of Object.entries(hostile)) {
+      const codec = createCodec(format, test3)
+      const valid = Buffer.from(codec.encode(codec.prepare(loadPayload(test3))))
+      const { ws, nextReply } = await openConnection(`${server.url}/?test=3&format=${format}`)
+      for (const bad of [valid.subarray(0, valid.length - 7), ...frames]) {
+        ws.send(bad, { binary: codec.binary })
+        sentBad++
+        assert.match(await nextReply(), new RegExp(`^ERR ${format} decode failed`), `${format}: ${bad.subarray(0, 8).toString('hex')}`)
+      }
+      ws.send(valid, { binary: codec.binary })
+      assert.equal(await nextReply(), 'ACK', format)
+      ws.close()
+    }
+    assert.equal(server.stats.totals().errors - errorsBefore, sentBad)
+  })
+
   test('closes with 1007 on invalid UTF-8 text and 1009 on oversized messages, and stays up', async () => {
     const invalidText = await openConnection(`${server.url}/?test=5&format=json`)
     invalidText.ws.send(Buffer.from([0x22, 0xc3, 0x28, 0x22]), { binary: false })
