@@ -6,6 +6,7 @@ import { TESTS, loadPayload } from './payloads.js'
 import { createAdapter } from './fidelity.js'
 import { parseJsonExact, stringifyJsonExact } from './infer.js'
 import { protobufEsCodec } from './codecs/protobuf-es.js'
+import { googleProtobufCodec } from './codecs/google-protobuf.js'
 import { cborCodec, msgpackCodec } from './codecs/self-describing.js'
 import { typedJsonCodec } from './codecs/typed-json.js'
 import { avroCodec } from './codecs/avro.js'
@@ -26,7 +27,7 @@ import { avroCodec } from './codecs/avro.js'
  * Formats a client may name on the wire: JSON and protobuf (protobuf.js generated code) are the
  * question; the others are the alternatives users ask about, each a plug-in of the same interface.
  */
-export const FORMATS = Object.freeze(['json', 'protobuf', 'protobuf-es', 'fast-json', 'msgpack', 'cbor', 'avro'])
+export const FORMATS = Object.freeze(['json', 'protobuf', 'protobuf-es', 'google-protobuf', 'fast-json', 'msgpack', 'cbor', 'avro'])
 
 /** Formats that run a user's own payload (--payload): Avro would need the writer's schema on the server too. */
 export const CUSTOM_FORMATS = Object.freeze(['json', 'protobuf', 'fast-json', 'msgpack', 'cbor'])
@@ -150,6 +151,7 @@ function buildCodec (format, test) {
     case 'protobuf': return protobufCodec(format, staticType(test.typeName))
     case 'protobuf-dynamic': return protobufCodec(format, dynamicType(test.typeName))
     case 'protobuf-es': return protobufEsCodec(test)
+    case 'google-protobuf': return googleProtobufCodec(dynamicType(test.typeName))
     case 'fast-json': return typedJsonCodec(loadPayload(test), jsonCodec.decode)
     case 'msgpack': return msgpackCodec
     case 'cbor': return cborCodec

@@ -8,7 +8,7 @@ const PLOT_WIDTH = WIDTH - MARGIN.left - MARGIN.right
 const PLOT_HEIGHT = HEIGHT - MARGIN.top - MARGIN.bottom
 
 /** One colour per series position, colour-blind safe (Okabe-Ito). */
-const COLOURS = ['#0072b2', '#d55e00', '#009e73', '#cc79a7', '#e69f00', '#56b4e9', '#000000']
+const COLOURS = ['#0072b2', '#d55e00', '#009e73', '#cc79a7', '#e69f00', '#56b4e9', '#000000', '#f0e442']
 
 const LEGEND_ITEM_WIDTH = 120
 const LEGEND_PER_ROW = Math.floor((WIDTH - MARGIN.left - 10) / LEGEND_ITEM_WIDTH)

@@ -94,7 +94,7 @@ describe('load clients against node server.js', () => {
   })
 
   test('client.js --format: every other format through the server, up and echo, and on a custom payload', async () => {
-    const runs = ['protobuf-es', 'fast-json', 'msgpack', 'cbor', 'avro'].flatMap((format) =>
+    const runs = ['protobuf-es', 'google-protobuf', 'fast-json', 'msgpack', 'cbor', 'avro'].flatMap((format) =>
       ['up', 'echo'].map((direction) => ({ format, direction, args: ['person', '100', '--direction', direction] })))
     runs.push(...['fast-json', 'msgpack', 'cbor'].map((format) => ({ format, direction: 'up', args: ['--payload', 'test/fixtures/infer/api-response.json', '100'] })))
     await Promise.all(runs.map(async ({ format, direction, args }) => {

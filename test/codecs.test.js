@@ -8,8 +8,9 @@ import { createCodec, FORMATS } from '../lib/codecs.js'
 import { TESTS, loadPayload, resolveTest } from '../lib/payloads.js'
 import { checkCodecFidelity } from '../lib/fidelity.js'
 import { avroCodec } from '../lib/codecs/avro.js'
+import { runScript } from './helpers.js'
 
-const PROTOBUF_IMPLEMENTATIONS = ['protobuf', 'protobuf-dynamic', 'protobuf-es']
+const PROTOBUF_IMPLEMENTATIONS = ['protobuf', 'protobuf-dynamic', 'protobuf-es', 'google-protobuf']
 
 for (const info of TESTS) {
   for (const format of [...FORMATS, 'protobuf-dynamic']) {
@@ -37,7 +38,7 @@ for (const info of TESTS) {
 }
 
 test('every wire format declares its name, frame type and whether it needs a schema', () => {
-  assert.deepEqual(FORMATS, ['json', 'protobuf', 'protobuf-es', 'fast-json', 'msgpack', 'cbor', 'avro'])
+  assert.deepEqual(FORMATS, ['json', 'protobuf', 'protobuf-es', 'google-protobuf', 'fast-json', 'msgpack', 'cbor', 'avro'])
   const declared = Object.fromEntries(FORMATS.map((format) => {
     const codec = createCodec(format, resolveTest(1))
     return [codec.name, [codec.binary ? 'binary' : 'text', codec.needsSchema]]
@@ -46,6 +47,7 @@ test('every wire format declares its name, frame type and whether it needs a sch
     json: ['text', false],
     protobuf: ['binary', true],
     'protobuf-es': ['binary', true],
+    'google-protobuf': ['binary', true],
     'fast-json': ['text', true],
     msgpack: ['binary', false],
     cbor: ['binary', false],
@@ -76,14 +78,34 @@ test('no schema declares float, so no non-integer is rounded to 32 bits', () => 
   }
 })
 
-test('the committed protobuf-es code is what npm run gen:proto-es writes from proto/', { skip: spawnSync('protoc', ['--version']).error && 'protoc is not installed' }, () => {
-  const committed = new URL('../proto/es/', import.meta.url)
+/** Asserts that a freshly generated directory holds exactly the committed files, byte for byte. */
+function assertSameFiles (committed, generated) {
+  const files = fs.readdirSync(generated).sort()
+  assert.deepEqual(fs.readdirSync(committed).sort(), files)
+  for (const file of files) assert.equal(fs.readFileSync(new URL(file, committed), 'utf8'), fs.readFileSync(path.join(generated, file), 'utf8'), file)
+}
+
+const PROTOC_MISSING = spawnSync('protoc', ['--version']).error && 'protoc is not installed'
+
+test('the committed protobuf-es code is what npm run gen:proto-es writes from proto/', { skip: PROTOC_MISSING }, () => {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'proto-es-'))
   const script = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')).scripts['gen:proto-es']
   const run = spawnSync(script.replace('--es_out=proto/es', `--es_out=${out}`), { shell: true, cwd: new URL('..', import.meta.url), encoding: 'utf8' })
   assert.equal(run.status, 0, run.stderr)
-  const files = fs.readdirSync(out).sort()
-  assert.deepEqual(fs.readdirSync(committed).sort(), files)
-  for (const file of files) assert.equal(fs.readFileSync(new URL(file, committed), 'utf8'), fs.readFileSync(path.join(out, file), 'utf8'), file)
+  assertSameFiles(new URL('../proto/es/', import.meta.url), out)
   fs.rmSync(out, { recursive: true })
+})
+
+test('the committed google-protobuf code is what npm run gen:proto-google writes (PROTOC_JS: a protoc with --js_out)', { skip: !process.env.PROTOC_JS && 'PROTOC_JS is not set (.ci/run sets it)' }, async () => {
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'proto-google-'))
+  const run = await runScript('bin/gen-google-protobuf.js', ['--out', out])
+  assert.equal(run.code, 0, run.stderr)
+  assertSameFiles(new URL('../vendor/google-protobuf/', import.meta.url), out)
+  fs.rmSync(out, { recursive: true })
+})
+
+test('gen:proto-google refuses, in one line, a protoc without the JavaScript generator', { skip: PROTOC_MISSING }, async () => {
+  const run = await runScript('bin/gen-google-protobuf.js', ['--out', path.join(os.tmpdir(), 'never-written')], { env: { PROTOC_JS: 'protoc' } })
+  assert.equal(run.code, 2)
+  assert.match(run.stderr, /^protoc has no JavaScript generator \(--js_out; protoc 3\.20 and later moved it out\): set PROTOC_JS to one that has \(bash \.ci\/protoc-js\.sh fetches one\)\n$/)
 })

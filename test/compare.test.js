@@ -78,7 +78,7 @@ test('npm run compare: the human table, one line per format and one for the rati
 })
 
 test('npm run compare --formats: every format through the server, in the order given, ratios against the first', async () => {
-  const formats = ['msgpack', 'json', 'protobuf', 'protobuf-es', 'fast-json', 'cbor', 'avro']
+  const formats = ['msgpack', 'json', 'protobuf', 'protobuf-es', 'google-protobuf', 'fast-json', 'cbor', 'avro']
   const run = await runScript('bin/compare.js', ['--tests', '5,counters', '--formats', formats.join(','), '-n', '20', '-w', '0', '--json', '--out', tempDir()])
   assert.equal(run.code, 0, run.stderr)
   const results = JSON.parse(run.stdout)
@@ -87,8 +87,9 @@ test('npm run compare --formats: every format through the server, in the order g
   for (const report of results.reports) assert.deepEqual(report.messages, { sent: 20, acked: 20, errors: 0, lost: 0 }, report.format)
   const [small, counters] = results.rows
   // Real encoded sizes: the protobuf implementations agree byte for byte, JSON and typed JSON too.
-  assert.deepEqual(formats.map((f) => small.figures[f].payloadBytes), [17, 22, 6, 6, 22, 17, 4])
+  assert.deepEqual(formats.map((f) => small.figures[f].payloadBytes), [17, 22, 6, 6, 6, 22, 17, 4])
   assert.equal(counters.figures.protobuf.payloadBytes, counters.figures['protobuf-es'].payloadBytes)
+  assert.equal(counters.figures.protobuf.payloadBytes, counters.figures['google-protobuf'].payloadBytes)
   assert.deepEqual(Object.keys(small.ratios), formats.slice(1))
   assert.equal(small.ratios.json.payloadBytes, 1.294, '22 / 17')
 })
