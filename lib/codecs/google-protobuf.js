@@ -4,11 +4,12 @@
 // available). The generated code registers every message under a global `proto` namespace.
 import fs from 'node:fs'
 import { createRequire } from 'node:module'
+import { fileURLToPath } from 'node:url'
 import protobuf from 'protobufjs'
 
 const GENERATED = new URL('../../vendor/google-protobuf/', import.meta.url)
 const require = createRequire(import.meta.url)
-for (const file of fs.readdirSync(GENERATED).filter((name) => name.endsWith('_pb.js'))) require(new URL(file, GENERATED).pathname)
+for (const file of fs.readdirSync(GENERATED).filter((name) => name.endsWith('_pb.js'))) require(fileURLToPath(new URL(file, GENERATED)))
 
 /**
  * The google-protobuf codec for a built-in test. The generated class serializes and parses (the
