@@ -90,9 +90,9 @@ const PROTOC_MISSING = spawnSync('protoc', ['--version']).error && 'protoc is no
 test('the committed protobuf-es code is what npm run gen:proto-es writes from proto/', { skip: PROTOC_MISSING }, () => {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'proto-es-'))
   const script = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')).scripts['gen:proto-es']
-  const run = spawnSync(script.replace('--es_out=proto/es', `--es_out=${out}`), { shell: true, cwd: new URL('..', import.meta.url), encoding: 'utf8' })
+  const run = spawnSync(script.replace('--es_out=vendor/protobuf-es', `--es_out=${out}`), { shell: true, cwd: new URL('..', import.meta.url), encoding: 'utf8' })
   assert.equal(run.status, 0, run.stderr)
-  assertSameFiles(new URL('../proto/es/', import.meta.url), out)
+  assertSameFiles(new URL('../vendor/protobuf-es/', import.meta.url), out)
   fs.rmSync(out, { recursive: true })
 })
 

@@ -1,10 +1,11 @@
-// protobuf-es (@bufbuild/protobuf v2) over the code its generator writes into proto/es/ (committed:
-// `npm run gen:proto-es` needs protoc, which a fresh machine lacks; a test checks it is current).
+// protobuf-es (@bufbuild/protobuf v2) over the code its generator writes into vendor/protobuf-es/
+// (committed: `npm run gen:proto-es` needs protoc, which a fresh machine lacks; a test checks it
+// is current).
 import fs from 'node:fs'
 import { fromBinary, fromJson, toBinary, toJson, ScalarType } from '@bufbuild/protobuf'
 import { UsageError } from '../errors.js'
 
-const GENERATED = new URL('../../proto/es/', import.meta.url)
+const GENERATED = new URL('../../vendor/protobuf-es/', import.meta.url)
 const LONGS = new Set([ScalarType.INT64, ScalarType.UINT64, ScalarType.SINT64, ScalarType.FIXED64, ScalarType.SFIXED64])
 
 // Generated modules are loaded once, up front, so creating a codec stays synchronous.
