@@ -65,6 +65,18 @@ test('a codec that cannot carry a payload exactly is reported lossy, with paths'
   assert.throws(() => avroCodec({ mixed: [1, 'one'] }), /avro: \$\.mixed\[\] holds several kinds of value/)
 })
 
+test('avro refuses an array block that declares more items than the frame has bytes, before building it', () => {
+  const codec = avroCodec({ list: [1, 2] })
+  assert.deepEqual(codec.toPlain(codec.decode(Buffer.from(codec.encode({ list: [1, 2] })))), { list: [1, 2] })
+  const varint = (value) => {
+    const bytes = []
+    for (; value >= 0x80n; value >>= 7n) bytes.push(Number(value & 0x7fn) | 0x80)
+    return [...bytes, Number(value)]
+  }
+  const billions = Buffer.from([...varint(2n * 2n ** 40n), 0x02]) // zigzag count 2^40, then one item byte
+  assert.throws(() => codec.decode(billions), /^Error: an array block of 1099511627776 items in the 1 bytes left$/)
+})
+
 test('decode throws on truncated protobuf and invalid JSON', () => {
   const protobuf = createCodec('protobuf', resolveTest(3))
   const frame = Buffer.from(protobuf.encode(protobuf.prepare(loadPayload(resolveTest(3)))))

@@ -4,7 +4,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import net from 'node:net'
 import WebSocket from 'ws'
-import { createCodec } from '../lib/codecs.js'
+import { FORMATS, createCodec } from '../lib/codecs.js'
 import { loadPayload, resolveTest } from '../lib/payloads.js'
 import { runScript, startServerProcess } from './helpers.js'
 
@@ -31,30 +31,32 @@ const encoded = (format, name) => {
 
 /**
  * Frame makers per format: [kind, make(random) -> {data, binary, fragments?}, expected reply].
- * 'ANY' where the bytes may or may not decode (protobuf accepts many byte strings).
+ * 'ANY' where the bytes may or may not decode (protobuf accepts many byte strings). Text formats
+ * (JSON, typed JSON) also get invalid and deeply nested JSON.
  */
 function frameKinds (format) {
+  const binary = createCodec(format, resolveTest('medium')).binary
   const valid = encoded(format, 'medium')
   const other = encoded(format, 'large')
   const randomBytes = (random, length) => Buffer.from(Array.from({ length }, () => Math.floor(random() * 256)))
   const nested = Buffer.from('['.repeat(100_000) + ']'.repeat(100_000))
   const common = [
-    ['valid', () => ({ data: valid, binary: format === 'protobuf' }), 'ACK'],
+    ['valid', () => ({ data: valid, binary }), 'ACK'],
     ['random binary', (random) => ({ data: randomBytes(random, 1 + Math.floor(random() * 300)), binary: true }), 'ANY'],
     // Text frames must stay valid UTF-8 (invalid UTF-8 is its own case, closed with 1007): JSON is
     // cut at a character boundary and only ASCII bytes get flipped, within 7 bits.
-    ['truncated', (random) => ({ data: truncate(valid, random, format), binary: format === 'protobuf' }), 'ANY'],
+    ['truncated', (random) => ({ data: truncate(valid, random, binary), binary }), 'ANY'],
     ['bit-flipped', (random) => {
       const data = Buffer.from(valid)
       let at = Math.floor(random() * data.length)
-      if (format === 'json') while (data[at] >= 0x80) at = (at + 1) % data.length
-      data[at] ^= 1 << Math.floor(random() * (format === 'json' ? 7 : 8))
-      return { data, binary: format === 'protobuf' }
+      if (!binary) while (data[at] >= 0x80) at = (at + 1) % data.length
+      data[at] ^= 1 << Math.floor(random() * (binary ? 8 : 7))
+      return { data, binary }
     }, 'ANY'],
-    ['another test\'s message', () => ({ data: other, binary: format === 'protobuf' }), format === 'json' ? 'ACK' : 'ANY'],
-    ['fragmented valid', () => ({ data: valid, binary: format === 'protobuf', fragments: 3 }), 'ACK']
+    ['another test\'s message', () => ({ data: other, binary }), binary ? 'ANY' : 'ACK'],
+    ['fragmented valid', () => ({ data: valid, binary, fragments: 3 }), 'ACK']
   ]
-  if (format === 'protobuf') return common
+  if (binary) return common
   return [
     ...common,
     ['invalid JSON', (random) => ({ data: Buffer.from(`{"id": ${Math.floor(random() * 100)},`), binary: false }), 'ERR'],
@@ -62,8 +64,8 @@ function frameKinds (format) {
   ]
 }
 
-function truncate (valid, random, format) {
-  if (format !== 'json') return valid.subarray(0, Math.floor(random() * valid.length))
+function truncate (valid, random, binary) {
+  if (binary) return valid.subarray(0, Math.floor(random() * valid.length))
   const text = valid.toString()
   return Buffer.from(text.slice(0, Math.floor(random() * text.length)).replace(/[\ud800-\udbff]$/, ''))
 }
@@ -140,7 +142,7 @@ async function dropMidFrame (port, random) {
   socket.destroy()
 }
 
-test('fuzz: 100,000+ hostile frames on many connections; the server stays up, answers each, and counts exactly', { timeout: 180_000 }, async () => {
+test('fuzz: 100,000+ hostile frames on many connections, in every format; the server stays up, answers each, and counts exactly', { timeout: 180_000 }, async () => {
   const server = await startServerProcess(['--max-payload', String(MAX_PAYLOAD)])
   const port = Number(new URL(server.url).port)
   const tally = { frames: 0, acks: 0, errors: 0, pongs: 0 }
@@ -151,6 +153,8 @@ test('fuzz: 100,000+ hostile frames on many connections; the server stays up, an
     for (let i = 0; i < CONNECTIONS_PER_FORMAT; i++) {
       fuzzers.push(fuzzConnection(server.url, 'json', 1000 + i, tally), fuzzConnection(server.url, 'protobuf', 2000 + i, tally))
     }
+    // Every other codec's decoder meets the same frames on one connection of its own.
+    for (const [i, format] of FORMATS.filter((f) => f !== 'json' && f !== 'protobuf').entries()) fuzzers.push(fuzzConnection(server.url, format, 3000 + i, tally))
     const random = createRandom(7)
     const closeCodes = []
     for (let i = 0; i < 50; i++) {
