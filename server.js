@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 // Benchmark WebSocket server: decodes JSON or protobuf and replies ACK. Usage: node server.js [options]
-import { serveUntilSignal } from './lib/server.js'
-import { parseServerArgs } from './lib/options.js'
+import { runServerCli } from './lib/cli/server.js'
 import { runMain } from './lib/errors.js'
 
-runMain(async () => serveUntilSignal(await parseServerArgs(process.argv, process.env)))
+runMain(() => runServerCli(process.argv, process.env))

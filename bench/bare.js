@@ -4,13 +4,13 @@
 // The server decodes and replies ACK; the client encodes each message and keeps its send time.
 import { performance } from 'node:perf_hooks'
 import WebSocket, { WebSocketServer } from 'ws'
-import { createCodec } from '../lib/codecs.js'
-import { loadPayload, resolveTest } from '../lib/payloads.js'
+import { createCodec } from '../lib/codecs/index.js'
+import { loadPayload, resolveTest } from '../lib/payloads/catalog.js'
 
 const [role, ...args] = process.argv.slice(2)
 
 if (role === 'server') {
-  const codec = createCodec(args[1], resolveTest(args[0]))
+  const codec = await createCodec(args[1], resolveTest(args[0]))
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false, maxPayload: 64 * 1024 * 1024 })
   wss.on('listening', () => console.log(`listening on ws://127.0.0.1:${wss.address().port}`))
   wss.on('connection', (ws) => ws.on('message', (data) => { codec.decode(data); ws.send('ACK') }))
@@ -18,7 +18,7 @@ if (role === 'server') {
 } else {
   const [url, testName, format, n, inflight] = args
   const test = resolveTest(testName)
-  const codec = createCodec(format, test)
+  const codec = await createCodec(format, test)
   const native = codec.prepare(loadPayload(test))
   const total = Number(n)
   const sendTimes = new Float64Array(total)

@@ -6,8 +6,9 @@
 import os from 'node:os'
 import zlib from 'node:zlib'
 import { Bench } from 'tinybench'
-import { TESTS, loadPayload, resolveTest, testLabel } from '../lib/payloads.js'
-import { perSecond } from '../lib/format.js'
+import { TESTS, loadPayload, resolveTest } from '../lib/payloads/catalog.js'
+import { testLabel } from '../lib/report/report.js'
+import { perSecond } from '../lib/numbers.js'
 import { BENCH_FORMATS, encodedPayload, selectedFormats } from './formats.js'
 
 const TIME_MS = Number(process.env.BENCH_TIME_MS ?? 300)
@@ -17,9 +18,10 @@ const FORMATS = selectedFormats(BENCH_FORMATS)
 const deflated = (bytes) => zlib.deflateRawSync(bytes, { finishFlush: zlib.constants.Z_SYNC_FLUSH }).length - 4
 let sink // keeps results alive so the engine cannot drop the work
 
-function contenders (test) {
-  return FORMATS.flatMap((format) => {
-    const { codec, message, frame } = encodedPayload(format, test)
+async function contenders (test) {
+  const encoded = await Promise.all(FORMATS.map((format) => encodedPayload(format, test)))
+  return FORMATS.flatMap((format, i) => {
+    const { codec, message, frame } = encoded[i]
     const row = { name: format, encode: () => codec.encode(message), decode: () => codec.decode(frame), bytes: frame }
     if (format !== 'json') return [row]
     const payload = loadPayload(test)
@@ -33,10 +35,10 @@ function contenders (test) {
 
 console.log(`# bench:codec — tinybench, ${TIME_MS} ms per task; ops/s (± relative margin of error)`)
 console.log(`# ${os.cpus().length} x ${os.cpus()[0].model}, Node ${process.version}`)
-console.log(`| test | codec | bytes | deflate bytes | encode ops/s | decode ops/s | enc+dec ops/s | enc+dec vs ${contenders(SELECTED[0])[0].name} |`)
+console.log(`| test | codec | bytes | deflate bytes | encode ops/s | decode ops/s | enc+dec ops/s | enc+dec vs ${(await contenders(SELECTED[0]))[0].name} |`)
 console.log('|---|---|---:|---:|---:|---:|---:|---:|')
 for (const test of SELECTED) {
-  const rows = contenders(test)
+  const rows = await contenders(test)
   // At least 10 samples (tinybench's default is 64: minutes for the 12.9 MB people payload).
   const bench = new Bench({ time: TIME_MS, warmupTime: 100, iterations: 10, warmupIterations: 2 })
   for (const row of rows) {

@@ -2,7 +2,7 @@
 // For tests 5 and 3, both formats, 100 in flight: msgs/s of each and the ratio ours/bare.
 // Rounds alternate bare and ours so background noise hits both alike; the median is reported.
 import os from 'node:os'
-import { startServerProcess, runScript } from '../test/helpers.js'
+import { runNodeScript as runScript, startServerProcess } from '../lib/processes.js'
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 100000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)

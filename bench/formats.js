@@ -1,7 +1,7 @@
 // The codecs a benchmark measures: BENCH_FORMATS=json,protobuf,msgpack picks them by the names the
 // clients and `npm run compare -- --formats` use, plus protobuf-dynamic (protobuf.js reflection).
-import { FORMATS, createCodec } from '../lib/codecs.js'
-import { loadPayload } from '../lib/payloads.js'
+import { FORMATS, createCodec } from '../lib/codecs/index.js'
+import { loadPayload } from '../lib/payloads/catalog.js'
 
 /** Every name BENCH_FORMATS accepts. */
 export const BENCH_FORMATS = Object.freeze(['json', 'protobuf', 'protobuf-dynamic', ...FORMATS.filter((f) => !['json', 'protobuf'].includes(f))])
@@ -25,11 +25,11 @@ export function selectedFormats (defaults) {
 /**
  * A test's payload in one format, as the load client holds and sends it.
  * @param {string} format
- * @param {import('../lib/payloads.js').TestInfo} test
- * @returns {{codec: import('../lib/codecs.js').Codec, message: unknown, frame: Buffer}}
+ * @param {import('../lib/payloads/catalog.js').TestInfo} test
+ * @returns {Promise<{codec: import('../lib/codecs/index.js').Codec, message: unknown, frame: Buffer}>}
  */
-export function encodedPayload (format, test) {
-  const codec = createCodec(format, test)
+export async function encodedPayload (format, test) {
+  const codec = await createCodec(format, test)
   const message = codec.prepare(loadPayload(test))
   return { codec, message, frame: Buffer.from(codec.encode(message)) }
 }

@@ -4,7 +4,7 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import { spawn } from 'node:child_process'
-import { ROOT, startServerProcess } from '../test/helpers.js'
+import { PROJECT_ROOT as ROOT, startServerProcess } from '../lib/processes.js'
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 10_000_000)
 const rssMb = (pid) => {

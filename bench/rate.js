@@ -3,7 +3,7 @@
 // corrected (from the schedule) and uncorrected (from the send) p99. Beyond what this machine can
 // do, the report must say the target was missed, and by how much.
 import os from 'node:os'
-import { runScript, startServerProcess } from '../test/helpers.js'
+import { runNodeScript as runScript, startServerProcess } from '../lib/processes.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
 const RATES = (process.env.BENCH_RATES ?? '1000,5000,20000,50000,150000').split(',').map(Number)

@@ -3,7 +3,8 @@
 // trailing 4 bytes dropped; a fresh context, i.e. the first message or no context takeover) and
 // with gzip; each against the first format.
 import zlib from 'node:zlib'
-import { TESTS, testLabel } from '../lib/payloads.js'
+import { TESTS } from '../lib/payloads/catalog.js'
+import { testLabel } from '../lib/report/report.js'
 import { encodedPayload, selectedFormats } from './formats.js'
 
 const FORMATS = selectedFormats(['json', 'protobuf'])
@@ -16,7 +17,7 @@ console.log('|---|---|---:|---:|---:|---:|---:|---:|')
 for (const test of TESTS) {
   let first
   for (const format of FORMATS) {
-    const { frame } = encodedPayload(format, test)
+    const { frame } = await encodedPayload(format, test)
     const sizes = [frame.length, permessageDeflate(frame), gzip(frame)]
     first ??= sizes
     const cells = sizes.flatMap((size, i) => [size, (size / first[i]).toFixed(2)])

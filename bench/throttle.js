@@ -2,8 +2,8 @@
 // on none, cable, 3g and 3gslow (userspace proxy backend), strict request/response; then the
 // accuracy checks of the shaping itself at rtt 200 ms and 400 kbit/s each way.
 import os from 'node:os'
-import { startServer } from '../lib/server.js'
-import { runClientProcess } from '../lib/compare.js'
+import { startServer } from '../lib/server/server.js'
+import { runClientProcess } from '../lib/compare/runner.js'
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 30)
 const PROFILES = ['none', 'cable', '3g', '3gslow']

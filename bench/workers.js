@@ -3,7 +3,7 @@
 // runs on the same 2 cores, so this measures what a second client thread buys when it competes
 // with the server for CPU, not a dedicated load-generator host.
 import os from 'node:os'
-import { runScript, startServerProcess } from '../test/helpers.js'
+import { runNodeScript as runScript, startServerProcess } from '../lib/processes.js'
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 300_000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)

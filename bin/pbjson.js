@@ -5,8 +5,10 @@ import { readFile } from 'node:fs/promises'
 import yargs from 'yargs'
 import { hideBin } from 'yargs/helpers'
 import { UsageError, runMain } from '../lib/errors.js'
-import { checkFidelity, compileSchema } from '../lib/fidelity.js'
-import { inferSchema, parseJsonExact, stringifyJsonExact } from '../lib/infer.js'
+import { compileSchema } from '../lib/schema/compile.js'
+import { checkFidelity } from '../lib/schema/fidelity.js'
+import { inferSchema } from '../lib/schema/infer.js'
+import { parseJsonExact, stringifyJsonExact } from '../lib/schema/json-exact.js'
 
 const EXIT_LOSSY = 1
 

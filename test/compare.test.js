@@ -4,8 +4,10 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { runScript } from './helpers.js'
-import { ALL_TESTS, DEFAULT_MESSAGES, DEFAULT_WARMUP, runLength } from '../lib/compare.js'
-import { loadPayload, resolveTest } from '../lib/payloads.js'
+import { runLength } from '../lib/compare/runner.js'
+import { DEFAULT_MESSAGES, DEFAULT_WARMUP } from '../lib/defaults.js'
+import { ALL_TESTS } from '../lib/payloads/catalog.js'
+import { loadPayload, resolveTest } from '../lib/payloads/catalog.js'
 
 const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), 'compare-'))
 

@@ -6,7 +6,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import WebSocket from 'ws'
-import { compileRegistration, loadCustomTest, registrationFrame } from '../lib/custom-payload.js'
+import { compileRegistration, loadCustomTest, registrationFrame } from '../lib/schema/custom.js'
 import { runScript, startServerProcess } from './helpers.js'
 import { deepDocuments, fiveMegabyteDocument } from './fixtures/infer/support.js'
 

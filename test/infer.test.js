@@ -5,8 +5,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { UsageError } from '../lib/errors.js'
-import { checkFidelity, compileSchema } from '../lib/fidelity.js'
-import { MAX_JSON_DEPTH, MAX_MESSAGE_DEPTH, inferSchema, parseJsonExact, stringifyJsonExact } from '../lib/infer.js'
+import { compileSchema } from '../lib/schema/compile.js'
+import { checkFidelity } from '../lib/schema/fidelity.js'
+import { MAX_MESSAGE_DEPTH, inferSchema } from '../lib/schema/infer.js'
+import { MAX_JSON_DEPTH, parseJsonExact, stringifyJsonExact } from '../lib/schema/json-exact.js'
 import { deepDocuments, fiveMegabyteDocument, roundTrip } from './fixtures/infer/support.js'
 
 const FIXTURES = new URL('./fixtures/infer/', import.meta.url)

@@ -4,7 +4,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { decodeHistogram } from '../lib/histogram.js'
-import { shares } from '../lib/workers.js'
+import { shares } from '../lib/load/workers.js'
 import { runScript, startServerProcess } from './helpers.js'
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'merge-'))

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { TESTS, loadPayload, resolveTest } from '../lib/payloads.js'
+import { TESTS, loadPayload, resolveTest } from '../lib/payloads/catalog.js'
 import { runScript } from './helpers.js'
 
 test('tests resolve by number and by name, case-insensitively', () => {

@@ -4,8 +4,8 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import net from 'node:net'
 import WebSocket from 'ws'
-import { FORMATS, createCodec } from '../lib/codecs.js'
-import { loadPayload, resolveTest } from '../lib/payloads.js'
+import { FORMATS, createCodec } from '../lib/codecs/index.js'
+import { loadPayload, resolveTest } from '../lib/payloads/catalog.js'
 import { runScript, startServerProcess } from './helpers.js'
 
 const MAX_PAYLOAD = 256 * 1024
@@ -24,8 +24,8 @@ function createRandom (seed) {
   }
 }
 
-const encoded = (format, name) => {
-  const codec = createCodec(format, resolveTest(name))
+const encoded = async (format, name) => {
+  const codec = await createCodec(format, resolveTest(name))
   return Buffer.from(codec.encode(codec.prepare(loadPayload(resolveTest(name)))))
 }
 
@@ -34,10 +34,10 @@ const encoded = (format, name) => {
  * 'ANY' where the bytes may or may not decode (protobuf accepts many byte strings). Text formats
  * (JSON, typed JSON) also get invalid and deeply nested JSON.
  */
-function frameKinds (format) {
-  const binary = createCodec(format, resolveTest('medium')).binary
-  const valid = encoded(format, 'medium')
-  const other = encoded(format, 'large')
+async function frameKinds (format) {
+  const { binary } = await createCodec(format, resolveTest('medium'))
+  const valid = await encoded(format, 'medium')
+  const other = await encoded(format, 'large')
   const randomBytes = (random, length) => Buffer.from(Array.from({ length }, () => Math.floor(random() * 256)))
   const nested = Buffer.from('['.repeat(100_000) + ']'.repeat(100_000))
   const common = [
@@ -73,7 +73,7 @@ function truncate (valid, random, binary) {
 /** Sends frames on one connection with a bounded window; checks each reply against what was expected. */
 async function fuzzConnection (url, format, seed, tally) {
   const random = createRandom(seed)
-  const kinds = frameKinds(format)
+  const kinds = await frameKinds(format)
   // Nested JSON is 200 KB and costs real parse time: one in a thousand frames.
   const rare = kinds.filter(([kind]) => kind === 'deeply nested JSON')
   const usual = kinds.filter(([kind]) => kind !== 'deeply nested JSON')

@@ -3,9 +3,9 @@ import assert from 'node:assert/strict'
 import http from 'node:http'
 import net from 'node:net'
 import WebSocket from 'ws'
-import { startServer, parseConnectionTarget } from '../lib/server.js'
-import { CUSTOM_FORMATS, FORMATS, createCodec } from '../lib/codecs.js'
-import { loadPayload, resolveTest } from '../lib/payloads.js'
+import { startServer, parseConnectionTarget } from '../lib/server/server.js'
+import { CUSTOM_FORMATS, FORMATS, createCodec } from '../lib/codecs/index.js'
+import { loadPayload, resolveTest } from '../lib/payloads/catalog.js'
 import { startServerProcess, runScript } from './helpers.js'
 
 /** Opens a raw ws connection and returns it with a queue of its replies as strings. */
@@ -81,7 +81,7 @@ describe('server', () => {
   test('directions: down answers any frame with the encoded payload, echo sends the message back re-encoded', async () => {
     const test3 = resolveTest(3)
     for (const format of ['json', 'protobuf']) {
-      const codec = createCodec(format, test3)
+      const codec = await createCodec(format, test3)
       const frame = Buffer.from(codec.encode(codec.prepare(loadPayload(test3))))
       for (const direction of ['down', 'echo']) {
         const { ws, nextReply } = await openConnection(`${server.url}/?test=3&format=${format}&direction=${direction}`)
@@ -108,7 +108,7 @@ describe('server', () => {
   test('ACKs valid messages in both formats, in order', async () => {
     for (const format of ['json', 'protobuf']) {
       const test3 = resolveTest(3)
-      const codec = createCodec(format, test3)
+      const codec = await createCodec(format, test3)
       const frame = codec.encode(codec.prepare(loadPayload(test3)))
       const { ws, nextReply } = await openConnection(`${server.url}/?test=3&format=${format}`)
       for (let i = 0; i < 20; i++) ws.send(frame, { binary: codec.binary })
@@ -119,7 +119,7 @@ describe('server', () => {
 
   test('answers undecodable messages with an error reply, counts them, and keeps the connection usable', async () => {
     const test3 = resolveTest(3)
-    const protobuf = createCodec('protobuf', test3)
+    const protobuf = await createCodec('protobuf', test3)
     const valid = Buffer.from(protobuf.encode(protobuf.prepare(loadPayload(test3))))
     const errorsBefore = server.stats.totals().errors
 
@@ -157,7 +157,7 @@ describe('server', () => {
     const errorsBefore = server.stats.totals().errors
     let sentBad = 0
     for (const [format, frames] of Object.entries(hostile)) {
-      const codec = createCodec(format, test3)
+      const codec = await createCodec(format, test3)
       const valid = Buffer.from(codec.encode(codec.prepare(loadPayload(test3))))
       const { ws, nextReply } = await openConnection(`${server.url}/?test=3&format=${format}`)
       for (const bad of [valid.subarray(0, valid.length - 7), ...frames]) {
@@ -268,7 +268,7 @@ describe('node server.js', () => {
     const server = await startServerProcess()
     assert.match(server.url, /^ws:\/\/127\.0\.0\.1:\d+$/)
     const { ws, nextReply } = await openConnection(`${server.url}/?test=5&format=protobuf`)
-    const codec = createCodec('protobuf', resolveTest(5))
+    const codec = await createCodec('protobuf', resolveTest(5))
     ws.send(codec.encode(codec.prepare(loadPayload(resolveTest(5)))))
     assert.equal(await nextReply(), 'ACK')
     assert.equal(await server.stop('SIGTERM'), 0)

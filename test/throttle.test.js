@@ -6,7 +6,8 @@ import fs from 'node:fs'
 import os from 'node:os'
 import net from 'node:net'
 import path from 'node:path'
-import { PROFILES, resolveNetwork, tcUnavailableReason } from '../lib/throttle.js'
+import { PROFILES, resolveNetwork } from '../lib/network/profiles.js'
+import { tcUnavailableReason } from '../lib/network/shaping.js'
 import { ROOT, startServerProcess, runScript } from './helpers.js'
 
 const FAKE_BIN = path.join(ROOT, 'test/fixtures/fake-bin')

@@ -1,7 +1,7 @@
 import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { startServer } from '../lib/server.js'
-import { TESTS, loadPayload, resolveTest } from '../lib/payloads.js'
+import { startServer } from '../lib/server/server.js'
+import { TESTS, loadPayload, resolveTest } from '../lib/payloads/catalog.js'
 import { browserUnavailable, openBrowserPage, startServerProcess } from './helpers.js'
 
 describe('the browser client files (plain HTTP on the server port)', () => {
@@ -15,8 +15,8 @@ describe('the browser client files (plain HTTP on the server port)', () => {
   test('serves the page, its script, shared lib modules, vendored libraries, schemas and the catalog', async () => {
     for (const [path, type, body] of [
       ['/', 'text/html', /<title>JSON or Protobuf over WebSocket: browser client<\/title>/],
-      ['/app.js', 'text/javascript', /import \{ buildReport \} from '\/lib\/report\.js'/],
-      ['/lib/report.js', 'text/javascript', /export function buildReport/],
+      ['/app.js', 'text/javascript', /import \{ buildReport, testLabel \} from '\/lib\/report\/report\.js'/],
+      ['/lib/report/report.js', 'text/javascript', /export function buildReport/],
       ['/vendor/protobuf.min.js', 'text/javascript', /protobuf/],
       ['/vendor/hdrhistogram.umd.js', 'text/javascript', /encodeIntoCompressedBase64/],
       ['/proto/medium.proto', 'text/plain', /message Medium/]
@@ -31,7 +31,7 @@ describe('the browser client files (plain HTTP on the server port)', () => {
   })
 
   test('nothing outside the allowlist: 404 with how to connect, 405 for other methods', async () => {
-    for (const path of ['/proto/../package.json', '/lib/server.js', '/api/payload/nope.json', '/%2e%2e/package.json', '/node_modules/ws/package.json']) {
+    for (const path of ['/proto/../package.json', '/lib/server/server.js', '/api/payload/nope.json', '/%2e%2e/package.json', '/node_modules/ws/package.json']) {
       const response = await fetch(base + path)
       assert.equal(response.status, 404, path)
       assert.match(await response.text(), /WebSocket clients connect to ws:\/\/HOST:PORT\/\?test=/)

@@ -1,16 +1,16 @@
 // The browser client: the same measurement as the CLI engine (reply-driven, N in flight, round
 // trip per message into an HdrHistogram in microseconds, exact accounting), with the browser's own
-// WebSocket, JSON and protobuf.js. Reports use lib/report.js, so they have the CLI's --json shape.
-import { buildReport } from '/lib/report.js'
+// WebSocket, JSON and protobuf.js. Reports use lib/report/report.js, so they have the CLI's --json shape.
+import { buildReport, testLabel } from '/lib/report/report.js'
 import { createLatencyHistogram, percentileCurve, decodeHistogram } from '/lib/histogram.js'
-import { escapeHtml, percentileChart } from '/lib/svg-chart.js'
-import { int, ms, perSecond, testLabel } from '/lib/format.js'
+import { escapeHtml, percentileChart } from '/lib/report/svg-chart.js'
+import { int, ms, perSecond } from '/lib/numbers.js'
+import { ACK, DOWN_REQUEST, QUERY, connectionUrl, isErrorReply } from '/lib/protocol.js'
 
 const $ = (id) => document.getElementById(id)
 const protobuf = globalThis.protobuf
-const REQUEST = 'GET' // what a `down` client sends: the server answers any frame with the payload
 
-/** A codec for the page: the same contract as lib/codecs.js, over what a browser has. */
+/** A codec for the page: the same contract as lib/codecs/, over what a browser has. */
 async function createCodec (format, test) {
   if (format === 'json') {
     return { name: 'json', prepare: (payload) => payload, encode: (value) => JSON.stringify(value), decode: (data) => JSON.parse(data) }
@@ -46,17 +46,16 @@ async function runFormat ({ format, test, direction, messages, inflight, warmup 
   const codec = await createCodec(format, test)
   const payload = await (await fetch(`/api/payload/${test.name}.json`)).json()
   const prepared = codec.prepare(payload)
-  const outgoing = direction === 'down' ? REQUEST : codec.encode(prepared)
-  const query = new URLSearchParams({ test: test.name, format, direction })
-  const token = new URLSearchParams(location.search).get('token')
-  if (token) query.set('token', token)
-  const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/?${query}`
+  const outgoing = direction === 'down' ? DOWN_REQUEST : codec.encode(prepared)
+  const url = connectionUrl(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/`, { test: test.name, format, direction })
+  const token = new URLSearchParams(location.search).get(QUERY.token)
+  if (token) url.searchParams.set(QUERY.token, token)
   const ws = await openSocket(url)
   try {
     if (warmup > 0) await phase(ws, codec, direction, outgoing, warmup, inflight)
     const result = await phase(ws, codec, direction, outgoing, messages, inflight)
     result.bytes.payloadPerMessage = frameSize(direction === 'down' ? codec.encode(prepared) : outgoing)
-    const report = buildReport(result, { format, test, url: url.replace(/([?&]token=)[^&]*/, '$1***'), connections: 1, inflight, warmup, network: null })
+    const report = buildReport(result, { format, test, url: url.href.replace(/([?&]token=)[^&]*/, '$1***'), connections: 1, inflight, warmup, network: null })
     return { ...report, client: 'browser', direction, bytesCounted: 'WebSocket message payloads (a browser cannot see socket bytes)' }
   } finally {
     ws.close()
@@ -113,11 +112,11 @@ function phase (ws, codec, direction, outgoing, count, inflight) {
 
 /** An ACK (up) or a payload that decodes (down, echo) is a success; an `ERR ...` text is not. */
 function isSuccess (codec, direction, data, errorReplies) {
-  if (typeof data === 'string' && data.startsWith('ERR ')) {
+  if (typeof data === 'string' && isErrorReply(data)) {
     if (errorReplies.length < 5) errorReplies.push(data.slice(0, 300))
     return false
   }
-  if (direction === 'up') return data === 'ACK'
+  if (direction === 'up') return data === ACK
   try {
     codec.decode(data)
     return true

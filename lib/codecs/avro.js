@@ -1,16 +1,17 @@
-// Apache Avro through avsc, with a schema derived from the payload (lib/shape.js): records for
+// Apache Avro through avsc, with a schema derived from the payload (shape.js): records for
 // objects, arrays, long for integers, double for other numbers, unions with null where null was
 // seen. Avro has no "absent": a key that some objects lack comes back as null, and the fidelity
 // check reports it.
 import avro from 'avsc'
 import { UsageError } from '../errors.js'
-import { shapeOf } from '../shape.js'
+import { shapeOf } from './shape.js'
+import { loadPayload } from '../payloads/catalog.js'
 
 const AVRO_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 
 /**
  * An Avro schema for a shape.
- * @param {import('../shape.js').Shape|undefined} shape
+ * @param {import('./shape.js').Shape|undefined} shape
  * @param {string} path JSON path, for names and errors
  * @param {{count: number}} names record name counter (Avro names must be unique)
  * @returns {object|string}
@@ -42,9 +43,16 @@ export function avroSchemaOf (shape, path = '$', names = { count: 0 }) {
 }
 
 /**
+ * The Avro codec for a built-in test (a custom payload is refused by the registry).
+ * @param {import('../payloads/catalog.js').TestInfo} test
+ * @returns {import('./index.js').Codec}
+ */
+export const codecFor = (test) => avroCodec(loadPayload(test))
+
+/**
  * The Avro codec for a payload.
  * @param {object} payload the test's plain payload, to derive the schema from
- * @returns {import('../codecs.js').Codec}
+ * @returns {import('./index.js').Codec}
  */
 export function avroCodec (payload) {
   const type = avro.Type.forSchema(avroSchemaOf(shapeOf(payload)), { typeHook: boundedArrays })

@@ -6,17 +6,25 @@ import fs from 'node:fs'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import protobuf from 'protobufjs'
+import { dynamicType } from './protobuf.js'
 
 const GENERATED = new URL('../../vendor/google-protobuf/', import.meta.url)
 const require = createRequire(import.meta.url)
 for (const file of fs.readdirSync(GENERATED).filter((name) => name.endsWith('_pb.js'))) require(fileURLToPath(new URL(file, GENERATED)))
 
 /**
- * The google-protobuf codec for a built-in test. The generated class serializes and parses (the
+ * The google-protobuf codec for a built-in test.
+ * @param {import('../payloads/catalog.js').TestInfo} test
+ * @returns {import('./index.js').Codec}
+ */
+export const codecFor = (test) => googleProtobufCodec(dynamicType(test.typeName))
+
+/**
+ * The google-protobuf codec for a message type. The generated class serializes and parses (the
  * hot path); the payload is copied in and out through its generated accessors, guided by the same
  * schema loaded by reflection (once per run, and for fidelity checks).
  * @param {protobuf.Type} type the test's message type, from protobuf.js reflection over proto/
- * @returns {import('../codecs.js').Codec}
+ * @returns {import('./index.js').Codec}
  */
 export function googleProtobufCodec (type) {
   const MessageClass = classOf(type)

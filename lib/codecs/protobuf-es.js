@@ -17,8 +17,8 @@ for (const file of fs.readdirSync(GENERATED).filter((name) => name.endsWith('_pb
 /**
  * The protobuf-es codec for a built-in test: JSON in via fromJson (once per run), toBinary and
  * fromBinary on the hot path, and back to the payload's plain shape for fidelity checks.
- * @param {import('../payloads.js').TestInfo} test
- * @returns {import('../codecs.js').Codec}
+ * @param {import('../payloads/catalog.js').TestInfo} test
+ * @returns {import('./index.js').Codec}
  */
 export function protobufEsCodec (test) {
   const module = generated.get(test.protoFile)
@@ -34,6 +34,13 @@ export function protobufEsCodec (test) {
     toPlain: (message) => withNumberLongs(schema, toJson(schema, message, { useProtoFieldName: true }))
   })
 }
+
+/**
+ * The protobuf-es codec for a test (built-in tests only).
+ * @param {import('../payloads/catalog.js').TestInfo} test
+ * @returns {import('./index.js').Codec}
+ */
+export const codecFor = (test) => protobufEsCodec(test)
 
 /** proto3 JSON writes 64-bit integers as strings; the payloads hold them as numbers. */
 function withNumberLongs (schema, json) {

@@ -8,6 +8,14 @@ import { Encoder } from 'cbor-x'
 const packr = new Packr({ useRecords: false })
 const cbor = new Encoder({ useRecords: false, mapsAsObjects: true })
 
+/**
+ * MessagePack or CBOR: neither depends on the test.
+ * @param {object} test
+ * @param {'msgpack'|'cbor'} format
+ * @returns {import('./index.js').Codec}
+ */
+export const codecFor = (test, format) => format === 'cbor' ? cborCodec : msgpackCodec
+
 /** MessagePack through msgpackr. */
 export const msgpackCodec = Object.freeze({
   name: 'msgpack',

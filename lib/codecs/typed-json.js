@@ -1,12 +1,14 @@
 // "Typed JSON": fast-json-stringify, which compiles a serializer from a JSON Schema, to encode, and
 // JSON.parse to decode. The same bytes as JSON, produced faster when the schema is known: the fair
-// contender for protobuf's generated code. The schema is derived from the payload (lib/shape.js).
+// contender for protobuf's generated code. The schema is derived from the payload (shape.js).
 import fastJson from 'fast-json-stringify'
-import { shapeOf } from '../shape.js'
+import { shapeOf } from './shape.js'
+import { loadPayload } from '../payloads/catalog.js'
+import { codecFor as jsonCodecFor, jsonCodec } from './json.js'
 
 /**
  * A JSON Schema that describes a shape exactly: integer vs number, nullable types, every key.
- * @param {import('../shape.js').Shape|undefined} shape
+ * @param {import('./shape.js').Shape|undefined} shape
  * @returns {object}
  */
 export function jsonSchemaOf (shape) {
@@ -22,10 +24,22 @@ export function jsonSchemaOf (shape) {
 }
 
 /**
+ * The fast-json-stringify codec for a test. Encoding needs the payload's shape; decoding is
+ * JSON.parse, which the server can do for a custom payload it has never seen.
+ * @param {object} test a catalog test, or a custom one (with its payload on the client's side)
+ * @returns {import('./index.js').Codec}
+ */
+export function codecFor (test) {
+  if (!test.custom) return typedJsonCodec(loadPayload(test), jsonCodec.decode)
+  if (test.payload) return typedJsonCodec(test.payload, jsonCodecFor(test).decode)
+  return Object.freeze({ ...jsonCodec, name: 'fast-json', needsSchema: true })
+}
+
+/**
  * The fast-json-stringify codec for a payload.
  * @param {object} payload the test's plain payload, to derive the schema from
  * @param {(frame: Buffer) => unknown} decode the JSON decoder the payload needs (exact for BigInts)
- * @returns {import('../codecs.js').Codec}
+ * @returns {import('./index.js').Codec}
  */
 export function typedJsonCodec (payload, decode) {
   const stringify = fastJson(jsonSchemaOf(shapeOf(payload)))

@@ -1,0 +1,152 @@
+// The load clients' command line (client_json.js, client_protobuf.js, client.js --format).
+import { UsageError } from '../errors.js'
+import { DEFAULT_CLIENT_MESSAGES, DEFAULT_URL } from '../defaults.js'
+import { ACK, DIRECTIONS } from '../protocol.js'
+import { FORMATS } from '../codecs/index.js'
+import { BACKENDS, PROFILES, resolveNetwork } from '../network/profiles.js'
+import { PAYLOAD_OPTIONS, commandLine, duration, parseWsUrl, payloadFiles, positiveNumber, wholeNumber } from './parser.js'
+
+/**
+ * @typedef {object} ClientOptions a load client's command line, checked
+ * @property {string|null} test built-in test, or null with --payload
+ * @property {{payload: string, proto?: string, type?: string}|null} custom
+ * @property {boolean} allowLossy
+ * @property {number} [messages] undefined when only --duration limits the run
+ * @property {number} [durationMs]
+ * @property {number} [rate] open loop, messages per second in total
+ * @property {{messages?: number, durationMs?: number}} warmup
+ * @property {number} workers
+ * @property {string} [out] JSON report file
+ * @property {string} [hdrOut] HdrHistogram interval log file
+ * @property {string[]} assert threshold expressions
+ * @property {Record<string, string>} headers
+ * @property {string} [subprotocol]
+ * @property {boolean} insecure
+ * @property {{any: boolean}|{text: string}} ack
+ * @property {boolean} reconnect
+ * @property {string} url
+ * @property {number} connections
+ * @property {number} inflight
+ * @property {number} timeout ms
+ * @property {boolean} compress
+ * @property {string} direction
+ * @property {boolean} json
+ * @property {object|null} network
+ * @property {string} throttleBackend
+ */
+
+/**
+ * Parses a load client's command line. With `--payload`, the first positional is the message count.
+ * @param {string[]} argv process.argv
+ * @param {string|null} format the codec this client uses (client_json.js, client_protobuf.js), or
+ *   null for the general client.js, which takes it from a required `--format`
+ * @returns {Promise<ClientOptions & {format: string}>}
+ */
+export async function parseClientArgs (argv, format) {
+  const script = format ? `client_${format}.js` : 'client.js --format <name>'
+  const formatOption = format ? {} : { format: { alias: 'f', describe: 'wire format', choices: FORMATS, demandOption: true, type: 'string' } }
+  const args = await commandLine(argv, `Usage: node ${script} <test> [messages] [options]\n` +
+    `       node ${script} --payload <file.json> [messages] [--proto <file.proto> --type <Name>] [options]\n\n` +
+    `Sends [messages] ${format ?? 'the --format\'s'} messages of <test> and reports latency, throughput and bytes.\n` +
+    'Tests: 1 numbers, 2 strings, 3 medium, 4 large, 5 small (by number or name), people, person, counters.')
+    .command('$0 [test] [messages]', false)
+    .positional('test', { describe: 'test payload, by number or name', type: 'string' })
+    .positional('messages', { describe: 'messages to send and record [default: 10000]' })
+    .options({
+      ...formatOption,
+      ...PAYLOAD_OPTIONS,
+      url: { describe: 'server URL (ws:// or wss://)', default: DEFAULT_URL, type: 'string' },
+      connections: { alias: 'c', describe: 'parallel WebSocket connections', default: 1 },
+      inflight: { alias: 'i', describe: 'messages outstanding per connection (1 = strict request/response) [default: 1, with --rate 1000]' },
+      rate: { alias: 'r', describe: 'open loop: messages per second in total, latency from the schedule', type: 'number' },
+      duration: { alias: 'd', describe: 'run for this long instead of a message count: 30s, 500ms, 2m', type: 'string' },
+      warmup: { alias: 'w', describe: 'messages (or a time: 2s) sent first and not recorded', default: '0', type: 'string' },
+      workers: { describe: 'worker threads, each with its share of connections, messages and rate', default: 1 },
+      out: { describe: 'also write the JSON report to this file', type: 'string' },
+      'hdr-out': { describe: 'write the latency histograms as an HdrHistogram interval log', type: 'string' },
+      assert: { describe: 'threshold that fails the run (exit 1), repeatable: "p99<20ms", "errors==0", "rate>=5000"', type: 'array', string: true, default: [] },
+      header: { alias: 'H', describe: 'extra upgrade header "Name: value", repeatable', type: 'array', string: true, default: [] },
+      token: { describe: 'sent as Authorization: Bearer <token>; default from BENCH_TOKEN', type: 'string', default: process.env.BENCH_TOKEN },
+      subprotocol: { describe: 'Sec-WebSocket-Protocol to ask for', type: 'string' },
+      insecure: { describe: 'wss:// without verifying the certificate (self-signed servers)', type: 'boolean', default: false },
+      ack: { describe: 'what counts as the reply (up): ACK, any, or text:<reply>', default: 'ACK', type: 'string' },
+      reconnect: { describe: 'when a connection drops, reconnect (within --timeout) and go on', type: 'boolean', default: false },
+      timeout: { describe: 'per-message timeout in ms; a message with no reply by then is lost', default: 10000 },
+      compress: { describe: 'offer permessage-deflate', type: 'boolean', default: false },
+      direction: { describe: 'up: send the payload, server ACKs; down: server sends it; echo: server sends it back', choices: DIRECTIONS, default: 'up' },
+      json: { describe: 'print one JSON object instead of the human report', type: 'boolean', default: false },
+      throttle: { describe: `network profile: none, ${Object.keys(PROFILES).join(', ')}`, type: 'string' },
+      up: { describe: 'client-to-server bandwidth, kbit/s (overrides the profile)', type: 'number' },
+      down: { describe: 'server-to-client bandwidth, kbit/s (overrides the profile)', type: 'number' },
+      rtt: { describe: 'round-trip time to add, ms (overrides the profile)', type: 'number' },
+      loss: { describe: 'packet loss %, kernel shaping (tc) only', type: 'number' },
+      'throttle-backend': { describe: 'auto: tc when it can work here, else proxy', choices: BACKENDS, default: 'auto' }
+    })
+    .example(`node ${script} 4 100 --throttle 3g`, 'test 4 over a 3G profile')
+    .example(`node ${script} 5 50 --rtt 100 --up 400 --down 400`, 'a custom network')
+    .example(`node ${script} 3 100000`, 'test 3 (medium), 100,000 messages, one at a time')
+    .example(`node ${script} small 100000 --inflight 100`, 'test 5 with 100 messages in flight')
+    .example(`node ${script} 4 1000 --connections 4 --json`, 'four connections, JSON report on stdout')
+    .example(`node ${script} --payload my.json 1000`, 'your own document, schema inferred')
+    .example(`node ${script} --payload my.json 1000 --proto my.proto --type shop.Order`, 'your own document and schema')
+    .parseAsync()
+  const custom = payloadFiles(args)
+  const durationMs = args.duration === undefined ? undefined : duration('duration', args.duration)
+  let test = args.test
+  let messages = args.messages
+  if (custom) {
+    if (messages !== undefined) throw new UsageError(`give either a test ('${test}') or --payload, not both`)
+    messages = test
+    test = null
+    if (args.direction === 'down') throw new UsageError('--direction down needs a built-in test: the server cannot know your payload')
+  } else if (test === undefined) {
+    throw new UsageError('name a test (1-5, people, person, counters) or give --payload <file.json> (see --help)')
+  }
+  const rate = args.rate === undefined ? undefined : positiveNumber('rate', args.rate)
+  return {
+    format: format ?? args.format,
+    test: test === null ? null : String(test),
+    custom,
+    allowLossy: args.allowLossy,
+    messages: messages === undefined ? (durationMs === undefined ? DEFAULT_CLIENT_MESSAGES : undefined) : wholeNumber('messages', messages, 1),
+    durationMs,
+    rate,
+    warmup: /[a-z]$/i.test(args.warmup) ? { durationMs: duration('warmup', args.warmup) } : { messages: wholeNumber('warmup', args.warmup, 0) },
+    workers: wholeNumber('workers', args.workers, 1),
+    out: args.out,
+    hdrOut: args.hdrOut,
+    assert: args.assert,
+    headers: upgradeHeaders(args.header, args.token),
+    subprotocol: args.subprotocol,
+    insecure: args.insecure,
+    ack: ackRule(args.ack),
+    reconnect: args.reconnect,
+    url: parseWsUrl(args.url),
+    connections: wholeNumber('connections', args.connections, 1),
+    inflight: wholeNumber('inflight', args.inflight ?? (rate ? 1000 : 1), 1),
+    timeout: wholeNumber('timeout', args.timeout, 1),
+    compress: args.compress,
+    direction: args.direction,
+    json: args.json,
+    network: resolveNetwork({ throttle: args.throttle, up: args.up, down: args.down, rtt: args.rtt, loss: args.loss }),
+    throttleBackend: args.throttleBackend
+  }
+}
+
+function upgradeHeaders (lines, token) {
+  const headers = {}
+  for (const line of lines) {
+    const match = /^([!#$%&'*+.^\w`|~-]+):\s*(.*)$/.exec(line)
+    if (!match) throw new UsageError(`--header must look like "Name: value", got '${line}'`)
+    headers[match[1]] = match[2]
+  }
+  if (token) headers.Authorization = `Bearer ${token}`
+  return headers
+}
+
+function ackRule (text) {
+  if (text === 'any') return { any: true }
+  if (text === ACK) return { text: ACK }
+  if (text.startsWith('text:') && text.length > 5) return { text: text.slice(5) }
+  throw new UsageError(`--ack must be ACK, any or text:<reply>, got '${text}'`)
+}

@@ -1,0 +1,53 @@
+// The load client's command: client_json.js, client_protobuf.js and client.js --format.
+import { UsageError } from '../errors.js'
+import { parseAssertions } from '../report/assertions.js'
+import { parseClientArgs } from './client-options.js'
+
+/**
+ * The whole load client behind client_json.js, client_protobuf.js and client.js: parse the command
+ * line, run the load (in worker threads with --workers), print the report (human or `--json`) on
+ * stdout, write --out and --hdr-out, and report failures and violated --assert thresholds as one
+ * line each on stderr.
+ * @param {string|null} fixedFormat codec name, e.g. 'json' or 'protobuf'; null: from `--format`
+ * @param {string[]} argv process.argv
+ * @returns {Promise<number>} exit code: 0 when every message was acknowledged and every threshold held, 1 otherwise
+ */
+export async function runClientCli (fixedFormat, argv) {
+  const options = await parseClientArgs(argv, fixedFormat)
+  const { format } = options
+  parseAssertions(options.assert) // a typo fails here, before anything connects
+  if (options.workers > options.connections) throw new UsageError(`--workers ${options.workers} needs at least as many --connections (each worker has its own)`)
+  // Loaded once the command line is known to be good: --help and usage errors load the parser alone.
+  const [{ measure, prepareRun }, { startShaping }, { runInWorkers }, { mergeReports }, { deliver }, { createProgress }] = await Promise.all([
+    import('../load/measure.js'), import('../network/shaping.js'), import('../load/workers.js'),
+    import('../report/merge.js'), import('./deliver.js'), import('./progress.js')
+  ])
+  const prepared = await prepareRun(format, options)
+  const server = new URL(options.url)
+  // SIGINT stops the run, whatever stage it is in; shaping is undone in the finally below.
+  const controller = new AbortController()
+  const interrupt = () => controller.abort('interrupted by SIGINT')
+  process.once('SIGINT', interrupt)
+  const progress = createProgress(process.stderr)
+  let shaping
+  try {
+    shaping = options.network && await startShaping(options.network, {
+      backend: options.throttleBackend,
+      target: { host: server.hostname, port: Number(server.port || (server.protocol === 'wss:' ? 443 : 80)) }
+    })
+    const context = {
+      connectUrl: shaping?.backend === 'proxy' ? `ws://${shaping.host}:${shaping.port}` : undefined,
+      network: shaping ? { ...options.network, backend: shaping.backend, reason: shaping.reason } : null,
+      signal: controller.signal,
+      onTick: progress?.update
+    }
+    const report = options.workers > 1
+      ? { ...mergeReports(await runInWorkers(format, options, context)), workers: options.workers }
+      : await measure(prepared, options, context)
+    progress?.done()
+    return await deliver(report, options)
+  } finally {
+    process.off('SIGINT', interrupt)
+    await shaping?.stop()
+  }
+}

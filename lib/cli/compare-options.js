@@ -1,0 +1,73 @@
+// `npm run compare`'s command line.
+import { UsageError } from '../errors.js'
+import { DEFAULT_BYTES_PER_RUN, DEFAULT_FORMATS, DEFAULT_MESSAGES, DEFAULT_WARMUP } from '../defaults.js'
+import { DIRECTIONS } from '../protocol.js'
+import { CUSTOM_FORMATS, FORMATS } from '../codecs/index.js'
+import { ALL_TESTS, resolveTest } from '../payloads/catalog.js'
+import { resolveNetwork } from '../network/profiles.js'
+import { PAYLOAD_OPTIONS, commaList, commandLine, payloadFiles, wholeNumber } from './parser.js'
+
+/**
+ * Parses `npm run compare`'s command line. Messages and warmup stay undefined unless given, so
+ * each test gets a length that suits its size (see runLength in lib/compare/runner.js).
+ * @param {string[]} argv process.argv
+ * @returns {Promise<{formats: string[], tests: string[], custom: {payload: string, proto?: string, type?: string}|null, allowLossy: boolean,
+ *   profiles: string[], compress: boolean, direction: string, messages?: number, warmup?: number,
+ *   inflight: number, connections: number, json: boolean, out: string}>}
+ */
+export async function parseCompareArgs (argv) {
+  const args = await commandLine(argv, 'Usage: npm run compare -- [options]\n\n' +
+    'Starts a server, runs the JSON and the protobuf client (or the --formats chosen) on each test and\n' +
+    'network profile, prints one side-by-side table and writes results.json, results.md and report.html.')
+    .options({
+      ...PAYLOAD_OPTIONS,
+      formats: { describe: `comma-separated formats, the first is the baseline of the ratios: ${FORMATS.join(', ')}`, default: DEFAULT_FORMATS.join(','), type: 'string' },
+      tests: { describe: 'comma-separated tests, by number or name', default: ALL_TESTS.join(','), type: 'string' },
+      throttle: { describe: 'comma-separated network profiles (none = no shaping)', default: 'none', type: 'string' },
+      compress: { describe: 'permessage-deflate on server and clients', type: 'boolean', default: false },
+      direction: { describe: 'up: clients send the payload; down: the server sends it; echo: both', choices: DIRECTIONS, default: 'up' },
+      messages: { alias: 'n', describe: `messages per client run [default: ${DEFAULT_MESSAGES}, fewer for big payloads: at most ${DEFAULT_BYTES_PER_RUN / 1024 / 1024} MiB of JSON per run]` },
+      inflight: { alias: 'i', describe: 'messages outstanding per connection', default: 1 },
+      connections: { alias: 'c', describe: 'parallel connections per client', default: 1 },
+      warmup: { alias: 'w', describe: `messages sent first and not recorded [default: ${DEFAULT_WARMUP}, at most a tenth of the run]` },
+      out: { alias: 'o', describe: 'directory for results.json, results.md and report.html', default: 'compare-report', type: 'string' },
+      json: { describe: 'print the results document as JSON instead of the table', type: 'boolean', default: false }
+    })
+    .example('npm run compare', 'every test, JSON vs protobuf, on loopback')
+    .example('npm run compare -- --tests 1,5 --inflight 100', 'tests 1 and 5, 100 in flight')
+    .example('npm run compare -- --tests 4,5 --throttle none,3g -n 50', 'tests 4 and 5 on loopback and on 3G')
+    .example('npm run compare -- --tests people --compress', 'the 12.9 MB payload with permessage-deflate')
+    .example('npm run compare -- --tests people --direction down', 'the server sends 50,000 persons, clients decode them')
+    .example('npm run compare -- --payload my.json', 'your own document, schema inferred')
+    .example('npm run compare -- --formats json,protobuf,msgpack,cbor', 'MessagePack and CBOR beside them')
+    .parseAsync()
+  const profiles = commaList(args.throttle)
+  for (const profile of profiles) resolveNetwork({ throttle: profile })
+  const custom = payloadFiles(args)
+  if (custom && argv.some((arg) => arg === '--tests' || arg.startsWith('--tests='))) throw new UsageError('give either --tests or --payload, not both')
+  if (custom && args.direction === 'down') throw new UsageError('--direction down needs built-in tests: the server cannot know your payload')
+  const tests = custom ? [] : commaList(args.tests)
+  for (const test of tests) resolveTest(test)
+  const formats = commaList(args.formats)
+  if (formats.length === 0) throw new UsageError(`--formats needs at least one of ${FORMATS.join(', ')}`)
+  for (const format of formats) {
+    if (!FORMATS.includes(format)) throw new UsageError(`unknown format '${format}' in --formats: expected some of ${FORMATS.join(', ')}`)
+    if (custom && !CUSTOM_FORMATS.includes(format)) throw new UsageError(`format '${format}' does not support custom payloads: use ${CUSTOM_FORMATS.join(', ')}`)
+  }
+  if (new Set(formats).size !== formats.length) throw new UsageError(`--formats names a format twice: ${args.formats}`)
+  return {
+    formats,
+    tests,
+    custom,
+    allowLossy: args.allowLossy,
+    profiles,
+    compress: args.compress,
+    direction: args.direction,
+    messages: args.messages === undefined ? undefined : wholeNumber('messages', args.messages, 1),
+    warmup: args.warmup === undefined ? undefined : wholeNumber('warmup', args.warmup, 0),
+    inflight: wholeNumber('inflight', args.inflight, 1),
+    connections: wholeNumber('connections', args.connections, 1),
+    out: args.out,
+    json: args.json
+  }
+}

@@ -1,0 +1,22 @@
+// The merge command (bin/merge.js): client reports from several processes or hosts, one report.
+import { readFile } from 'node:fs/promises'
+import { UsageError } from '../errors.js'
+import { parseMergeArgs } from './merge-options.js'
+
+/**
+ * Reads the report files, merges them exactly and delivers the result as a client would.
+ * @param {string[]} argv process.argv
+ * @returns {Promise<number>} exit code: 0 when every message was acknowledged and every threshold held
+ */
+export async function runMergeCli (argv) {
+  const options = await parseMergeArgs(argv)
+  const [{ mergeReports }, { deliver }] = await Promise.all([import('../report/merge.js'), import('./deliver.js')])
+  const reports = await Promise.all(options.files.map(async (file) => {
+    try {
+      return JSON.parse(await readFile(file, 'utf8'))
+    } catch (err) {
+      throw new UsageError(`${file}: ${err.code ?? err.message}`)
+    }
+  }))
+  return deliver(mergeReports(reports), options)
+}

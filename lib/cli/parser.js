@@ -1,0 +1,126 @@
+// What every command line shares: a yargs parser that fails with one line, and the readers of
+// numbers, durations, lists and addresses that turn option values into checked settings.
+import yargs from 'yargs'
+import { hideBin } from 'yargs/helpers'
+import { UsageError } from '../errors.js'
+
+/**
+ * A yargs parser that reports mistakes as one UsageError line instead of printing usage and
+ * exiting, so every entry point fails the same way.
+ * @param {string[]} argv process.argv
+ * @param {string} usage the usage line shown by --help
+ */
+export function commandLine (argv, usage) {
+  return yargs(hideBin(argv))
+    .usage(usage)
+    .strict()
+    .wrap(Math.min(100, process.stdout.columns || 100))
+    .fail((message, err) => {
+      if (err instanceof UsageError) throw err
+      // yargs spreads some messages (invalid choices) over several lines; errors here are one line.
+      throw new UsageError(`${String(message ?? err?.message).replace(/:?\s*\n\s*/g, ': ')} (see --help)`)
+    })
+    .help()
+    .alias('h', 'help')
+    .version(false)
+}
+
+/**
+ * Turns a yargs option value into a whole number within bounds, or a UsageError naming the option.
+ * @param {string} name option name, for the message
+ * @param {unknown} value
+ * @param {number} min smallest allowed value
+ */
+export function wholeNumber (name, value, min) {
+  const number = Number(value)
+  if (!Number.isSafeInteger(number) || number < min) {
+    throw new UsageError(`--${name} must be a whole number >= ${min}, got '${value}'`)
+  }
+  return number
+}
+
+const DURATION_UNITS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
+
+/**
+ * Reads a duration such as `30s`, `500ms`, `2m` or `1h` (a bare number is seconds).
+ * @param {string} name option name, for the message
+ * @param {string|number} text
+ * @returns {number} milliseconds, > 0
+ */
+export function duration (name, text) {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(String(text).trim())
+  if (!match || Number(match[1]) <= 0) throw new UsageError(`--${name} must be a duration such as 30s, 500ms or 2m, got '${text}'`)
+  return Math.round(Number(match[1]) * DURATION_UNITS[match[2] ?? 's'])
+}
+
+/**
+ * A number > 0, or a UsageError naming the option.
+ * @param {string} name option name, for the message
+ * @param {unknown} value
+ * @returns {number}
+ */
+export function positiveNumber (name, value) {
+  const number = Number(value)
+  if (!Number.isFinite(number) || number <= 0) throw new UsageError(`--${name} must be a number > 0, got '${value}'`)
+  return number
+}
+
+/**
+ * Splits a comma-separated option into its trimmed, non-empty items.
+ * @param {string} text
+ * @returns {string[]}
+ */
+export function commaList (text) {
+  return text.split(',').map((item) => item.trim()).filter(Boolean)
+}
+
+/**
+ * Checks a --url: ws:// or wss://, returned without a trailing slash.
+ * @param {string} text
+ * @returns {string}
+ */
+export function parseWsUrl (text) {
+  let url
+  try {
+    url = new URL(text)
+  } catch {
+    throw new UsageError(`--url '${text}' is not a URL (expected ws://host:port)`)
+  }
+  if (url.protocol !== 'ws:' && url.protocol !== 'wss:') {
+    throw new UsageError(`--url must start with ws:// or wss://, got '${text}'`)
+  }
+  return url.href.replace(/\/$/, '')
+}
+
+/**
+ * Reads `[host:]port`.
+ * @param {string} text
+ * @param {string} defaultHost used when only a port is given
+ * @returns {[string, number]}
+ */
+export function hostAndPort (text, defaultHost) {
+  const match = /^(?:(.+):)?(\d+)$/.exec(text)
+  if (!match) throw new UsageError(`expected [host:]port, got '${text}'`)
+  return [match[1] ?? defaultHost, wholeNumber('port', match[2], 0)]
+}
+
+/** Options that run a user's own JSON document instead of a built-in test (clients and compare). */
+export const PAYLOAD_OPTIONS = {
+  payload: { describe: 'your own JSON document, in place of a test (schema inferred unless --proto)', type: 'string' },
+  proto: { describe: 'your .proto for --payload (with --type)', type: 'string' },
+  type: { describe: 'the message type in --proto, e.g. shop.Order', type: 'string' },
+  'allow-lossy': { describe: 'run even if the schema changes values (the report says lossy)', type: 'boolean', default: false }
+}
+
+/**
+ * The `--payload` options as given, or null when a built-in test runs.
+ * @param {{payload?: string, proto?: string, type?: string}} args
+ * @returns {{payload: string, proto?: string, type?: string}|null}
+ */
+export function payloadFiles (args) {
+  if (!args.payload) {
+    if (args.proto || args.type) throw new UsageError('--proto and --type go with --payload <file.json>')
+    return null
+  }
+  return { payload: args.payload, proto: args.proto, type: args.type }
+}

@@ -1,0 +1,18 @@
+// The standalone shaping proxy's command (bin/shaping-proxy.js), for shaping any TCP client.
+import { parseProxyArgs } from './proxy-options.js'
+
+/**
+ * Runs the shaping proxy on its own until SIGINT or SIGTERM, for shaping any TCP client.
+ * @param {string[]} argv process.argv
+ * @returns {Promise<number>} exit code
+ */
+export async function runShapingProxyCli (argv) {
+  const { listenHost, listenPort, targetHost, targetPort, network } = await parseProxyArgs(argv)
+  const { startShapingProxy } = await import('../network/proxy.js')
+  const proxy = await startShapingProxy({ listenHost, listenPort, targetHost, targetPort, up: network.up, down: network.down, rtt: network.rtt })
+  process.stdout.write(`shaping proxy on ${proxy.host}:${proxy.port} -> ${targetHost}:${targetPort} ` +
+    `(${network.profile}: up ${network.up} kbit/s, down ${network.down} kbit/s, rtt ${network.rtt} ms)\n`)
+  await new Promise((resolve) => { process.once('SIGINT', resolve); process.once('SIGTERM', resolve) })
+  await proxy.close()
+  return 0
+}

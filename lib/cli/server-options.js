@@ -1,0 +1,51 @@
+// The server's command line (server.js).
+import { UsageError } from '../errors.js'
+import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_PAYLOAD, DEFAULT_PORT, MAX_SCHEMA_BYTES } from '../defaults.js'
+import { FORMATS } from '../codecs/index.js'
+import { commandLine, wholeNumber } from './parser.js'
+
+/**
+ * Parses the server's command line; PORT in the environment sets the default port, BENCH_TOKEN
+ * the token (an environment variable keeps it out of `ps` listings).
+ * @param {string[]} argv process.argv
+ * @param {NodeJS.ProcessEnv} env
+ * @returns {Promise<{host: string, port: number, maxPayload: number, maxConnections: number, maxSchemaBytes: number,
+ *   stall?: {ms: number, after: number}, compress: boolean, token?: string}>}
+ */
+export async function parseServerArgs (argv, env) {
+  const args = await commandLine(argv, 'Usage: node server.js [options]\n\n' +
+    'WebSocket server that decodes each message (JSON, protobuf, or another format) and replies ACK.\n' +
+    `Clients connect to ws://HOST:PORT/?test=<number|name>&format=<${FORMATS.join('|')}>.`)
+    .options({
+      host: { describe: 'interface to listen on', default: '127.0.0.1', type: 'string' },
+      port: { alias: 'p', describe: 'port (0 picks a free one); default from PORT', default: env.PORT ?? DEFAULT_PORT },
+      'max-payload': { describe: 'largest accepted message in bytes (bigger ones close the connection with 1009)', default: DEFAULT_MAX_PAYLOAD },
+      stall: { describe: 'test hook: once, after N messages, block for MS milliseconds: MS@N, e.g. 300@500', type: 'string' },
+      'max-schema-bytes': { describe: 'largest .proto a client may register for its own payload (0: refuse registrations)', default: MAX_SCHEMA_BYTES },
+      'max-connections': { describe: 'open connections beyond which upgrades are refused with 503', default: DEFAULT_MAX_CONNECTIONS },
+      compress: { describe: 'accept permessage-deflate', type: 'boolean', default: false },
+      token: { describe: 'require this token on upgrades (Authorization: Bearer, or ?token=); default from BENCH_TOKEN', type: 'string', default: env.BENCH_TOKEN }
+    })
+    .example('node server.js', `listen on 127.0.0.1:${DEFAULT_PORT}`)
+    .example('BENCH_TOKEN=s3cret node server.js --host 0.0.0.0', 'reachable from other hosts, token required')
+    .example('node server.js --port 0', 'listen on a free port (printed)')
+    .parseAsync()
+  const port = wholeNumber('port', args.port, 0)
+  if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`)
+  return {
+    host: args.host,
+    port,
+    maxPayload: wholeNumber('max-payload', args.maxPayload, 1),
+    maxConnections: wholeNumber('max-connections', args.maxConnections, 1),
+    maxSchemaBytes: wholeNumber('max-schema-bytes', args.maxSchemaBytes, 0),
+    stall: args.stall === undefined ? undefined : stallHook(args.stall),
+    compress: args.compress,
+    token: args.token || undefined
+  }
+}
+
+function stallHook (text) {
+  const match = /^(\d+)@(\d+)$/.exec(text)
+  if (!match || Number(match[2]) < 1) throw new UsageError(`--stall must be MS@MESSAGES, e.g. 300@500, got '${text}'`)
+  return { ms: Number(match[1]), after: Number(match[2]) }
+}

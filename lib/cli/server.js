@@ -1,0 +1,31 @@
+// The server's command (server.js): listen until SIGINT or SIGTERM, with summary lines on stdout.
+import { parseServerArgs } from './server-options.js'
+
+/**
+ * Runs the server for `node server.js`: prints `listening on ws://HOST:PORT` once it accepts
+ * connections, a summary line every few seconds while busy, and a final one when SIGINT or SIGTERM
+ * closes it.
+ * @param {string[]} argv process.argv
+ * @param {NodeJS.ProcessEnv} env PORT and BENCH_TOKEN
+ * @returns {Promise<number>} exit code once stopped
+ */
+export async function runServerCli (argv, env) {
+  const options = await parseServerArgs(argv, env)
+  const { megabytes, startServer } = await import('../server/server.js')
+  const log = (line) => process.stdout.write(`${line}\n`)
+  const server = await startServer({ ...options, log })
+  if (!['127.0.0.1', '::1', 'localhost'].includes(options.host)) {
+    const who = options.token ? 'anyone who can reach it and has the token' : 'anyone who can reach it (set --token or BENCH_TOKEN)'
+    process.stderr.write(`warning: listening on ${options.host}: ${who} can connect\n`)
+  }
+  log(`listening on ${server.url} (rss ${megabytes(process.memoryUsage.rss())} MB)`)
+  const startedAt = Date.now()
+  const signal = await new Promise((resolve) => {
+    process.once('SIGINT', resolve)
+    process.once('SIGTERM', resolve)
+  })
+  await server.close()
+  log(`stopped on ${signal} after ${((Date.now() - startedAt) / 1000).toFixed(1)} s: ` +
+    `${server.stats.totalConnections} connections served, ${server.stats.countsLine()}`)
+  return 0
+}

@@ -1,0 +1,41 @@
+// JSON: JSON.stringify and JSON.parse, as every WebSocket application has them; the exact
+// variant only for documents those would change.
+import { parseJsonExact, stringifyJsonExact } from '../schema/json-exact.js'
+
+/** JSON through the built-ins: text frames. */
+export const jsonCodec = Object.freeze({
+  name: 'json',
+  binary: false,
+  needsSchema: false,
+  prepare: (plain) => plain,
+  encode: (value) => JSON.stringify(value),
+  decode: (frame) => JSON.parse(frame.toString('utf8')),
+  toPlain: (value) => value
+})
+
+/**
+ * JSON for documents JSON.stringify would change: integers past 2^53 (read as BigInt) and -0.
+ * Slower than the built-ins, so only used where they are not exact.
+ */
+const exactJsonCodec = Object.freeze({
+  ...jsonCodec,
+  encode: stringifyJsonExact,
+  decode: (frame) => parseJsonExact(frame.toString('utf8'))
+})
+
+/**
+ * The JSON codec for a test: the built-ins, unless a user's payload needs the exact codec. A
+ * custom test without a payload (the server's side) decodes with the built-ins.
+ * @param {{payload?: object}} test
+ * @returns {import('./index.js').Codec}
+ */
+export function codecFor (test) {
+  if (!test.payload) return jsonCodec
+  let builtIn
+  try {
+    builtIn = JSON.stringify(test.payload)
+  } catch {
+    return exactJsonCodec // BigInt
+  }
+  return builtIn === stringifyJsonExact(test.payload) ? jsonCodec : exactJsonCodec
+}

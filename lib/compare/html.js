@@ -1,0 +1,74 @@
+// The comparison as one self-contained HTML file: inline CSS and SVG, no script, no CDN, so it
+// opens offline, can be mailed around and renders the same in a headless browser.
+import { decodeHistogram, percentileCurve } from '../histogram.js'
+import { describeRun, ratioMeaning, tableCells } from './results.js'
+import { escapeHtml, groupedBarChart, percentileChart } from '../report/svg-chart.js'
+import { int, perSecond } from '../numbers.js'
+
+/**
+ * Renders the results document as an HTML report: what was measured, the table, latency
+ * percentile curves per test and profile, and bars for size and throughput.
+ * @param {import('./results.js').ComparisonResults} results
+ * @returns {string} a complete HTML document
+ */
+export function renderHtmlReport (results) {
+  const { formats, rows, reports } = results
+  const title = `${formats.join(' vs ')} over WebSocket`
+  const { header, body } = tableCells(rows, formats)
+  const rowLabel = (row) => row.profile === 'none' ? row.test : `${row.test} · ${row.profile}`
+  const bars = (chartTitle, figure, format) => groupedBarChart({
+    title: chartTitle,
+    seriesNames: formats,
+    rows: rows.map((row) => ({ label: rowLabel(row), values: formats.map((f) => row.figures[f]?.[figure] ?? 0) })),
+    format
+  })
+  const curves = rows.map((row) => percentileChart({
+    title: `latency by percentile: test ${rowLabel(row)}`,
+    series: formats.map((format) => {
+      const report = reports.find((r) => r.format === format && r.test === row.testName && r.network.profile === row.profile)
+      return { name: format, points: report ? percentileCurve(decodeHistogram(report.histogram)) : [] }
+    })
+  }))
+  const networks = [...new Map(rows.map((row) => [row.profile, row.network])).values()]
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<style>
+body { font: 14px/1.45 system-ui, sans-serif; margin: 24px; color: #222; max-width: 1200px; }
+table { border-collapse: collapse; font-size: 12px; margin: 12px 0; }
+th, td { border: 1px solid #ccc; padding: 3px 6px; text-align: right; white-space: nowrap; }
+th:nth-child(-n+3), td:nth-child(-n+3) { text-align: left; }
+.charts { display: flex; flex-wrap: wrap; gap: 12px; }
+.chart { border: 1px solid #eee; background: #fff; }
+</style>
+</head>
+<body>
+<h1>${escapeHtml(title)}</h1>
+<p>${escapeHtml(describeRun(results))}</p>
+<p>Networks: ${networks.map(escapeHtml).join('; ')}.</p>
+<h2>Summary</h2>
+<table>
+<thead><tr>${header.map((cell) => `<th>${escapeHtml(cell)}</th>`).join('')}</tr></thead>
+<tbody>
+${body.map((cells) => `<tr>${cells.map((cell) => `<td>${escapeHtml(cell)}</td>`).join('')}</tr>`).join('\n')}
+</tbody>
+</table>
+<p>Latency is measured per message from send to ACK, in microseconds (HdrHistogram); bytes are counted on the socket.
+Ratios are ${escapeHtml(ratioMeaning(formats))}.</p>
+<h2>Size and throughput</h2>
+<div class="charts">
+${bars('bytes per message (encoded)', 'payloadBytes', (v) => `${int(v)} B`)}
+${bars('bytes on the wire per message', 'wireBytes', (v) => `${int(v)} B`)}
+${bars('throughput (acknowledged msgs/s)', 'rate', (v) => `${perSecond(v)}/s`)}
+</div>
+<h2>Latency percentiles</h2>
+<div class="charts">
+${curves.join('\n')}
+</div>
+</body>
+</html>
+`
+}

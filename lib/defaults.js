@@ -1,0 +1,32 @@
+// Defaults and limits that more than one command needs, kept in one leaf module so that parsing
+// a command line (and --help) loads none of the modules that use them.
+
+/** Where clients connect and the server listens unless told otherwise. */
+export const DEFAULT_PORT = 7070
+export const DEFAULT_URL = `ws://127.0.0.1:${DEFAULT_PORT}`
+
+/**
+ * Largest WebSocket message the server accepts, in bytes. The biggest built-in payload (`people`,
+ * 50,000 persons) is ~12.9 MB of JSON; 64 MiB leaves room for users' own payloads while still
+ * refusing absurd frames (ws closes the connection with 1009 above it).
+ */
+export const DEFAULT_MAX_PAYLOAD = 64 * 1024 * 1024
+
+/** Open connections beyond which upgrades are refused with 503: bounds sockets and memory. */
+export const DEFAULT_MAX_CONNECTIONS = 10_000
+
+/** Largest .proto text a schema may have, in UTF-8 bytes: servers compile schemas sent by clients. */
+export const MAX_SCHEMA_BYTES = 1024 * 1024
+
+/** Messages a client run sends when neither a count nor a duration is given. */
+export const DEFAULT_CLIENT_MESSAGES = 10_000
+
+/** The question the tool settles: compare's formats unless --formats says otherwise. Ratios are against the first. */
+export const DEFAULT_FORMATS = Object.freeze(['json', 'protobuf'])
+
+/** Compare's messages and warm-up per run, unless the command line says otherwise. */
+export const DEFAULT_MESSAGES = 5000
+export const DEFAULT_WARMUP = 500
+
+/** Compare's default runs stop at this much JSON per run, so the 12.9 MB `people` test takes seconds, not hours. */
+export const DEFAULT_BYTES_PER_RUN = 256 * 1024 * 1024

@@ -1,0 +1,49 @@
+// Opening one load connection: the URL naming test, format and direction, TLS and headers for
+// servers that are not ours, a shaping proxy in between, and the schema handshake.
+import net from 'node:net'
+import WebSocket from 'ws'
+import { connectionUrl } from '../protocol.js'
+
+/**
+ * Opens one connection for the run's test and format.
+ * @param {import('./engine.js').LoadOptions} options
+ * @returns {Promise<{ws: WebSocket, socket: import('node:net').Socket}>} resolves once open (and
+ *   past the handshake, if any), with the TCP socket whose byte counters the run reads; rejects
+ *   with a one-line reason
+ */
+export function connect ({ url, connectUrl, test, codec, compress = false, direction = 'up', handshake, headers, subprotocol, insecure }) {
+  const target = connectionUrl(url, { test: test.name, format: codec.name, direction })
+  const dialed = connectUrl && new URL(connectUrl)
+  const ws = new WebSocket(target, subprotocol, {
+    perMessageDeflate: compress,
+    headers,
+    rejectUnauthorized: !insecure,
+    // Through a shaping proxy: the TCP connection goes to the proxy, the request still names the server.
+    ...(dialed && { createConnection: () => net.connect(Number(dialed.port), dialed.hostname) })
+  })
+  let socket
+  ws.once('upgrade', (response) => { socket = response.socket })
+  return new Promise((resolve, reject) => {
+    ws.once('open', () => {
+      if (!handshake) return resolve({ ws, socket })
+      ws.once('message', (data) => {
+        const answer = data.toString('utf8', 0, 500)
+        if (answer === handshake.expect) return resolve({ ws, socket })
+        reject(new Error(`server refused the handshake on ${target.href}: ${answer}`))
+        ws.terminate()
+      })
+      ws.once('close', (code) => reject(new Error(`server closed the connection during the handshake on ${target.href} (code ${code})`)))
+      ws.send(handshake.frame)
+    })
+    ws.once('unexpected-response', (request, response) => {
+      let body = ''
+      response.setEncoding('utf8')
+      response.on('data', (chunk) => { body += chunk })
+      response.on('end', () => {
+        reject(new Error(`server refused ${target.href}: ${response.statusCode} ${body.trim()}`))
+        ws.terminate()
+      })
+    })
+    ws.once('error', (err) => reject(new Error(`cannot connect to ${url}: ${err.code ?? err.message}`)))
+  })
+}

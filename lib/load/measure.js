@@ -1,0 +1,91 @@
+// One client run in this thread: the test (built-in or the user's payload) and its codec made
+// ready, the fidelity of a user's payload checked, the load run, and its report built. The CLI
+// and each --workers thread call it.
+import { runLoad } from './engine.js'
+import { createCodec } from '../codecs/index.js'
+import { loadPayload, resolveTest } from '../payloads/catalog.js'
+import { buildReport } from '../report/report.js'
+import { checkCustomFidelity, loadCustomTest, registrationFrame } from '../schema/custom.js'
+import { stringifyJsonExact } from '../schema/json-exact.js'
+import { REGISTRATION_OK } from '../protocol.js'
+import { UsageError } from '../errors.js'
+
+/**
+ * Everything a run needs before connecting: the test (built-in or the user's payload), its codec,
+ * and for a user's payload the fidelity check.
+ * @param {string} format
+ * @param {import('./options.js').ClientOptions} options
+ * @param {{quiet?: boolean}} [how] quiet: do not list differences again (workers)
+ * @returns {Promise<{format: string, test: object, codec: import('../codecs/index.js').Codec, lossy: object|null}>}
+ */
+export async function prepareRun (format, options, { quiet = false } = {}) {
+  const test = options.custom ? await loadCustomTest(options.custom) : resolveTest(options.test)
+  const codec = await createCodec(format, test)
+  const lossy = test.custom ? checkLossless(test, codec, options.allowLossy, quiet) : null
+  return { format, test, codec, lossy }
+}
+
+/**
+ * Checks a user's payload survives the format before anything connects. Differences are listed on
+ * stderr; without --allow-lossy they stop the run.
+ * @returns {{differences: number, examples: object[]}|null} what the report records, null when lossless
+ */
+function checkLossless (test, codec, allowLossy, quiet) {
+  const { lossless, differences, examples } = checkCustomFidelity(test, codec)
+  if (lossless) return null
+  if (!quiet) {
+    const shown = (value) => value === undefined ? '(absent)' : stringifyJsonExact(value).slice(0, 80)
+    const lines = examples.map(({ path, expected, actual }) => `  ${path}: expected ${shown(expected)}, actual ${shown(actual)}`)
+    process.stderr.write(`${codec.name}: ${test.description} changes ${differences} value${differences === 1 ? '' : 's'}:\n${lines.join('\n')}\n`)
+  }
+  const what = codec.name === 'protobuf' ? 'the schema' : `the ${codec.name} encoding`
+  const fix = codec.name === 'protobuf' ? 'fix the schema, or ' : ''
+  if (!allowLossy) throw new UsageError(`${what} is lossy for ${test.file} (${differences} values differ); ${fix}run anyway with --allow-lossy`)
+  return { differences, examples }
+}
+
+/**
+ * Runs the load in this thread and builds its report.
+ * @param {Awaited<ReturnType<typeof prepareRun>>} prepared
+ * @param {import('./options.js').ClientOptions} options this thread's share of the work
+ * @param {{connectUrl?: string, network: object|null, signal?: AbortSignal, onTick?: Function}} context
+ * @returns {Promise<object>} the report
+ */
+export async function measure ({ format, test, codec, lossy }, options, { connectUrl, network, signal, onTick }) {
+  const result = await runLoad({
+    connectUrl,
+    url: options.url,
+    test,
+    payload: test.custom ? test.payload : loadPayload(test),
+    codec,
+    messages: options.messages,
+    durationMs: options.durationMs,
+    rate: options.rate,
+    connections: options.connections,
+    inflight: options.inflight,
+    warmup: options.warmup,
+    timeoutMs: options.timeout,
+    compress: options.compress,
+    direction: options.direction,
+    headers: options.headers,
+    subprotocol: options.subprotocol,
+    insecure: options.insecure,
+    ack: options.ack,
+    reconnect: options.reconnect,
+    signal,
+    onTick,
+    // The server learns a custom protobuf schema from the client; the other formats decode without one.
+    handshake: test.custom && format === 'protobuf' ? { frame: registrationFrame(test), expect: REGISTRATION_OK } : undefined
+  })
+  return buildReport(result, {
+    format,
+    test,
+    url: options.url,
+    connections: options.connections,
+    inflight: options.inflight,
+    warmup: options.warmup,
+    direction: options.direction,
+    network,
+    lossy
+  })
+}

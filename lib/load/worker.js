@@ -1,0 +1,25 @@
+// One worker thread of --workers: prepares the same test and codec, runs its share of the load,
+// and posts its report (histograms encoded) back to the main thread.
+import { parentPort, workerData } from 'node:worker_threads'
+import { measure, prepareRun } from './measure.js'
+
+const { format, options, connectUrl, network } = workerData
+const controller = new AbortController()
+parentPort.on('message', (message) => {
+  if (message === 'stop') controller.abort('interrupted by SIGINT')
+})
+
+try {
+  // The main thread already checked the payload and printed any differences.
+  const prepared = await prepareRun(format, options, { quiet: true })
+  const report = await measure(prepared, options, {
+    connectUrl,
+    network,
+    signal: controller.signal,
+    onTick: (progress) => parentPort.postMessage({ progress })
+  })
+  parentPort.postMessage({ report })
+} catch (err) {
+  parentPort.postMessage({ error: err.message })
+}
+parentPort.close()

@@ -1,0 +1,54 @@
+// --workers K: the load split over K worker threads, each with its own connections, event loop
+// and histograms; the caller merges their reports exactly (lib/merge.js).
+import { Worker } from 'node:worker_threads'
+
+/**
+ * Splits a whole number into `parts` shares that differ by at most one, largest first.
+ * @param {number} total
+ * @param {number} parts
+ * @returns {number[]}
+ */
+export function shares (total, parts) {
+  return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0))
+}
+
+/**
+ * Runs the client's load in `options.workers` threads and returns each thread's report.
+ * @param {string} format
+ * @param {import('../cli/options.js').ClientOptions} options the whole run
+ * @param {{connectUrl?: string, network: object|null, signal?: AbortSignal, onTick?: Function}} context
+ * @returns {Promise<object[]>} one report per worker
+ */
+export function runInWorkers (format, options, context) {
+  const count = options.workers
+  const connections = shares(options.connections, count)
+  const messages = options.messages === undefined ? [] : shares(options.messages, count)
+  const warmups = options.warmup.messages === undefined ? [] : shares(options.warmup.messages, count)
+  const workers = connections.map((share, i) => new Worker(new URL('./worker.js', import.meta.url), {
+    workerData: {
+      format,
+      connectUrl: context.connectUrl,
+      network: context.network,
+      options: {
+        ...options,
+        workers: 1,
+        connections: share,
+        messages: messages[i],
+        rate: options.rate && options.rate / count,
+        warmup: warmups.length ? { messages: warmups[i] } : options.warmup
+      }
+    }
+  }))
+  const stop = () => { for (const worker of workers) worker.postMessage('stop') }
+  context.signal?.addEventListener('abort', stop, { once: true })
+  return Promise.all(workers.map((worker, i) => new Promise((resolve, reject) => {
+    worker.on('message', (message) => {
+      // Worker 0's ticks drive the progress line, so it moves once a second, not once per worker.
+      if (message.progress && i === 0) context.onTick?.(message.progress)
+      if (message.report) resolve(message.report)
+      if (message.error) reject(new Error(message.error))
+    })
+    worker.once('error', reject)
+    worker.once('exit', (code) => reject(new Error(`worker ${i} exited with ${code} before reporting`)))
+  }))).finally(() => context.signal?.removeEventListener('abort', stop))
+}

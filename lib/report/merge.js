@@ -1,0 +1,74 @@
+// Combines reports of one test from several client processes, workers or machines into one:
+// counts summed, HdrHistograms added exactly, the time span from the earliest start to the last reply.
+import { UsageError } from '../errors.js'
+import { createLatencyHistogram, decodeHistogram, encodeHistogram, summarizeLatency } from '../histogram.js'
+import { buildReport } from './report.js'
+
+/**
+ * Merges reports (the `--json` shape) of the same format and test.
+ * @param {object[]} reports at least one
+ * @returns {object} one report, as if one client had done all the work; `mergedFrom` counts the parts
+ * @throws {UsageError} when the reports measured different things
+ */
+export function mergeReports (reports) {
+  if (reports.length === 0) throw new UsageError('nothing to merge')
+  const [first] = reports
+  for (const report of reports) {
+    for (const key of ['format', 'test', 'direction']) {
+      if (report[key] !== first[key]) throw new UsageError(`cannot merge a ${key} '${report[key]}' report with a '${first[key]}' one: merge runs of one format and test`)
+    }
+  }
+  const sum = (pick) => reports.reduce((total, report) => total + pick(report), 0)
+  const startedAt = Math.min(...reports.map((r) => r.startedAt))
+  const endedAt = Math.max(...reports.map((r) => r.startedAt + r.durationMs))
+  const targets = reports.map((r) => r.target).filter(Boolean)
+  const result = {
+    messages: { sent: sum((r) => r.messages.sent), acked: sum((r) => r.messages.acked), errors: sum((r) => r.messages.errors), lost: sum((r) => r.messages.lost) },
+    startedAt,
+    durationMs: endedAt - startedAt,
+    histogram: addHistograms(reports.map((r) => r.histogram)),
+    uncorrectedHistogram: reports.every((r) => r.uncorrectedHistogram) ? addHistograms(reports.map((r) => r.uncorrectedHistogram)) : null,
+    bytes: { payloadPerMessage: first.bytes.payloadPerMessage, written: sum((r) => r.bytes.written), read: sum((r) => r.bytes.read) },
+    timeSeries: mergeTimeSeries(reports.flatMap((r) => r.timeSeries ?? [])),
+    target: targets.length === reports.length ? { rate: sum((r) => r.target.rate), sendRate: Math.round(sum((r) => r.target.sendRate) * 10) / 10 } : null,
+    reconnects: { count: sum((r) => r.reconnects?.count ?? 0), gapMs: sum((r) => r.reconnects?.gapMs ?? 0) },
+    interrupted: reports.some((r) => r.interrupted),
+    errorReplies: reports.flatMap((r) => r.errorReplies).slice(0, 5),
+    // A part that failed for a reason of its own (not just failed messages) makes the whole fail for it.
+    failure: reports.find((r) => r.failure && !/messages failed/.test(r.failure))?.failure ?? null
+  }
+  const report = buildReport(result, {
+    format: first.format,
+    test: { name: first.test, id: first.testId, custom: first.payloadFile !== undefined, file: first.payloadFile, inferred: first.schema === 'inferred', typeName: first.schema },
+    url: first.url,
+    connections: sum((r) => r.connections),
+    inflight: first.inflight,
+    warmup: first.warmup,
+    direction: first.direction,
+    network: first.network,
+    lossy: first.lossy
+  })
+  return { ...report, mergedFrom: reports.length }
+}
+
+function addHistograms (encoded) {
+  const total = createLatencyHistogram()
+  for (const text of encoded) total.add(decodeHistogram(text))
+  return total
+}
+
+/** Adds up per-second entries that share an epoch second, whichever part they came from. */
+function mergeTimeSeries (entries) {
+  const bySecond = new Map()
+  for (const entry of entries) {
+    const slot = bySecond.get(entry.t) ?? bySecond.set(entry.t, { t: entry.t, acked: 0, errors: 0, parts: [] }).get(entry.t)
+    slot.acked += entry.acked
+    slot.errors += entry.errors
+    slot.parts.push(entry.histogram)
+  }
+  return [...bySecond.values()].sort((a, b) => a.t - b.t).map(({ t, acked, errors, parts }) => {
+    const histogram = addHistograms(parts)
+    const { p50, p99 } = summarizeLatency(histogram)
+    return { t, acked, errors, p50, p99, histogram: parts.length === 1 ? parts[0] : encodeHistogram(histogram) }
+  })
+}

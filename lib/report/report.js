@@ -1,0 +1,146 @@
+import { encodeHistogram, latencyBands, summarizeLatency } from '../histogram.js'
+import { int, ms, round, size } from '../numbers.js'
+
+const BAR_WIDTH = 30
+
+/**
+ * @typedef {object} RunContext what was run, for the report to name it
+ * @property {string} format codec name
+ * @property {import('../payloads/catalog.js').TestInfo} test
+ * @property {string} url
+ * @property {number} connections
+ * @property {number} inflight
+ * @property {number} warmup
+ * @property {string} [direction] up (default), down or echo
+ * @property {object|null} [network] the network profile in force, null for none
+ * @property {{differences: number, examples: object[]}|null} [lossy] for a user's payload whose schema changes values
+ */
+
+/**
+ * Builds the report object that `--json` prints and every other tool reads: what was measured,
+ * under which network, with exact accounting and the full latency histogram.
+ * @param {import('../load/engine.js').LoadResult} result
+ * @param {RunContext} context
+ * @returns {object}
+ */
+export function buildReport (result, context) {
+  const { messages, durationMs, histogram, bytes } = result
+  const ok = !result.failure && !result.interrupted && messages.errors === 0 && messages.lost === 0
+  const uncorrected = result.uncorrectedHistogram
+  return {
+    format: context.format,
+    test: context.test.name,
+    testId: context.test.id,
+    url: context.url,
+    connections: context.connections,
+    inflight: context.inflight,
+    warmup: context.warmup,
+    direction: context.direction ?? 'up',
+    network: context.network ?? { profile: 'none' },
+    messages: { ...messages },
+    startedAt: result.startedAt,
+    durationMs: round(durationMs, 3),
+    rate: durationMs > 0 ? round(messages.acked * 1000 / durationMs, 1) : 0,
+    target: result.target ? describeTarget(result.target) : null,
+    // With a target rate, latency counts from each message's scheduled send (coordinated omission
+    // corrected); uncorrectedLatencyMs counts from the actual send, as a closed loop would.
+    latencyMs: summarizeLatency(histogram),
+    uncorrectedLatencyMs: uncorrected ? summarizeLatency(uncorrected) : null,
+    bytes: { ...bytes },
+    reconnects: result.reconnects ?? { count: 0, gapMs: 0 },
+    interrupted: Boolean(result.interrupted),
+    ok,
+    failure: result.failure ?? (ok ? null : describeFailedMessages(messages, result.errorReplies)),
+    errorReplies: result.errorReplies,
+    timeSeries: result.timeSeries ?? [],
+    histogram: encodeHistogram(histogram),
+    uncorrectedHistogram: uncorrected ? encodeHistogram(uncorrected) : null,
+    // A user's payload: which file, which schema, and whether it arrived unchanged.
+    ...(context.test.custom && {
+      payloadFile: context.test.file,
+      schema: context.test.inferred ? 'inferred' : context.test.typeName,
+      lossy: context.lossy ?? null
+    })
+  }
+}
+
+/**
+ * The target rate against what was sent: met within 1%, or missed by how much.
+ * @param {{rate: number, sendRate: number}} target
+ */
+export function describeTarget ({ rate, sendRate }) {
+  const missedByPercent = round(Math.max(0, (rate - sendRate) / rate * 100), 1)
+  return { rate, sendRate, met: missedByPercent <= 1, missedByPercent }
+}
+
+function describeFailedMessages ({ sent, errors, lost }, errorReplies) {
+  const first = errorReplies[0] ? `; first error reply: ${errorReplies[0]}` : ''
+  return `${errors + lost} of ${sent} messages failed (${errors} errors, ${lost} lost)${first}`
+}
+
+/**
+ * Renders a report for people: accounting, throughput, bytes on the socket, latency and a
+ * compact text histogram.
+ * @param {object} report from {@link buildReport}
+ * @param {import('hdr-histogram-js').Histogram} histogram the same run's histogram, for the bands
+ * @returns {string}
+ */
+export function formatReport (report, histogram) {
+  const { messages: m, latencyMs: l, bytes: b } = report
+  const lines = [
+    `${report.format} · test ${testLabel({ id: report.testId, name: report.test, file: report.payloadFile })} · ${report.direction} · ${report.connections} connection(s) × ${report.inflight} in flight · network: ${describeNetwork(report.network)}`,
+    `messages  sent ${int(m.sent)}  acked ${int(m.acked)}  errors ${int(m.errors)}  lost ${int(m.lost)}`,
+    `elapsed   ${(report.durationMs / 1000).toFixed(2)} s  rate ${int(report.rate)} msg/s`,
+    `bytes     payload ${int(b.payloadPerMessage)} B/msg  written ${size(b.written)}  read ${size(b.read)} (on the socket, frames included)`,
+    `latency   min ${ms(l.min)}  mean ${ms(l.mean)}  stdev ${ms(l.stdev)}  p50 ${ms(l.p50)}  p90 ${ms(l.p90)}  p99 ${ms(l.p99)}  p99.9 ${ms(l.p999)}  max ${ms(l.max)}${report.target ? '  (from the schedule)' : ''}`,
+    ...(report.uncorrectedLatencyMs ? [`uncorr.   p50 ${ms(report.uncorrectedLatencyMs.p50)}  p90 ${ms(report.uncorrectedLatencyMs.p90)}  p99 ${ms(report.uncorrectedLatencyMs.p99)}  p99.9 ${ms(report.uncorrectedLatencyMs.p999)}  max ${ms(report.uncorrectedLatencyMs.max)}  (from the actual send: hides stalls)`] : []),
+    ...formatBands(latencyBands(histogram), histogram.totalCount)
+  ]
+  if (report.network.reason) lines.splice(1, 0, `shaping   ${report.network.reason}`)
+  if (report.target) {
+    const { rate, sendRate, met, missedByPercent } = report.target
+    lines.splice(3, 0, `target    ${int(rate)} msg/s, sent at ${int(sendRate)} msg/s: ${met ? 'met' : `MISSED by ${missedByPercent}%`}`)
+  }
+  if (report.reconnects.count > 0) lines.push(`reconnect ${report.reconnects.count} time(s), ${report.reconnects.gapMs} ms without a connection`)
+  if (report.lossy) lines.push(`LOSSY     the schema changed ${report.lossy.differences} value(s) of ${report.payloadFile}, first at ${report.lossy.examples[0]?.path}`)
+  if (report.failure) lines.push(`FAILED    ${report.failure}`)
+  return lines.join('\n') + '\n'
+}
+
+/**
+ * A network profile in a few words, e.g. `3g (up 768 kbit/s, down 1600 kbit/s, rtt 150 ms, proxy)`.
+ * @param {object|null|undefined} network
+ * @returns {string}
+ */
+export function describeNetwork (network) {
+  if (!network || network.profile === 'none') return 'none (no shaping)'
+  const backend = network.backend ? `, ${network.backend}` : ''
+  return `${network.profile} (up ${network.up} kbit/s, down ${network.down} kbit/s, rtt ${network.rtt} ms${backend})`
+}
+
+function formatBands (bands, total) {
+  if (bands.length === 0) return []
+  const widest = Math.max(...bands.map((band) => band.count))
+  return bands.map(({ fromUs, toUs, count }) => {
+    const bar = '█'.repeat(Math.round(count / widest * BAR_WIDTH))
+    const range = `${duration(fromUs)}–${duration(toUs)}`.padStart(17)
+    return `${range} ${bar.padEnd(BAR_WIDTH)} ${(count / total * 100).toFixed(1).padStart(5)}%  ${int(count)}`
+  })
+}
+
+function duration (us) {
+  if (us < 1000) return `${us} µs`
+  if (us < 1_000_000) return `${round(us / 1000, 3)} ms`
+  return `${round(us / 1_000_000, 3)} s`
+}
+
+/**
+ * How reports name a test: `3 medium`, just the name for tests without a number, and the file for
+ * a user's payload: `custom (order.json)`.
+ * @param {{id: number|null|undefined, name: string, file?: string}} test
+ * @returns {string}
+ */
+export function testLabel ({ id, name, file }) {
+  if (file) return `${name} (${file})`
+  return id === null || id === undefined ? name : `${id} ${name}`
+}

@@ -1,0 +1,90 @@
+// Whether a schema, or any codec, carries a JSON document through encode and decode unchanged,
+// and where not: JSON paths with expected and actual values.
+import { UsageError } from '../errors.js'
+import { createAdapter } from './adapter.js'
+import { formatJsonPath } from './json-exact.js'
+
+const isPlainObject = (value) => value !== null && typeof value === 'object' && !Array.isArray(value)
+
+/**
+ * Encodes the JSON with the type, decodes it and converts back, then compares with the input.
+ * Keys the schema has no field for, and values a field cannot take, are left out and so count
+ * as differences; numbers compare exactly (-0 differs from 0; a BigInt equals a number of the
+ * same value); key order is ignored.
+ * @param {protobuf.Type} type message type
+ * @param {*} json the document, ideally from parseJsonExact so big integers are exact
+ * @param {object} [options]
+ * @param {number} [options.maxExamples=5] how many differences to describe
+ * @returns {{ lossless: boolean, differences: number, examples: Array<{ path: string, expected: *, actual: * }> }}
+ *   `expected` / `actual` are undefined where the key or element is absent
+ * @throws {UsageError} when protobufjs cannot encode or decode the message (e.g. nesting beyond its limit)
+ */
+export function checkFidelity (type, json, { maxExamples = 5 } = {}) {
+  const adapter = createAdapter(type, { strict: false })
+  let decoded
+  try {
+    decoded = type.decode(type.encode(adapter.toMessage(json)).finish())
+  } catch (err) {
+    throw new UsageError(`${type.fullName.slice(1)}: cannot encode or decode this document: ${err.message}`)
+  }
+  return jsonDifferences(json, adapter.fromMessage(decoded), { maxExamples })
+}
+
+/**
+ * Where two JSON values differ: how many values, and the first few JSON paths with expected vs
+ * actual (BigInt and number compare by value; -0 and 0 differ; absent shows as undefined).
+ * @param {*} expected
+ * @param {*} actual
+ * @param {{maxExamples?: number}} [options]
+ * @returns {{lossless: boolean, differences: number, examples: Array<{path: string, expected: *, actual: *}>}}
+ */
+export function jsonDifferences (expected, actual, { maxExamples = 5 } = {}) {
+  const examples = []
+  let differences = 0
+  compareJson(expected, actual, [], (path, wanted, found) => {
+    differences++
+    if (examples.length < maxExamples) examples.push({ path: formatJsonPath(path), expected: wanted, actual: found })
+  })
+  return { lossless: differences === 0, differences, examples }
+}
+
+/**
+ * Whether a codec carries a payload unchanged: decode(encode(x)), back in plain form, against x.
+ * @param {import('../codecs/index.js').Codec} codec
+ * @param {*} payload
+ * @returns {ReturnType<typeof jsonDifferences>}
+ */
+export function checkCodecFidelity (codec, payload) {
+  let back
+  try {
+    back = codec.toPlain(codec.decode(Buffer.from(codec.encode(codec.prepare(payload)))))
+  } catch (err) {
+    throw new UsageError(`${codec.name} cannot carry this document: ${err.message}`)
+  }
+  return jsonDifferences(payload, back)
+}
+
+function sameNumber (a, b) {
+  if (typeof a === 'number' && typeof b === 'number') return Object.is(a, b)
+  const [big, other] = typeof a === 'bigint' ? [a, b] : [b, a]
+  return Number.isInteger(other) ? BigInt(other) === big : other === big
+}
+
+function compareJson (expected, actual, path, report) {
+  const numeric = (value) => typeof value === 'number' || typeof value === 'bigint'
+  if (numeric(expected) && numeric(actual)) {
+    if (!sameNumber(expected, actual)) report(path, expected, actual)
+  } else if (Array.isArray(expected) && Array.isArray(actual)) {
+    for (let index = 0; index < Math.max(expected.length, actual.length); index++) {
+      compareJson(expected[index], actual[index], [...path, index], report)
+    }
+  } else if (isPlainObject(expected) && isPlainObject(actual)) {
+    for (const key of Object.keys(expected)) {
+      if (Object.hasOwn(actual, key)) compareJson(expected[key], actual[key], [...path, key], report)
+      else report([...path, key], expected[key], undefined)
+    }
+    for (const key of Object.keys(actual)) if (!Object.hasOwn(expected, key)) report([...path, key], undefined, actual[key])
+  } else if (expected !== actual) {
+    report(path, expected, actual)
+  }
+}

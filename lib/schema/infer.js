@@ -1,0 +1,394 @@
+// Lossless JSON -> .proto inference: a schema whose every value round-trips through protobuf
+// unchanged (the document is read with json-exact.js, so big integers stay exact).
+//
+// Mapping (proto3):
+// - object -> message; keys become fields in first-seen order, json_name holds any key the
+//   field name does not spell exactly; scalar fields are `optional` so 0, "", false survive
+//   and an absent key stays absent;
+// - array -> `repeated`; when the array itself needs presence, or sits inside another array,
+//   it lives in a list message (below);
+// - a key or array element holding more than one JSON kind (null counts as a kind) -> a
+//   "value message": marked with `option (json_value) = true`, it stands for one JSON value,
+//   whichever of its fields is set: null_value, bool_value, integer_value, number_value,
+//   string_value, object_value (a oneof named `kind`), else the array in list_value;
+// - values nested deeper than protobuf decoders accept, or never seen with content (elements of
+//   arrays that are always empty) -> JsonText, a value message carrying the exact JSON text.
+
+import { UsageError } from '../errors.js'
+import { MAX_JSON_DEPTH, childPath, linkedPathText } from './json-exact.js'
+
+/**
+ * Deepest message nesting (the root message counts as 1) an inferred schema uses. protoc's and
+ * protobufjs' decoders refuse more than 100 nested messages by default, so deeper JSON subtrees
+ * are carried as exact JSON text (message JsonText) instead of typed messages.
+ */
+export const MAX_MESSAGE_DEPTH = 100
+
+/** Name of the MessageOptions extension that marks a value message: `option (json_value) = true;`. */
+export const JSON_VALUE_OPTION = 'json_value'
+
+/** Field number of the json_value extension, in the range protobuf leaves for private use. */
+const JSON_VALUE_EXTENSION_NUMBER = 51000
+
+/**
+ * Field names inside a value message, by the JSON kind each one carries. `text` holds exact
+ * JSON text of any value; `list` is the repeated field used when no other field is set.
+ */
+export const VALUE_FIELDS = Object.freeze({
+  bool: 'bool_value',
+  integer: 'integer_value',
+  number: 'number_value',
+  string: 'string_value',
+  object: 'object_value',
+  list: 'list_value',
+  null: 'null_value',
+  text: 'json_text'
+})
+
+const NULL_VALUE_TYPE = '.google.protobuf.NullValue'
+const INT32_MIN = -(2 ** 31)
+const INT32_MAX = 2 ** 31 - 1
+const INT64_MIN = -(2n ** 63n)
+const INT64_MAX = 2n ** 63n - 1n
+const UINT64_MAX = 2n ** 64n - 1n
+// Field numbers protobuf reserves for its own implementation.
+const RESERVED_FIELD_NUMBERS = { first: 19000, last: 19999 }
+
+// Words the proto grammar or protobufjs' generated message objects give a meaning to.
+const RESERVED_FIELD_NAMES = new Set([
+  'syntax', 'edition', 'import', 'weak', 'public', 'package', 'option', 'optional', 'required',
+  'repeated', 'oneof', 'map', 'reserved', 'extensions', 'extend', 'to', 'max', 'message', 'enum',
+  'service', 'rpc', 'returns', 'stream', 'group', 'true', 'false', 'inf', 'nan', 'double', 'float',
+  'int32', 'int64', 'uint32', 'uint64', 'sint32', 'sint64', 'fixed32', 'fixed64', 'sfixed32',
+  'sfixed64', 'bool', 'string', 'bytes', 'constructor', 'prototype'
+])
+
+// ---------------------------------------------------------------------------------------------
+// Shapes: what was seen at one position of the document (the root, a key of an object shape,
+// or the elements of an array shape), over all values seen there.
+
+
+function newShape () {
+  return { null: false, bool: false, string: false, double: false, intMin: null, intMax: null, negativeAt: null, beyondInt64At: null, object: null, array: null }
+}
+
+function observe (shape, value, path, depth) {
+  const unrepresentable = (why) => { throw new UsageError(`${linkedPathText(path)}: ${why}`) }
+  if (depth > MAX_JSON_DEPTH) unrepresentable(`nesting deeper than ${MAX_JSON_DEPTH} levels`)
+  if (value === null) {
+    shape.null = true
+    return
+  }
+  switch (typeof value) {
+    case 'boolean':
+      shape.bool = true
+      return
+    case 'string':
+      if (!value.isWellFormed()) unrepresentable('string has an unpaired UTF-16 surrogate, which a protobuf string (UTF-8) cannot hold')
+      shape.string = true
+      return
+    case 'number':
+      if (!Number.isFinite(value)) unrepresentable(`${value} is not a JSON number`)
+      if (isInteger(value)) observeInteger(shape, value, path)
+      else shape.double = true
+      return
+    case 'bigint':
+      if (value < INT64_MIN || value > UINT64_MAX) unrepresentable(`integer ${value} does not fit in 64 bits, so no protobuf type holds it exactly`)
+      observeInteger(shape, value, path)
+      return
+    case 'object':
+      if (Array.isArray(value)) observeArray(shape, value, path, depth)
+      else if (Object.getPrototypeOf(value) === Object.prototype || Object.getPrototypeOf(value) === null) observeObject(shape, value, path, depth)
+      else unrepresentable(`${value.constructor?.name ?? 'object'} is not a JSON value`)
+      return
+  }
+  unrepresentable(`${typeof value} is not a JSON value`)
+}
+
+/** An integer for typing: safe integers (not -0, which only double keeps) and BigInts. */
+function isInteger (value) {
+  return typeof value === 'bigint' || (Number.isSafeInteger(value) && !Object.is(value, -0))
+}
+
+function observeInteger (shape, value, path) {
+  // Number and BigInt compare exactly with < and >, so the bounds may mix both.
+  if (shape.intMin === null || value < shape.intMin) shape.intMin = value
+  if (shape.intMax === null || value > shape.intMax) shape.intMax = value
+  if (value < 0) shape.negativeAt ??= path
+  if (value > INT64_MAX) shape.beyondInt64At ??= path
+}
+
+function observeArray (shape, array, path, depth) {
+  shape.array ??= { element: newShape() }
+  for (let index = 0; index < array.length; index++) {
+    observe(shape.array.element, array[index], childPath(path, index), depth + 1)
+  }
+}
+
+function observeObject (shape, object, path, depth) {
+  shape.object ??= { keys: new Map(), instances: 0 }
+  shape.object.instances++
+  for (const key of Object.keys(object)) {
+    const keyPath = childPath(path, key)
+    if (!key.isWellFormed()) throw new UsageError(`${linkedPathText(keyPath)}: key has an unpaired UTF-16 surrogate, which protobuf (UTF-8) cannot hold`)
+    let slot = shape.object.keys.get(key)
+    if (!slot) shape.object.keys.set(key, slot = { shape: newShape(), count: 0 })
+    slot.count++
+    observe(slot.shape, object[key], keyPath, depth + 1)
+  }
+}
+
+/** The proto integer type that holds every integer seen, or null if none were seen. */
+function integerType (shape) {
+  if (shape.intMin === null) return null
+  const negative = shape.intMin < 0
+  if (shape.intMin >= INT32_MIN && shape.intMax <= INT32_MAX) return negative ? 'sint32' : 'int32'
+  if (shape.intMax <= INT64_MAX) return negative ? 'sint64' : 'int64'
+  if (negative) {
+    throw new UsageError(`${linkedPathText(shape.beyondInt64At)}: integer ${shape.intMax} needs uint64 but ${linkedPathText(shape.negativeAt)} is negative; no 64-bit protobuf type holds both`)
+  }
+  return 'uint64'
+}
+
+/**
+ * The JSON kinds seen at a shape, in the order value-message fields are declared. Integers join
+ * the doubles when a double holds every one of them exactly.
+ */
+function kindsOf (shape) {
+  let integer = integerType(shape)
+  const safeForDouble = integer !== null && shape.intMin >= Number.MIN_SAFE_INTEGER && shape.intMax <= Number.MAX_SAFE_INTEGER
+  if (shape.double && safeForDouble) integer = null
+  const kinds = []
+  if (shape.bool) kinds.push({ kind: 'bool', scalar: 'bool' })
+  if (integer) kinds.push({ kind: 'integer', scalar: integer })
+  if (shape.double) kinds.push({ kind: 'number', scalar: 'double' })
+  if (shape.string) kinds.push({ kind: 'string', scalar: 'string' })
+  if (shape.object) kinds.push({ kind: 'object' })
+  if (shape.array) kinds.push({ kind: 'list' })
+  if (shape.null) kinds.push({ kind: 'null', scalar: NULL_VALUE_TYPE })
+  return kinds
+}
+
+// ---------------------------------------------------------------------------------------------
+// Naming
+
+const pascalWords = (text) => asciiWords(text).map((word) => word[0].toUpperCase() + word.slice(1)).join('')
+
+/** Lowercase ASCII words of a key: camelCase and punctuation split it, accents are dropped. */
+function asciiWords (text) {
+  return text
+    .normalize('NFKD')
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean)
+}
+
+/** Field name for a key: snake_case ASCII, never a keyword, never starting with a digit. */
+function fieldNameFor (key) {
+  let name = asciiWords(key).join('_') || 'field'
+  if (/^[0-9]/.test(name)) name = `field_${name}`
+  return RESERVED_FIELD_NAMES.has(name) ? `${name}_` : name
+}
+
+/** Message name for the objects under a key; `element` for the elements of an array under it. */
+function messageNameFor (key, { element = false } = {}) {
+  let name = pascalWords(key) || 'Object'
+  if (/^[0-9]/.test(name)) name = `Object${name}`
+  if (!element) return name
+  if (/ies$/.test(name)) return name.replace(/ies$/, 'y')
+  if (/sses$/.test(name)) return name.replace(/es$/, '')
+  if (/[^su]s$/.test(name)) return name.slice(0, -1)
+  return `${name}Item`
+}
+
+/** Allocates field names (unique as protoc requires: ignoring case and underscores) and numbers. */
+function createFieldAllocator () {
+  const taken = new Set()
+  let nextNumber = 1
+  return {
+    name (candidate) {
+      let name = candidate
+      for (let n = 2; taken.has(normalize(name)); n++) name = `${candidate}_${n}`
+      taken.add(normalize(name))
+      return name
+    },
+    number () {
+      if (nextNumber === RESERVED_FIELD_NUMBERS.first) nextNumber = RESERVED_FIELD_NUMBERS.last + 1
+      return nextNumber++
+    }
+  }
+  function normalize (name) { return name.replace(/_/g, '').toLowerCase() }
+}
+
+/** A proto string literal that protoc (bytes, UTF-8) and protobufjs (UTF-16) read alike. */
+function protoString (text) {
+  // Octal escapes are bytes to protoc but code units to protobufjs, so only ASCII is escaped
+  // and other characters are written as they are (UTF-8 in the file).
+  return `"${text.replace(/[\x00-\x1f\x7f"\\]/g, (char) => {
+    if (char === '"' || char === '\\') return `\\${char}`
+    return `\\${char.charCodeAt(0).toString(8).padStart(3, '0')}`
+  })}"`
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schema emission
+
+/**
+ * Infers a proto3 schema that holds the value exactly: every integer, double, string, null,
+ * empty container, absent key and original key comes back unchanged through
+ * fidelity.createAdapter(type).toMessage / encode / decode / fromMessage.
+ * Types come from all values seen at a position: integers -> int32 (sint32 with negatives),
+ * beyond int32 -> int64 / sint64 (uint64 above int64), non-integers (and -0) -> double.
+ * Output is deterministic: fields in first-seen key order, messages in first-use order.
+ * @param {*} value a JSON value, as from parseJsonExact (BigInt for big integers) or JSON.parse
+ * @param {object} [options]
+ * @param {string} [options.typeName='Payload'] name of the root message
+ * @param {string} [options.packageName='pbjson'] proto package
+ * @returns {{ proto: string, typeName: string }} the .proto text and the root's full name (`package.Type`)
+ * @throws {UsageError} naming the JSON path of a value no protobuf type holds exactly (an integer
+ *   beyond 64 bits, negative and > 2^63-1 integers at one position, a string with an unpaired
+ *   surrogate, a non-JSON value), or for an invalid type or package name
+ */
+export function inferSchema (value, { typeName = 'Payload', packageName = 'pbjson' } = {}) {
+  if (!/^[A-Za-z][A-Za-z0-9_]*$/.test(typeName)) throw new UsageError(`invalid message name "${typeName}": use letters, digits and _`)
+  if (!/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/.test(packageName)) throw new UsageError(`invalid package name "${packageName}": use dot-separated identifiers`)
+  const root = newShape()
+  observe(root, value, null, 1)
+  const messages = emitMessages(root, typeName)
+  return { proto: renderFile(packageName, messages), typeName: `${packageName}.${typeName}` }
+}
+
+/**
+ * Turns the root shape into message definitions: object messages in first-use order, each value
+ * message right after the types it refers to.
+ * @returns {{ definitions: Array<{name: string, comment?: string, lines: string[], valueMessage: boolean}>, usesNullValue: boolean }}
+ */
+function emitMessages (rootShape, rootName) {
+  const definitions = []
+  const signatures = new Map() // message name -> body text when shareable (value messages), else null
+  const unionNames = new Set()
+  let usesNullValue = false
+
+  // Reserves a message name; value messages with the same name and body share one definition.
+  const claimName = (candidate, signature = null) => {
+    for (let n = 1; ; n++) {
+      const name = n === 1 ? candidate : `${candidate}${n}`
+      if (!signatures.has(name)) {
+        signatures.set(name, signature)
+        return { name, isNew: true }
+      }
+      if (signature !== null && signatures.get(name) === signature) return { name, isNew: false }
+    }
+  }
+  const scalar = (type) => {
+    if (type === NULL_VALUE_TYPE) usesNullValue = true
+    return type
+  }
+
+  // fields: [{ name, type, repeated? }]; the non-repeated ones form the oneof `kind`.
+  const defineValueMessage = (candidate, fields, comment) => {
+    let number = 1
+    const declare = (indent, { name, type, repeated }) => `${indent}${repeated ? 'repeated ' : ''}${type} ${name} = ${number++};`
+    const alternatives = fields.filter((field) => !field.repeated)
+    const list = fields.filter((field) => field.repeated)
+    const lines = alternatives.length > 1 || (alternatives.length === 1 && alternatives[0].name !== VALUE_FIELDS.text)
+      ? ['  oneof kind {', ...alternatives.map((field) => declare('    ', field)), '  }']
+      : alternatives.map((field) => declare('  ', field))
+    lines.push(...list.map((field) => declare('  ', field)))
+    const { name, isNew } = claimName(candidate, lines.join('\n'))
+    if (isNew) definitions.push({ name, comment, lines, valueMessage: true })
+    return name
+  }
+  const jsonText = () => defineValueMessage('JsonText', [{ name: VALUE_FIELDS.text, type: 'string' }],
+    '// Exact JSON text of a value nested too deep for protobuf decoders, or never seen with content.')
+
+  /**
+   * Type of one position. `depth` is where its message would sit (root = 1); `hint` names object
+   * messages; a plain `repeated` ({ repeatedOf }) only where the position is an object key
+   * present in every instance, since repeated fields have no presence and cannot nest.
+   */
+  const typeOf = (shape, depth, hint, { plainRepeatedAllowed = false } = {}) => {
+    const kinds = kindsOf(shape)
+    if (kinds.length === 1 && kinds[0].scalar) return scalar(kinds[0].scalar)
+    if (kinds.length === 0 || depth >= MAX_MESSAGE_DEPTH) return jsonText()
+    const [{ kind }] = kinds
+    if (kinds.length === 1 && kind === 'object') return objectMessage(shape.object, depth, hint.name())
+    if (kinds.length === 1 && kind === 'list' && plainRepeatedAllowed) return { repeatedOf: elementType(shape, depth, hint) }
+    return valueMessage(shape, kinds, depth, hint)
+  }
+  const elementType = (shape, elementDepth, hint) => typeOf(shape.array.element, elementDepth, hint.element())
+
+  const valueMessage = (shape, kinds, depth, hint, forcedName) => {
+    const fields = kinds.map(({ kind, scalar: type }) => {
+      if (kind === 'object') return { name: VALUE_FIELDS.object, type: objectMessage(shape.object, depth + 1, hint.name()) }
+      if (kind === 'list') return { name: VALUE_FIELDS.list, type: elementType(shape, depth + 1, hint), repeated: true }
+      return { name: VALUE_FIELDS[kind], type: scalar(type) }
+    })
+    // Short unions of plain parts read best named by them (StringOrNull, DoubleListList); others by position.
+    const plain = fields.length <= 2 && fields.every((field) => !unionNames.has(field.type))
+    const name = defineValueMessage(forcedName ?? (plain ? fields.map(valueNamePart).join('Or') : `${hint.name()}Value`), fields)
+    if (fields.length > 1) unionNames.add(name)
+    return name
+  }
+
+  const objectMessage = (objectShape, depth, candidate) => {
+    const { name } = claimName(candidate)
+    const definition = { name, lines: [], valueMessage: false }
+    definitions.push(definition)
+    const allocator = createFieldAllocator()
+    for (const [key, { shape, count }] of objectShape.keys) {
+      const fieldName = allocator.name(fieldNameFor(key))
+      const type = typeOf(shape, depth + 1, nameHint(key), { plainRepeatedAllowed: count === objectShape.instances })
+      const label = type.repeatedOf ? 'repeated ' : SCALAR_TYPES.has(type) ? 'optional ' : ''
+      const jsonName = fieldName === key ? '' : ` [json_name = ${protoString(key)}]`
+      definition.lines.push(`  ${label}${type.repeatedOf ?? type} ${fieldName} = ${allocator.number()}${jsonName};`)
+    }
+    return name
+  }
+
+  const rootKinds = kindsOf(rootShape)
+  if (rootKinds.length === 1 && rootKinds[0].kind === 'object') objectMessage(rootShape.object, 1, rootName)
+  else valueMessage(rootShape, rootKinds, 1, nameHint(rootName), rootName)
+  return { definitions, usesNullValue }
+}
+
+/** Names for object messages found under a key, or in (nested) arrays under it. */
+function nameHint (key, arrayLevels = 0) {
+  return {
+    name: () => arrayLevels === 0 ? messageNameFor(key) : messageNameFor(key, { element: true }) + 'Item'.repeat(arrayLevels - 1),
+    element: () => nameHint(key, arrayLevels + 1)
+  }
+}
+
+const SCALAR_TYPES = new Set(['bool', 'int32', 'sint32', 'int64', 'sint64', 'uint64', 'double', 'string', NULL_VALUE_TYPE])
+
+/** Part of a value message's name for one of its fields: `Double`, `Null`, `FeatureList`. */
+function valueNamePart ({ type, repeated }) {
+  const typeName = type === NULL_VALUE_TYPE ? 'Null' : SCALAR_TYPES.has(type) ? type[0].toUpperCase() + type.slice(1) : type
+  return repeated ? `${typeName}List` : typeName
+}
+
+function renderFile (packageName, { definitions, usesNullValue }) {
+  const usesValueMessages = definitions.some((definition) => definition.valueMessage)
+  const out = ['// Generated by pbjson: a lossless schema inferred from a JSON document.', 'syntax = "proto3";', '', `package ${packageName};`, '']
+  if (usesValueMessages) out.push('import "google/protobuf/descriptor.proto";')
+  if (usesNullValue) out.push('import "google/protobuf/struct.proto";')
+  if (usesValueMessages || usesNullValue) out.push('')
+  if (usesValueMessages) {
+    out.push(
+      '// Marks a message that stands for one JSON value (whichever field is set; else the list) rather than a JSON object.',
+      'extend google.protobuf.MessageOptions {',
+      `  bool ${JSON_VALUE_OPTION} = ${JSON_VALUE_EXTENSION_NUMBER};`,
+      '}',
+      ''
+    )
+  }
+  for (const { name, comment, lines, valueMessage } of definitions) {
+    const body = valueMessage ? [`  option (${JSON_VALUE_OPTION}) = true;`, ...lines] : lines
+    if (comment) out.push(comment)
+    out.push(...(body.length ? [`message ${name} {`, ...body, '}'] : [`message ${name} {}`]), '')
+  }
+  return out.join('\n')
+}

@@ -1,0 +1,202 @@
+// Exact JSON: text <-> value without losing integers past 2^53 or -0, JSON paths for messages,
+// and own-property assignment that keeps a `__proto__` key a key.
+import { UsageError } from '../errors.js'
+
+/** Deepest JSON nesting parseJsonExact and inferSchema accept; deeper input is refused instead of exhausting the stack. */
+export const MAX_JSON_DEPTH = 1000
+
+const NUMBER_RE = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/y
+
+/**
+ * Parses JSON text like JSON.parse, except that integer literals outside
+ * ±Number.MAX_SAFE_INTEGER become BigInt, so digits past 2^53 are kept exactly. Every other
+ * number is a JS number (`-0` stays -0); a `__proto__` key becomes an own property, as with
+ * JSON.parse; for duplicate keys the last value wins.
+ * @param {string} text JSON text
+ * @returns {*} the value
+ * @throws {UsageError} on invalid JSON, naming line and column, or nesting deeper than MAX_JSON_DEPTH
+ */
+export function parseJsonExact (text) {
+  if (typeof text !== 'string') throw new TypeError('parseJsonExact expects a string')
+  let pos = 0
+
+  const fail = (what) => {
+    const before = text.slice(0, pos)
+    const line = before.split('\n').length
+    const column = pos - before.lastIndexOf('\n')
+    throw new UsageError(`invalid JSON at line ${line}, column ${column}: ${what}`)
+  }
+  const unexpected = () => fail(pos >= text.length ? 'unexpected end of input' : `unexpected character ${JSON.stringify(text[pos])}`)
+  const skipWhitespace = () => {
+    for (let c = text.charCodeAt(pos); c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09; c = text.charCodeAt(++pos));
+  }
+  const expect = (char) => {
+    skipWhitespace()
+    if (text[pos] !== char) unexpected()
+    pos++
+  }
+  const parseLiteral = (word, value) => {
+    if (!text.startsWith(word, pos)) unexpected()
+    pos += word.length
+    return value
+  }
+  const parseString = () => {
+    const start = pos++
+    let escaped = false
+    for (;;) {
+      const c = text.charCodeAt(pos)
+      if (c === 0x22) break
+      if (Number.isNaN(c)) fail('unterminated string')
+      if (c < 0x20) fail('control character in string')
+      if (c === 0x5c) {
+        escaped = true
+        pos++
+      }
+      pos++
+    }
+    pos++
+    if (!escaped) return text.slice(start + 1, pos - 1)
+    try {
+      return JSON.parse(text.slice(start, pos))
+    } catch {
+      pos = start
+      return fail('invalid escape in string')
+    }
+  }
+  const parseNumber = () => {
+    NUMBER_RE.lastIndex = pos
+    const match = NUMBER_RE.exec(text)
+    if (!match) unexpected()
+    pos = NUMBER_RE.lastIndex
+    const literal = match[0]
+    const number = Number(literal)
+    const isIntegerLiteral = match[1] === undefined && match[2] === undefined
+    return isIntegerLiteral && !Number.isSafeInteger(number) ? BigInt(literal) : number
+  }
+  const parseValue = (depth) => {
+    if (depth > MAX_JSON_DEPTH) fail(`nesting deeper than ${MAX_JSON_DEPTH} levels`)
+    skipWhitespace()
+    switch (text[pos]) {
+      case '{': return parseObject(depth)
+      case '[': return parseArray(depth)
+      case '"': return parseString()
+      case 't': return parseLiteral('true', true)
+      case 'f': return parseLiteral('false', false)
+      case 'n': return parseLiteral('null', null)
+      default: return parseNumber()
+    }
+  }
+  const parseObject = (depth) => {
+    const object = {}
+    pos++
+    skipWhitespace()
+    if (text[pos] === '}') {
+      pos++
+      return object
+    }
+    for (;;) {
+      skipWhitespace()
+      if (text[pos] !== '"') unexpected()
+      const key = parseString()
+      expect(':')
+      setOwn(object, key, parseValue(depth + 1))
+      skipWhitespace()
+      if (text[pos] === '}') break
+      if (text[pos] !== ',') unexpected()
+      pos++
+    }
+    pos++
+    return object
+  }
+  const parseArray = (depth) => {
+    const array = []
+    pos++
+    skipWhitespace()
+    if (text[pos] === ']') {
+      pos++
+      return array
+    }
+    for (;;) {
+      array.push(parseValue(depth + 1))
+      skipWhitespace()
+      if (text[pos] === ']') break
+      if (text[pos] !== ',') unexpected()
+      pos++
+    }
+    pos++
+    return array
+  }
+
+  const value = parseValue(1)
+  skipWhitespace()
+  if (pos < text.length) fail(`unexpected ${JSON.stringify(text[pos])} after the JSON value`)
+  return value
+}
+
+/**
+ * Serializes a value as compact JSON text, the inverse of parseJsonExact: BigInt as its digits,
+ * -0 as `-0`.
+ * @param {*} value a JSON value (null, boolean, finite number, BigInt, string, array, plain object)
+ * @returns {string} JSON text
+ * @throws {TypeError} for values JSON cannot express (undefined, NaN, functions, ...)
+ */
+export function stringifyJsonExact (value) {
+  if (value === null) return 'null'
+  switch (typeof value) {
+    case 'bigint': return value.toString()
+    case 'number':
+      if (!Number.isFinite(value)) break
+      return Object.is(value, -0) ? '-0' : String(value)
+    case 'boolean':
+    case 'string': return JSON.stringify(value)
+    case 'object':
+      if (Array.isArray(value)) return `[${value.map(stringifyJsonExact).join(',')}]`
+      return `{${Object.keys(value).map((key) => `${JSON.stringify(key)}:${stringifyJsonExact(value[key])}`).join(',')}}`
+  }
+  throw new TypeError(`not a JSON value: ${String(value)}`)
+}
+
+/**
+ * Formats a JSON path such as `$.features[3].properties["with-dash"]`.
+ * @param {Array<string|number>} segments object keys (strings) and array indexes (numbers), outermost first
+ * @returns {string} the path
+ */
+export function formatJsonPath (segments) {
+  let path = '$'
+  for (const segment of segments) {
+    if (typeof segment === 'number') path += `[${segment}]`
+    else path += /^[A-Za-z_$][\w$]*$/.test(segment) ? `.${segment}` : `[${JSON.stringify(segment)}]`
+  }
+  return path
+}
+
+/**
+ * Sets an own enumerable property, including `__proto__`, which plain assignment would not.
+ * @param {object} object target
+ * @param {string} key property name
+ * @param {*} value property value
+ */
+export function setOwn (object, key, value) {
+  if (key === '__proto__') Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true })
+  else object[key] = value
+}
+
+/**
+ * A JSON path kept as a linked list ({parent, key}), so that walking a large document builds
+ * strings only for the errors it reports.
+ * @param {{parent: object|null, key: string|number}|null} path the parent's path (null: the root)
+ * @param {string|number} key object key or array index
+ * @returns {{parent: object|null, key: string|number}}
+ */
+export const childPath = (path, key) => ({ parent: path, key })
+
+/**
+ * The text of a linked JSON path, e.g. `$.items[2].name`.
+ * @param {{parent: object|null, key: string|number}|null} path
+ * @returns {string}
+ */
+export function linkedPathText (path) {
+  const segments = []
+  for (let at = path; at; at = at.parent) segments.push(at.key)
+  return formatJsonPath(segments.reverse())
+}

@@ -1,0 +1,334 @@
+import http from 'node:http'
+import { timingSafeEqual } from 'node:crypto'
+import { WebSocketServer } from 'ws'
+import { loadPayload, resolveTest, TESTS } from '../payloads/catalog.js'
+import { CUSTOM_FORMATS, FORMATS, loadCodecs } from '../codecs/index.js'
+import { UsageError } from '../errors.js'
+import { createWebHandler } from './web.js'
+import { compileRegistration } from '../schema/custom.js'
+import { ACK, CUSTOM_TEST, DIRECTIONS, ERROR_PREFIX, QUERY, REGISTRATION_OK } from '../protocol.js'
+import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_PAYLOAD, MAX_SCHEMA_BYTES } from '../defaults.js'
+
+/** Seconds between the "while busy" summary lines. */
+export const SUMMARY_INTERVAL_MS = 5000
+
+const ACK_FRAME = Buffer.from(ACK)
+const TEXT_FRAME = { binary: false }
+const MAX_REASON_LENGTH = 200
+const CONNECT_HINT = `WebSocket clients connect to ws://HOST:PORT/?${QUERY.test}=<${TESTS.map((t) => t.name).join('|')}>&${QUERY.format}=<${FORMATS.join('|')}>&${QUERY.direction}=<${DIRECTIONS.join('|')}>; GET / is the browser client`
+
+/**
+ * Works out which test, format and direction a connection asked for from its request URL,
+ * `/?test=<number|name>&format=<name>[&direction=up|down|echo]`.
+ * @param {string} requestUrl the path and query of the upgrade request
+ * @returns {{ test: import('../payloads/catalog.js').TestInfo, format: string, direction: string }}
+ * @throws {UsageError} when either is missing or unknown; the message is sent back with the 400
+ */
+export function parseConnectionTarget (requestUrl) {
+  const query = new URL(requestUrl, 'http://placeholder').searchParams
+  const testParam = query.get(QUERY.test)
+  const format = query.get(QUERY.format)
+  if (!testParam) throw new UsageError(`missing ?test= (one of ${TESTS.map((t) => t.name).join(', ')})`)
+  if (!format) throw new UsageError(`missing &format= (one of ${FORMATS.join(', ')})`)
+  if (!FORMATS.includes(format)) {
+    throw new UsageError(`unknown format '${format}': expected one of ${FORMATS.join(', ')}`)
+  }
+  const direction = query.get(QUERY.direction) ?? 'up'
+  if (!DIRECTIONS.includes(direction)) {
+    throw new UsageError(`unknown direction '${direction}': expected one of ${DIRECTIONS.join(', ')}`)
+  }
+  if (testParam === CUSTOM_TEST) {
+    // A user's payload: the server has no copy of it, and learns a protobuf schema from the client.
+    if (direction === 'down') throw new UsageError('direction down needs a built-in test: the server has no custom payload to send')
+    if (!CUSTOM_FORMATS.includes(format)) throw new UsageError(`format '${format}' does not support custom payloads: use ${CUSTOM_FORMATS.join(', ')}`)
+    return { test: { name: CUSTOM_TEST, custom: true }, format, direction }
+  }
+  return { test: resolveTest(testParam), format, direction }
+}
+
+/**
+ * Starts the benchmark WebSocket server: every message is decoded with the connection's codec and
+ * answered, in order, with `ACK`, or with `ERR <reason>` when it cannot be decoded.
+ * @param {object} [options]
+ * @param {string} [options.host] interface to bind (default 127.0.0.1)
+ * @param {number} [options.port] port to bind, 0 for any free port (default 7070)
+ * @param {number} [options.maxPayload] largest accepted message in bytes
+ * @param {boolean} [options.compress] offer permessage-deflate
+ * @param {number} [options.maxConnections] open connections beyond which upgrades get 503
+ * @param {number} [options.maxSchemaBytes] largest .proto a client may register for a custom
+ *   payload; 0 refuses registrations
+ * @param {{ms: number, after: number}} [options.stall] test hook: once, after that many messages,
+ *   block the event loop for ms (a GC pause, a slow disk), to show what coordinated omission hides
+ * @param {string} [options.token] when set, upgrades must carry it (`Authorization: Bearer <token>`
+ *   or `?token=`); others get 401
+ * @param {(line: string) => void} [options.log] receives the periodic summary lines
+ * @returns {Promise<BenchServer>}
+ */
+export async function startServer ({
+  host = '127.0.0.1',
+  port = 7070,
+  maxPayload = DEFAULT_MAX_PAYLOAD,
+  compress = false,
+  maxConnections = DEFAULT_MAX_CONNECTIONS,
+  maxSchemaBytes = MAX_SCHEMA_BYTES,
+  stall,
+  token,
+  log = () => {}
+} = {}) {
+  const stats = createStats()
+  const httpServer = http.createServer(createWebHandler(loadPayload, CONNECT_HINT))
+  const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: compress })
+  const isAuthorized = token ? tokenCheck(token) : () => true
+  let upgrading = 0
+  const schemaCache = new Map()
+  const afterMessage = stall ? stallOnce(stall) : () => {}
+
+  httpServer.on('upgrade', (request, socket, head) => {
+    socket.on('error', () => socket.destroy())
+    if (!isAuthorized(request)) {
+      stats.unauthorized++
+      refuseUpgrade(socket, 401, 'Unauthorized', 'missing or wrong token: send Authorization: Bearer <token> or ?token=<token>', 'WWW-Authenticate: Bearer\r\n')
+      return
+    }
+    if (stats.openConnections + upgrading >= maxConnections) {
+      stats.refused++
+      refuseUpgrade(socket, 503, 'Service Unavailable', `connection limit reached (${maxConnections} open)`)
+      return
+    }
+    let target
+    try {
+      target = parseConnectionTarget(request.url)
+    } catch (err) {
+      stats.refused++
+      refuseUpgrade(socket, 400, 'Bad Request', err.message)
+      return
+    }
+    // Handshakes in progress count towards the limit too; one that ws rejects (bad key, socket
+    // closed) never calls back, so the socket's close settles it as well.
+    let pending = true
+    const settle = () => { if (pending) { pending = false; upgrading-- } }
+    upgrading++
+    socket.once('close', settle)
+    // The format's codec loads before the upgrade completes, so no message can arrive before it.
+    loadCodecs(target.format).then((codecOf) => {
+      const registers = target.test.custom && target.format === 'protobuf'
+      let codec
+      try {
+        codec = registers ? null : codecOf(target.test)
+      } catch (err) {
+        settle()
+        stats.refused++
+        return refuseUpgrade(socket, 400, 'Bad Request', oneLine(err))
+      }
+      wss.handleUpgrade(request, socket, head, (ws) => {
+        settle()
+        trackConnection(ws, stats)
+        if (registers) awaitRegistration(ws, target, codecOf, stats, maxSchemaBytes, schemaCache, afterMessage)
+        else serveConnection(ws, target, codec, stats, afterMessage)
+      })
+    })
+  })
+  // Clients that drop the TCP connection mid-handshake must not take the server down.
+  httpServer.on('clientError', (err, socket) => socket.destroy(err))
+
+  await new Promise((resolve, reject) => {
+    httpServer.once('error', (err) => reject(new UsageError(`cannot listen on ${host}:${port}: ${err.code ?? err.message}`)))
+    httpServer.listen(port, host, resolve)
+  })
+  const address = httpServer.address()
+  const url = `ws://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
+
+  const summaryTimer = setInterval(() => {
+    if (stats.hasActivitySinceLastSummary()) log(stats.summaryLine(SUMMARY_INTERVAL_MS))
+  }, SUMMARY_INTERVAL_MS).unref()
+
+  let closing
+  /** @type {BenchServer} */
+  return {
+    url,
+    host: address.address,
+    port: address.port,
+    stats,
+    close () {
+      closing ??= shutDown(httpServer, wss, summaryTimer)
+      return closing
+    }
+  }
+}
+
+/**
+ * @typedef {object} BenchServer
+ * @property {string} url ws://host:port, without the query
+ * @property {string} host
+ * @property {number} port
+ * @property {ReturnType<typeof createStats>} stats live counters
+ * @property {() => Promise<void>} close closes every connection with 1001 and stops listening
+ */
+
+/**
+ * A protobuf connection for a custom payload: its first message must register the schema. One
+ * that cannot be compiled (too big, invalid, unknown type) is answered `ERR schema ...` and the
+ * connection is closed with 1008; nothing from it is compiled without the size limit.
+ */
+function awaitRegistration (ws, target, codecOf, stats, maxSchemaBytes, cache, afterMessage) {
+  ws.once('message', (data) => {
+    let type
+    try {
+      if (maxSchemaBytes === 0) throw new UsageError('this server does not accept schema registrations (--max-schema-bytes 0)')
+      type = compileRegistration(data, maxSchemaBytes, cache)
+    } catch (err) {
+      stats.refusedSchemas++
+      ws.send(`${ERROR_PREFIX}schema refused: ${oneLine(err)}`)
+      ws.close(1008, 'schema refused')
+      return
+    }
+    ws.send(REGISTRATION_OK)
+    const test = { ...target.test, type }
+    serveConnection(ws, { ...target, test }, codecOf(test), stats, afterMessage)
+  })
+}
+
+/** Answers every message of one connection, in order: ACK (up), the payload (down) or the message re-encoded (echo). */
+function serveConnection (ws, { test, format, direction }, codec, stats, afterMessage) {
+  const counters = stats.forFormat(format)
+  const payloadFrame = { binary: codec.binary }
+  // Prepared once, as a client prepares its payload; encoded for every reply, which is the cost measured.
+  const payload = direction === 'down' ? codec.prepare(loadPayload(test)) : null
+  ws.on('message', (data) => {
+    let reply
+    try {
+      if (direction === 'down') reply = codec.encode(payload)
+      else if (direction === 'echo') reply = codec.encode(codec.decode(data))
+      else codec.decode(data)
+    } catch (err) {
+      counters.errors++
+      ws.send(`${ERROR_PREFIX}${format} ${direction === 'down' ? 'encode' : 'decode'} failed for test ${test.name}: ${oneLine(err)}`)
+      return
+    }
+    counters.messages++
+    if (reply === undefined) ws.send(ACK_FRAME, TEXT_FRAME)
+    else ws.send(reply, payloadFrame)
+    afterMessage()
+  })
+}
+
+/** The --stall hook: blocks the whole process once, as a long GC pause would. */
+function stallOnce ({ ms, after }) {
+  let remaining = after
+  return () => {
+    if (--remaining !== 0) return
+    const until = Date.now() + ms
+    while (Date.now() < until); // deliberately blocking: nothing else may run
+  }
+}
+
+/** Counts a connection while it is open, and its protocol errors. */
+function trackConnection (ws, stats) {
+  stats.openConnections++
+  stats.totalConnections++
+  // ws reports protocol violations (invalid UTF-8, oversized frames) here and then closes the
+  // connection with the matching code (1007, 1009); count them, never let them escape.
+  ws.on('error', () => { stats.protocolErrors++ })
+  ws.on('close', () => { stats.openConnections-- })
+}
+
+function oneLine (err) {
+  const text = String(err?.message ?? err).replace(/\s+/g, ' ')
+  return text.length > MAX_REASON_LENGTH ? `${text.slice(0, MAX_REASON_LENGTH)}...` : text
+}
+
+/** Compares tokens in constant time, so response timing does not reveal how much of a guess was right. */
+function tokenCheck (token) {
+  const expected = Buffer.from(token)
+  const matches = (candidate) => {
+    const given = Buffer.from(candidate ?? '')
+    return given.length === expected.length && timingSafeEqual(given, expected)
+  }
+  return (request) => {
+    const bearer = /^Bearer\s+(.+)$/i.exec(request.headers.authorization ?? '')
+    return matches(bearer?.[1]) || matches(new URL(request.url, 'http://placeholder').searchParams.get(QUERY.token))
+  }
+}
+
+function refuseUpgrade (socket, status, statusText, reason, extraHeaders = '') {
+  const body = `${reason}\n`
+  socket.end(
+    `HTTP/1.1 ${status} ${statusText}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\n${extraHeaders}` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+  )
+}
+
+
+async function shutDown (httpServer, wss, summaryTimer) {
+  clearInterval(summaryTimer)
+  const closed = [...wss.clients].map((ws) => new Promise((resolve) => {
+    ws.once('close', resolve)
+    ws.close(1001, 'server shutting down')
+    // A peer that never answers the close handshake must not hold the shutdown forever.
+    setTimeout(() => ws.terminate(), 1000).unref()
+  }))
+  await Promise.all(closed)
+  await new Promise((resolve) => wss.close(resolve))
+  await new Promise((resolve) => httpServer.close(resolve))
+}
+
+/** Counters shared by all connections, and the summary line built from them. */
+function createStats () {
+  const byFormat = new Map()
+  let lastSummaryTotal = 0
+  const stats = {
+    openConnections: 0,
+    totalConnections: 0,
+    refused: 0,
+    unauthorized: 0,
+    refusedSchemas: 0,
+    protocolErrors: 0,
+    /** @param {string} format */
+    forFormat (format) {
+      if (!byFormat.has(format)) byFormat.set(format, { messages: 0, errors: 0, lastMessages: 0 })
+      return byFormat.get(format)
+    },
+    totals () {
+      let messages = 0
+      let errors = 0
+      for (const counters of byFormat.values()) {
+        messages += counters.messages
+        errors += counters.errors
+      }
+      return { messages, errors }
+    },
+    hasActivitySinceLastSummary () {
+      const { messages, errors } = stats.totals()
+      return messages + errors + stats.refused + stats.unauthorized + stats.protocolErrors !== lastSummaryTotal || stats.openConnections > 0
+    },
+    /** @param {number} intervalMs time since the previous summary, for the rates */
+    summaryLine (intervalMs) {
+      const rates = [...byFormat].map(([format, counters]) => {
+        const rate = Math.round((counters.messages - counters.lastMessages) * 1000 / intervalMs)
+        counters.lastMessages = counters.messages
+        return `${format} ${rate.toLocaleString('en-US')} msg/s`
+      })
+      const { messages, errors } = stats.totals()
+      lastSummaryTotal = messages + errors + stats.refused + stats.unauthorized + stats.protocolErrors
+      return `${stats.openConnections} connections, ${rates.join(', ') || 'no messages'}, ${stats.countsLine()}`
+    },
+    /** Totals since start, and memory: the part of every summary line that only grows (rss aside). */
+    countsLine () {
+      const { messages, errors } = stats.totals()
+      return `${messages.toLocaleString('en-US')} messages, ${errors} decode errors, ` +
+        `${stats.protocolErrors} protocol errors, ${stats.refused} refused upgrades, ${stats.unauthorized} unauthorized, ` +
+        `${stats.refusedSchemas} refused schemas, ` +
+        `rss ${megabytes(process.memoryUsage.rss())} MB (peak ${megabytes(process.resourceUsage().maxRSS * 1024)} MB)`
+    }
+  }
+  return stats
+}
+
+/**
+ * Bytes in whole megabytes, for the summary lines.
+ * @param {number} bytes
+ * @returns {number}
+ */
+export function megabytes (bytes) {
+  return Math.round(bytes / 1024 / 1024)
+}
