@@ -4,7 +4,7 @@
 // The server decodes and replies ACK; the client encodes each message and keeps its send time.
 import { performance } from 'node:perf_hooks'
 import WebSocket, { WebSocketServer } from 'ws'
-import { createCodec } from '../lib/codecs/index.js'
+import { createCodec } from '../lib/codecs/registry.js'
 import { loadPayload, resolveTest } from '../lib/payloads/catalog.js'
 
 const [role, ...args] = process.argv.slice(2)

@@ -1,6 +1,6 @@
 // The codecs a benchmark measures: BENCH_FORMATS=json,protobuf,msgpack picks them by the names the
 // clients and `npm run compare -- --formats` use, plus protobuf-dynamic (protobuf.js reflection).
-import { FORMATS, createCodec } from '../lib/codecs/index.js'
+import { FORMATS, createCodec } from '../lib/codecs/registry.js'
 import { loadPayload } from '../lib/payloads/catalog.js'
 
 /** Every name BENCH_FORMATS accepts. */
@@ -26,7 +26,7 @@ export function selectedFormats (defaults) {
  * A test's payload in one format, as the load client holds and sends it.
  * @param {string} format
  * @param {import('../lib/payloads/catalog.js').TestInfo} test
- * @returns {Promise<{codec: import('../lib/codecs/index.js').Codec, message: unknown, frame: Buffer}>}
+ * @returns {Promise<{codec: import('../lib/codecs/registry.js').Codec, message: unknown, frame: Buffer}>}
  */
 export async function encodedPayload (format, test) {
   const codec = await createCodec(format, test)

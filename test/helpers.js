@@ -1,5 +1,6 @@
 // Shared by the tests: real processes, real sockets, real browsers, no mocks.
 import fs from 'node:fs'
+import WebSocket from 'ws'
 
 export { PROJECT_ROOT as ROOT, runNodeScript as runScript, startServerProcess } from '../lib/processes.js'
 
@@ -34,4 +35,45 @@ export async function openBrowserPage () {
     return route.abort()
   })
   return { browser, page, blocked }
+}
+
+/**
+ * Opens a raw ws connection and returns it with a queue of its replies as strings.
+ * @param {string} url
+ * @param {Record<string, string>} [headers]
+ * @returns {Promise<{ws: WebSocket, nextReply: () => Promise<string>, closed: Promise<number>}>}
+ */
+export async function openConnection (url, headers = {}) {
+  const ws = new WebSocket(url, { perMessageDeflate: false, headers })
+  const replies = []
+  const waiters = []
+  ws.on('message', (data) => {
+    const text = data.toString()
+    const waiter = waiters.shift()
+    if (waiter) waiter(text)
+    else replies.push(text)
+  })
+  await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject) })
+  const nextReply = () => replies.length ? Promise.resolve(replies.shift()) : new Promise((resolve) => waiters.push(resolve))
+  const closed = new Promise((resolve) => ws.once('close', (code) => resolve(code)))
+  return { ws, nextReply, closed }
+}
+
+/**
+ * Attempts an upgrade and returns the HTTP status, body and headers of the refusal.
+ * @param {string} url
+ * @param {Record<string, string>} [headers]
+ * @returns {Promise<{status: number, body: string, headers: object}>}
+ */
+export function refusedUpgrade (url, headers = {}) {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { headers })
+    ws.once('open', () => reject(new Error('upgrade was accepted')))
+    ws.once('error', () => {})
+    ws.once('unexpected-response', (request, response) => {
+      let body = ''
+      response.setEncoding('utf8').on('data', (chunk) => { body += chunk })
+      response.on('end', () => resolve({ status: response.statusCode, body, headers: response.headers }))
+    })
+  })
 }

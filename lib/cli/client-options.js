@@ -2,7 +2,7 @@
 import { UsageError } from '../errors.js'
 import { DEFAULT_CLIENT_MESSAGES, DEFAULT_URL } from '../defaults.js'
 import { ACK, DIRECTIONS } from '../protocol.js'
-import { FORMATS } from '../codecs/index.js'
+import { FORMATS } from '../codecs/registry.js'
 import { BACKENDS, PROFILES, resolveNetwork } from '../network/profiles.js'
 import { PAYLOAD_OPTIONS, commandLine, duration, parseWsUrl, payloadFiles, positiveNumber, wholeNumber } from './parser.js'
 

@@ -2,7 +2,7 @@
 import { UsageError } from '../errors.js'
 import { DEFAULT_BYTES_PER_RUN, DEFAULT_FORMATS, DEFAULT_MESSAGES, DEFAULT_WARMUP } from '../defaults.js'
 import { DIRECTIONS } from '../protocol.js'
-import { CUSTOM_FORMATS, FORMATS } from '../codecs/index.js'
+import { CUSTOM_FORMATS, FORMATS } from '../codecs/registry.js'
 import { ALL_TESTS, resolveTest } from '../payloads/catalog.js'
 import { resolveNetwork } from '../network/profiles.js'
 import { PAYLOAD_OPTIONS, commaList, commandLine, payloadFiles, wholeNumber } from './parser.js'

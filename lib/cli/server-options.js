@@ -1,7 +1,7 @@
 // The server's command line (server.js).
 import { UsageError } from '../errors.js'
 import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_PAYLOAD, DEFAULT_PORT, MAX_SCHEMA_BYTES } from '../defaults.js'
-import { FORMATS } from '../codecs/index.js'
+import { FORMATS } from '../codecs/registry.js'
 import { commandLine, wholeNumber } from './parser.js'
 
 /**

@@ -45,14 +45,14 @@ export function avroSchemaOf (shape, path = '$', names = { count: 0 }) {
 /**
  * The Avro codec for a built-in test (a custom payload is refused by the registry).
  * @param {import('../payloads/catalog.js').TestInfo} test
- * @returns {import('./index.js').Codec}
+ * @returns {import('./registry.js').Codec}
  */
 export const codecFor = (test) => avroCodec(loadPayload(test))
 
 /**
  * The Avro codec for a payload.
  * @param {object} payload the test's plain payload, to derive the schema from
- * @returns {import('./index.js').Codec}
+ * @returns {import('./registry.js').Codec}
  */
 export function avroCodec (payload) {
   const type = avro.Type.forSchema(avroSchemaOf(shapeOf(payload)), { typeHook: boundedArrays })

@@ -15,7 +15,7 @@ for (const file of fs.readdirSync(GENERATED).filter((name) => name.endsWith('_pb
 /**
  * The google-protobuf codec for a built-in test.
  * @param {import('../payloads/catalog.js').TestInfo} test
- * @returns {import('./index.js').Codec}
+ * @returns {import('./registry.js').Codec}
  */
 export const codecFor = (test) => googleProtobufCodec(dynamicType(test.typeName))
 
@@ -24,7 +24,7 @@ export const codecFor = (test) => googleProtobufCodec(dynamicType(test.typeName)
  * hot path); the payload is copied in and out through its generated accessors, guided by the same
  * schema loaded by reflection (once per run, and for fidelity checks).
  * @param {protobuf.Type} type the test's message type, from protobuf.js reflection over proto/
- * @returns {import('./index.js').Codec}
+ * @returns {import('./registry.js').Codec}
  */
 export function googleProtobufCodec (type) {
   const MessageClass = classOf(type)

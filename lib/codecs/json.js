@@ -27,7 +27,7 @@ const exactJsonCodec = Object.freeze({
  * The JSON codec for a test: the built-ins, unless a user's payload needs the exact codec. A
  * custom test without a payload (the server's side) decodes with the built-ins.
  * @param {{payload?: object}} test
- * @returns {import('./index.js').Codec}
+ * @returns {import('./registry.js').Codec}
  */
 export function codecFor (test) {
   if (!test.payload) return jsonCodec

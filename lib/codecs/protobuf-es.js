@@ -18,7 +18,7 @@ for (const file of fs.readdirSync(GENERATED).filter((name) => name.endsWith('_pb
  * The protobuf-es codec for a built-in test: JSON in via fromJson (once per run), toBinary and
  * fromBinary on the hot path, and back to the payload's plain shape for fidelity checks.
  * @param {import('../payloads/catalog.js').TestInfo} test
- * @returns {import('./index.js').Codec}
+ * @returns {import('./registry.js').Codec}
  */
 export function protobufEsCodec (test) {
   const module = generated.get(test.protoFile)
@@ -38,7 +38,7 @@ export function protobufEsCodec (test) {
 /**
  * The protobuf-es codec for a test (built-in tests only).
  * @param {import('../payloads/catalog.js').TestInfo} test
- * @returns {import('./index.js').Codec}
+ * @returns {import('./registry.js').Codec}
  */
 export const codecFor = (test) => protobufEsCodec(test)
 

@@ -64,7 +64,7 @@ function staticType (typeName) {
  * (reflection); a custom test brings its own type.
  * @param {object} test a catalog test, or a custom one with `type`
  * @param {'protobuf'|'protobuf-dynamic'} format
- * @returns {import('./index.js').Codec}
+ * @returns {import('./registry.js').Codec}
  */
 export function codecFor (test, format) {
   if (test.custom) return customCodec(test.type)

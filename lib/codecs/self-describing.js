@@ -12,7 +12,7 @@ const cbor = new Encoder({ useRecords: false, mapsAsObjects: true })
  * MessagePack or CBOR: neither depends on the test.
  * @param {object} test
  * @param {'msgpack'|'cbor'} format
- * @returns {import('./index.js').Codec}
+ * @returns {import('./registry.js').Codec}
  */
 export const codecFor = (test, format) => format === 'cbor' ? cborCodec : msgpackCodec
 

@@ -27,7 +27,7 @@ export function jsonSchemaOf (shape) {
  * The fast-json-stringify codec for a test. Encoding needs the payload's shape; decoding is
  * JSON.parse, which the server can do for a custom payload it has never seen.
  * @param {object} test a catalog test, or a custom one (with its payload on the client's side)
- * @returns {import('./index.js').Codec}
+ * @returns {import('./registry.js').Codec}
  */
 export function codecFor (test) {
   if (!test.custom) return typedJsonCodec(loadPayload(test), jsonCodec.decode)
@@ -39,7 +39,7 @@ export function codecFor (test) {
  * The fast-json-stringify codec for a payload.
  * @param {object} payload the test's plain payload, to derive the schema from
  * @param {(frame: Buffer) => unknown} decode the JSON decoder the payload needs (exact for BigInts)
- * @returns {import('./index.js').Codec}
+ * @returns {import('./registry.js').Codec}
  */
 export function typedJsonCodec (payload, decode) {
   const stringify = fastJson(jsonSchemaOf(shapeOf(payload)))

@@ -24,7 +24,7 @@ const RECONNECT_BACKOFF_MS = 100
  * @property {string} url server URL (ws:// or wss://); test and format are added to its query
  * @property {import('../payloads/catalog.js').TestInfo} test
  * @property {object} payload the plain JSON payload sent in every message
- * @property {import('../codecs/index.js').Codec} codec
+ * @property {import('../codecs/registry.js').Codec} codec
  * @property {number} [messages] messages to send and record (or durationMs)
  * @property {number} [durationMs] send for this long instead of a count
  * @property {number} [rate] messages per second in total: open loop, latency from the schedule

@@ -2,7 +2,7 @@
 // ready, the fidelity of a user's payload checked, the load run, and its report built. The CLI
 // and each --workers thread call it.
 import { runLoad } from './engine.js'
-import { createCodec } from '../codecs/index.js'
+import { createCodec } from '../codecs/registry.js'
 import { loadPayload, resolveTest } from '../payloads/catalog.js'
 import { buildReport } from '../report/report.js'
 import { checkCustomFidelity, loadCustomTest, registrationFrame } from '../schema/custom.js'
@@ -16,7 +16,7 @@ import { UsageError } from '../errors.js'
  * @param {string} format
  * @param {import('./options.js').ClientOptions} options
  * @param {{quiet?: boolean}} [how] quiet: do not list differences again (workers)
- * @returns {Promise<{format: string, test: object, codec: import('../codecs/index.js').Codec, lossy: object|null}>}
+ * @returns {Promise<{format: string, test: object, codec: import('../codecs/registry.js').Codec, lossy: object|null}>}
  */
 export async function prepareRun (format, options, { quiet = false } = {}) {
   const test = options.custom ? await loadCustomTest(options.custom) : resolveTest(options.test)

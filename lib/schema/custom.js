@@ -78,7 +78,7 @@ function parseJson (text, file) {
  * Checks that the format carries the payload unchanged: decode(encode(x)), converted back with the
  * original keys, must deep-equal x.
  * @param {CustomTest} test
- * @param {import('../codecs/index.js').Codec} codec
+ * @param {import('../codecs/registry.js').Codec} codec
  * @returns {{lossless: boolean, differences: number, examples: Array<{path: string, expected: unknown, actual: unknown}>}}
  */
 export function checkCustomFidelity (test, codec) {

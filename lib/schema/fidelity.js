@@ -50,7 +50,7 @@ export function jsonDifferences (expected, actual, { maxExamples = 5 } = {}) {
 
 /**
  * Whether a codec carries a payload unchanged: decode(encode(x)), back in plain form, against x.
- * @param {import('../codecs/index.js').Codec} codec
+ * @param {import('../codecs/registry.js').Codec} codec
  * @param {*} payload
  * @returns {ReturnType<typeof jsonDifferences>}
  */

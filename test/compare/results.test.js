@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { comparisonRows, formatComparisonTable } from '../lib/compare/results.js'
+import { comparisonRows, formatComparisonTable } from '../../lib/compare/results.js'
 
 const report = (format, test, profile, { bytes, rate, p50, p99, sent = 10, acked = 10 }) => ({
   format,

@@ -6,29 +6,10 @@ import fs from 'node:fs'
 import os from 'node:os'
 import net from 'node:net'
 import path from 'node:path'
-import { PROFILES, resolveNetwork } from '../lib/network/profiles.js'
-import { tcUnavailableReason } from '../lib/network/shaping.js'
-import { ROOT, startServerProcess, runScript } from './helpers.js'
+import { tcUnavailableReason } from '../../lib/network/shaping.js'
+import { ROOT, startServerProcess, runScript } from '../helpers.js'
 
 const FAKE_BIN = path.join(ROOT, 'test/fixtures/fake-bin')
-
-describe('resolveNetwork', () => {
-  test('no shaping unless asked', () => {
-    assert.equal(resolveNetwork({}), null)
-    assert.equal(resolveNetwork({ throttle: 'none' }), null)
-  })
-  test('profiles, custom values and overrides', () => {
-    assert.equal(Object.keys(PROFILES).length, 12)
-    assert.deepEqual(resolveNetwork({ throttle: '3gslow' }), { profile: '3gslow', up: 400, down: 400, rtt: 200, loss: 0 })
-    assert.deepEqual(resolveNetwork({ throttle: '3g', rtt: 50 }), { profile: 'custom', up: 768, down: 1600, rtt: 50, loss: 0 })
-    assert.deepEqual(resolveNetwork({ up: 400, down: 400, rtt: 100 }), { profile: 'custom', up: 400, down: 400, rtt: 100, loss: 0 })
-  })
-  test('bad values are one clear line', () => {
-    assert.throws(() => resolveNetwork({ throttle: '5g' }), /unknown --throttle '5g': expected none or one of 3g, /)
-    assert.throws(() => resolveNetwork({ up: 0 }), /--up must be a positive number of kbit\/s, got '0'/)
-    assert.throws(() => resolveNetwork({ loss: 101 }), /--loss must be a percentage from 0 to 100/)
-  })
-})
 
 describe('clients through the userspace shaping proxy', () => {
   let server

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { TESTS, loadPayload, resolveTest } from '../lib/payloads/catalog.js'
-import { runScript } from './helpers.js'
+import { TESTS, loadPayload, resolveTest } from '../../lib/payloads/catalog.js'
+import { runScript } from '../helpers.js'
 
 test('tests resolve by number and by name, case-insensitively', () => {
   assert.equal(resolveTest(3).name, 'medium')
@@ -31,7 +31,7 @@ test('the generator is deterministic: it rewrites the committed files byte for b
   assert.equal(code, 0)
   for (const info of TESTS.filter((t) => t.dataFile)) {
     assert.equal(fs.readFileSync(path.join(outDir, info.dataFile), 'utf8'),
-      fs.readFileSync(new URL(`../data/${info.dataFile}`, import.meta.url), 'utf8'), info.dataFile)
+      fs.readFileSync(new URL(`../../data/${info.dataFile}`, import.meta.url), 'utf8'), info.dataFile)
   }
   fs.rmSync(outDir, { recursive: true })
 })

@@ -9,8 +9,8 @@ import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { WebSocketServer } from 'ws'
-import { ROOT, runScript, startServerProcess } from './helpers.js'
-import { decodeHistogram } from '../lib/histogram.js'
+import { ROOT, runScript, startServerProcess } from '../helpers.js'
+import { decodeHistogram } from '../../lib/histogram.js'
 
 const report = ({ stdout }) => JSON.parse(stdout)
 

@@ -4,7 +4,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { browserUnavailable, openBrowserPage, runScript } from './helpers.js'
+import { browserUnavailable, openBrowserPage, runScript } from '../helpers.js'
 
 test('the HTML report of a real comparison renders offline in Chromium with every chart drawn, every format in each', { skip: browserUnavailable() }, async () => {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'report-'))

@@ -6,16 +6,16 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { after, describe, it } from 'node:test'
 import protobuf from 'protobufjs'
-import { UsageError } from '../lib/errors.js'
-import { MAX_SCHEMA_BYTES } from '../lib/defaults.js'
-import { compileSchema } from '../lib/schema/compile.js'
-import { createAdapter } from '../lib/schema/adapter.js'
-import { checkFidelity } from '../lib/schema/fidelity.js'
-import { inferSchema } from '../lib/schema/infer.js'
-import { parseJsonExact } from '../lib/schema/json-exact.js'
-import { roundTrip } from './fixtures/infer/support.js'
+import { UsageError } from '../../lib/errors.js'
+import { MAX_SCHEMA_BYTES } from '../../lib/defaults.js'
+import { compileSchema } from '../../lib/schema/compile.js'
+import { createAdapter } from '../../lib/schema/adapter.js'
+import { checkFidelity } from '../../lib/schema/fidelity.js'
+import { inferSchema } from '../../lib/schema/infer.js'
+import { parseJsonExact } from '../../lib/schema/json-exact.js'
+import { roundTrip } from '../fixtures/infer/support.js'
 
-const fixturePath = (name) => fileURLToPath(new URL(`./fixtures/infer/${name}`, import.meta.url))
+const fixturePath = (name) => fileURLToPath(new URL(`../fixtures/infer/${name}`, import.meta.url))
 const readFixture = (name) => readFileSync(fixturePath(name), 'utf8')
 const orderType = () => compileSchema(readFixture('user-order.proto'), 'shop.Order', { filename: 'user-order.proto' })
 const order = () => parseJsonExact(readFixture('user-order.json'))
@@ -143,7 +143,7 @@ describe('compileSchema', () => {
 })
 
 describe('bin/pbjson.js', () => {
-  const pbjson = (...args) => spawnSync(process.execPath, [fileURLToPath(new URL('../bin/pbjson.js', import.meta.url)), ...args], { encoding: 'utf8' })
+  const pbjson = (...args) => spawnSync(process.execPath, [fileURLToPath(new URL('../../bin/pbjson.js', import.meta.url)), ...args], { encoding: 'utf8' })
   const assertOneLineError = (result, pattern) => {
     assert.equal(result.status, 2, result.stderr)
     assert.match(result.stderr.trim(), pattern)

@@ -3,20 +3,13 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { decodeHistogram } from '../lib/histogram.js'
-import { shares } from '../lib/load/workers.js'
-import { runScript, startServerProcess } from './helpers.js'
+import { decodeHistogram } from '../../lib/histogram.js'
+import { runScript, startServerProcess } from '../helpers.js'
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'merge-'))
 const file = (name) => path.join(dir, name)
 const read = (name) => JSON.parse(fs.readFileSync(file(name), 'utf8'))
 const totalCount = (encoded) => decodeHistogram(encoded).totalCount
-
-test('shares: whole numbers that differ by at most one and add up', () => {
-  assert.deepEqual(shares(10, 3), [4, 3, 3])
-  assert.deepEqual(shares(2, 2), [1, 1])
-  assert.equal(shares(1001, 4).reduce((a, b) => a + b), 1001)
-})
 
 describe('results that travel', () => {
   let server

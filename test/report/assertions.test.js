@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { parseAssertions, violatedAssertions } from '../lib/report/assertions.js'
-import { UsageError } from '../lib/errors.js'
+import { parseAssertions, violatedAssertions } from '../../lib/report/assertions.js'
+import { UsageError } from '../../lib/errors.js'
 
 const report = { latencyMs: { p50: 1, p90: 4, p99: 12.5, p999: 30, max: 40, mean: 2 }, rate: 5200, messages: { sent: 100, acked: 98, errors: 2, lost: 0 } }
 

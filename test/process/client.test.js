@@ -2,7 +2,7 @@ import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import net from 'node:net'
 import { WebSocketServer } from 'ws'
-import { startServerProcess, runScript } from './helpers.js'
+import { startServerProcess, runScript } from '../helpers.js'
 
 const REPORT_FIELDS = ['format', 'test', 'messages', 'durationMs', 'rate', 'latencyMs', 'bytes', 'network']
 

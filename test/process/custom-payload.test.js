@@ -6,11 +6,10 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import WebSocket from 'ws'
-import { compileRegistration, loadCustomTest, registrationFrame } from '../lib/schema/custom.js'
-import { runScript, startServerProcess } from './helpers.js'
-import { deepDocuments, fiveMegabyteDocument } from './fixtures/infer/support.js'
+import { runScript, startServerProcess } from '../helpers.js'
+import { deepDocuments, fiveMegabyteDocument } from '../fixtures/infer/support.js'
 
-const FIXTURES = path.join(import.meta.dirname, 'fixtures/infer')
+const FIXTURES = path.join(import.meta.dirname, '../fixtures/infer')
 const fixture = (name) => path.join(FIXTURES, name)
 const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'custom-payload-'))
 const written = (name, text) => {
@@ -126,17 +125,6 @@ describe('schema registration on the server', () => {
       await server.stop()
     }
     assert.match(server.output(), /4 refused schemas/)
-  })
-
-  test('compileRegistration: compiles once per schema text, bounded by size', async () => {
-    const custom = await loadCustomTest({ payload: fixture('geojson.json') })
-    const cache = new Map()
-    const frame = Buffer.from(registrationFrame(custom))
-    const type = compileRegistration(frame, 1024 * 1024, cache)
-    assert.equal(type.fullName, '.pbjson.Payload')
-    assert.equal(compileRegistration(frame, 1024 * 1024, cache), type, 'cached')
-    assert.equal(cache.size, 1)
-    assert.throws(() => compileRegistration(frame, 100, cache), /more than the 100 allowed/)
   })
 })
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { escapeHtml, groupedBarChart, percentileChart } from '../lib/report/svg-chart.js'
+import { escapeHtml, groupedBarChart, percentileChart } from '../../lib/report/svg-chart.js'
 
 test('escapeHtml neutralises markup in names', () => {
   assert.equal(escapeHtml(`<b a="1">&'`), '&#60;b a=&#34;1&#34;&#62;&#38;&#39;')

@@ -4,9 +4,9 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import net from 'node:net'
 import WebSocket from 'ws'
-import { FORMATS, createCodec } from '../lib/codecs/index.js'
-import { loadPayload, resolveTest } from '../lib/payloads/catalog.js'
-import { runScript, startServerProcess } from './helpers.js'
+import { FORMATS, createCodec } from '../../lib/codecs/registry.js'
+import { loadPayload, resolveTest } from '../../lib/payloads/catalog.js'
+import { runScript, startServerProcess } from '../helpers.js'
 
 const MAX_PAYLOAD = 256 * 1024
 const CONNECTIONS_PER_FORMAT = 10

@@ -4,11 +4,11 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { spawnSync } from 'node:child_process'
-import { createCodec, FORMATS } from '../lib/codecs/index.js'
-import { TESTS, loadPayload, resolveTest } from '../lib/payloads/catalog.js'
-import { checkCodecFidelity } from '../lib/schema/fidelity.js'
-import { avroCodec } from '../lib/codecs/avro.js'
-import { runScript } from './helpers.js'
+import { createCodec, FORMATS } from '../../lib/codecs/registry.js'
+import { TESTS, loadPayload, resolveTest } from '../../lib/payloads/catalog.js'
+import { checkCodecFidelity } from '../../lib/schema/fidelity.js'
+import { avroCodec } from '../../lib/codecs/avro.js'
+import { runScript } from '../helpers.js'
 
 const PROTOBUF_IMPLEMENTATIONS = ['protobuf', 'protobuf-dynamic', 'protobuf-es', 'google-protobuf']
 
@@ -87,8 +87,8 @@ test('decode throws on truncated protobuf and invalid JSON', async () => {
 })
 
 test('no schema declares float, so no non-integer is rounded to 32 bits', () => {
-  for (const file of fs.readdirSync(new URL('../proto/', import.meta.url)).filter((name) => name.endsWith('.proto'))) {
-    assert.doesNotMatch(fs.readFileSync(new URL(`../proto/${file}`, import.meta.url), 'utf8'), /^\s*(optional |repeated )?float /m, file)
+  for (const file of fs.readdirSync(new URL('../../proto/', import.meta.url)).filter((name) => name.endsWith('.proto'))) {
+    assert.doesNotMatch(fs.readFileSync(new URL(`../../proto/${file}`, import.meta.url), 'utf8'), /^\s*(optional |repeated )?float /m, file)
   }
 })
 
@@ -103,10 +103,10 @@ const PROTOC_MISSING = spawnSync('protoc', ['--version']).error && 'protoc is no
 
 test('the committed protobuf-es code is what npm run gen:proto-es writes from proto/', { skip: PROTOC_MISSING }, () => {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'proto-es-'))
-  const script = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')).scripts['gen:proto-es']
-  const run = spawnSync(script.replace('--es_out=vendor/protobuf-es', `--es_out=${out}`), { shell: true, cwd: new URL('..', import.meta.url), encoding: 'utf8' })
+  const script = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).scripts['gen:proto-es']
+  const run = spawnSync(script.replace('--es_out=vendor/protobuf-es', `--es_out=${out}`), { shell: true, cwd: new URL('../..', import.meta.url), encoding: 'utf8' })
   assert.equal(run.status, 0, run.stderr)
-  assertSameFiles(new URL('../vendor/protobuf-es/', import.meta.url), out)
+  assertSameFiles(new URL('../../vendor/protobuf-es/', import.meta.url), out)
   fs.rmSync(out, { recursive: true })
 })
 
@@ -114,7 +114,7 @@ test('the committed google-protobuf code is what npm run gen:proto-google writes
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'proto-google-'))
   const run = await runScript('bin/gen-google-protobuf.js', ['--out', out])
   assert.equal(run.code, 0, run.stderr)
-  assertSameFiles(new URL('../vendor/google-protobuf/', import.meta.url), out)
+  assertSameFiles(new URL('../../vendor/google-protobuf/', import.meta.url), out)
   fs.rmSync(out, { recursive: true })
 })
 

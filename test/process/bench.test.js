@@ -2,8 +2,8 @@
 // the README, never in assertions about speed.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { runScript } from './helpers.js'
-import { BENCH_FORMATS } from '../bench/formats.js'
+import { runScript } from '../helpers.js'
+import { BENCH_FORMATS } from '../../bench/formats.js'
 
 test('bench:size over every format: real encoded sizes, ratios against the first, protobuf implementations equal', async () => {
   const { code, stdout, stderr } = await runScript('bench/size.js', [], { env: { BENCH_FORMATS: BENCH_FORMATS.join(',') } })

@@ -2,42 +2,11 @@ import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import http from 'node:http'
 import net from 'node:net'
-import WebSocket from 'ws'
-import { startServer, parseConnectionTarget } from '../lib/server/server.js'
-import { CUSTOM_FORMATS, FORMATS, createCodec } from '../lib/codecs/index.js'
-import { loadPayload, resolveTest } from '../lib/payloads/catalog.js'
-import { startServerProcess, runScript } from './helpers.js'
+import { startServer, parseConnectionTarget } from '../../lib/server/server.js'
+import { CUSTOM_FORMATS, FORMATS, createCodec } from '../../lib/codecs/registry.js'
+import { TESTS, loadPayload, resolveTest } from '../../lib/payloads/catalog.js'
+import { openConnection, refusedUpgrade } from '../helpers.js'
 
-/** Opens a raw ws connection and returns it with a queue of its replies as strings. */
-async function openConnection (url, headers = {}) {
-  const ws = new WebSocket(url, { perMessageDeflate: false, headers })
-  const replies = []
-  const waiters = []
-  ws.on('message', (data) => {
-    const text = data.toString()
-    const waiter = waiters.shift()
-    if (waiter) waiter(text)
-    else replies.push(text)
-  })
-  await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject) })
-  const nextReply = () => replies.length ? Promise.resolve(replies.shift()) : new Promise((resolve) => waiters.push(resolve))
-  const closed = new Promise((resolve) => ws.once('close', (code) => resolve(code)))
-  return { ws, nextReply, closed }
-}
-
-/** Attempts an upgrade and returns the HTTP status and body of the refusal. */
-function refusedUpgrade (url, headers = {}) {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { headers })
-    ws.once('open', () => reject(new Error('upgrade was accepted')))
-    ws.once('error', () => {})
-    ws.once('unexpected-response', (request, response) => {
-      let body = ''
-      response.setEncoding('utf8').on('data', (chunk) => { body += chunk })
-      response.on('end', () => resolve({ status: response.statusCode, body, headers: response.headers }))
-    })
-  })
-}
 
 describe('parseConnectionTarget', () => {
   test('accepts tests by number and by name', () => {
@@ -245,49 +214,40 @@ describe('server security limits', () => {
       await server.close()
     }
   })
-
-  test('node server.js: BENCH_TOKEN from the environment, and a warning when bound beyond loopback', async () => {
-    const server = await startServerProcess(['--host', '0.0.0.0'], { env: { BENCH_TOKEN: 'from-env' } })
-    try {
-      assert.match(server.output(), /warning: listening on 0\.0\.0\.0: anyone who can reach it and has the token can connect/)
-      const url = `ws://127.0.0.1:${new URL(server.url).port}/?test=5&format=json`
-      assert.equal((await refusedUpgrade(url)).status, 401)
-      const { ws, nextReply } = await openConnection(url, { Authorization: 'Bearer from-env' })
-      ws.send('{"id":1,"status":"ok"}')
-      assert.equal(await nextReply(), 'ACK')
-      ws.close()
-    } finally {
-      await server.stop()
-    }
-    assert.match(server.output(), /1 messages, 0 decode errors, 0 protocol errors, 0 refused upgrades, 1 unauthorized, 0 refused schemas, rss \d+ MB \(peak \d+ MB\)/)
-  })
 })
 
-describe('node server.js', () => {
-  test('prints where it listens, and a final summary on SIGTERM', async () => {
-    const server = await startServerProcess()
-    assert.match(server.url, /^ws:\/\/127\.0\.0\.1:\d+$/)
-    const { ws, nextReply } = await openConnection(`${server.url}/?test=5&format=protobuf`)
-    const codec = await createCodec('protobuf', resolveTest(5))
-    ws.send(codec.encode(codec.prepare(loadPayload(resolveTest(5)))))
-    assert.equal(await nextReply(), 'ACK')
-    assert.equal(await server.stop('SIGTERM'), 0)
-    assert.match(server.output(), /stopped on SIGTERM .* 1 messages, 0 decode errors/)
+describe('the browser client files (plain HTTP on the server port)', () => {
+  let server, base
+  before(async () => {
+    server = await startServer({ port: 0 })
+    base = server.url.replace('ws:', 'http:')
+  })
+  after(() => server.close())
+
+  test('serves the page, its script, shared lib modules, vendored libraries, schemas and the catalog', async () => {
+    for (const [path, type, body] of [
+      ['/', 'text/html', /<title>JSON or Protobuf over WebSocket: browser client<\/title>/],
+      ['/app.js', 'text/javascript', /import \{ buildReport, testLabel \} from '\/lib\/report\/report\.js'/],
+      ['/lib/report/report.js', 'text/javascript', /export function buildReport/],
+      ['/vendor/protobuf.min.js', 'text/javascript', /protobuf/],
+      ['/vendor/hdrhistogram.umd.js', 'text/javascript', /encodeIntoCompressedBase64/],
+      ['/proto/medium.proto', 'text/plain', /message Medium/]
+    ]) {
+      const response = await fetch(base + path)
+      assert.equal(response.status, 200, path)
+      assert.match(response.headers.get('content-type'), new RegExp(type))
+      assert.match(await response.text(), body, path)
+    }
+    assert.deepEqual((await (await fetch(`${base}/api/tests`)).json()).map((t) => t.name), TESTS.map((t) => t.name))
+    assert.deepEqual(await (await fetch(`${base}/api/payload/small.json`)).json(), loadPayload(resolveTest('small')))
   })
 
-  test('rejects a bad option with one line and exit code 2', async () => {
-    const { code, stderr } = await runScript('server.js', ['--port', 'abc'])
-    assert.equal(code, 2)
-    assert.match(stderr, /^--port must be a whole number/)
-    assert.equal(stderr.trim().split('\n').length, 1)
-  })
-
-  test('a taken port is one clear line, not a stack trace', async () => {
-    const server = await startServerProcess()
-    const { code, stderr } = await runScript('server.js', ['--port', new URL(server.url).port])
-    await server.stop()
-    assert.notEqual(code, 0)
-    assert.match(stderr, /cannot listen on 127\.0\.0\.1:\d+: EADDRINUSE/)
-    assert.equal(stderr.trim().split('\n').length, 1)
+  test('nothing outside the allowlist: 404 with how to connect, 405 for other methods', async () => {
+    for (const path of ['/proto/../package.json', '/lib/server/server.js', '/api/payload/nope.json', '/%2e%2e/package.json', '/node_modules/ws/package.json']) {
+      const response = await fetch(base + path)
+      assert.equal(response.status, 404, path)
+      assert.match(await response.text(), /WebSocket clients connect to ws:\/\/HOST:PORT\/\?test=/)
+    }
+    assert.equal((await fetch(base + '/', { method: 'POST', body: 'x' })).status, 405)
   })
 })

@@ -1,44 +1,7 @@
-import { test, describe, before, after } from 'node:test'
+// The browser client in headless Chromium against node server.js.
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { startServer } from '../lib/server/server.js'
-import { TESTS, loadPayload, resolveTest } from '../lib/payloads/catalog.js'
-import { browserUnavailable, openBrowserPage, startServerProcess } from './helpers.js'
-
-describe('the browser client files (plain HTTP on the server port)', () => {
-  let server, base
-  before(async () => {
-    server = await startServer({ port: 0 })
-    base = server.url.replace('ws:', 'http:')
-  })
-  after(() => server.close())
-
-  test('serves the page, its script, shared lib modules, vendored libraries, schemas and the catalog', async () => {
-    for (const [path, type, body] of [
-      ['/', 'text/html', /<title>JSON or Protobuf over WebSocket: browser client<\/title>/],
-      ['/app.js', 'text/javascript', /import \{ buildReport, testLabel \} from '\/lib\/report\/report\.js'/],
-      ['/lib/report/report.js', 'text/javascript', /export function buildReport/],
-      ['/vendor/protobuf.min.js', 'text/javascript', /protobuf/],
-      ['/vendor/hdrhistogram.umd.js', 'text/javascript', /encodeIntoCompressedBase64/],
-      ['/proto/medium.proto', 'text/plain', /message Medium/]
-    ]) {
-      const response = await fetch(base + path)
-      assert.equal(response.status, 200, path)
-      assert.match(response.headers.get('content-type'), new RegExp(type))
-      assert.match(await response.text(), body, path)
-    }
-    assert.deepEqual((await (await fetch(`${base}/api/tests`)).json()).map((t) => t.name), TESTS.map((t) => t.name))
-    assert.deepEqual(await (await fetch(`${base}/api/payload/small.json`)).json(), loadPayload(resolveTest('small')))
-  })
-
-  test('nothing outside the allowlist: 404 with how to connect, 405 for other methods', async () => {
-    for (const path of ['/proto/../package.json', '/lib/server/server.js', '/api/payload/nope.json', '/%2e%2e/package.json', '/node_modules/ws/package.json']) {
-      const response = await fetch(base + path)
-      assert.equal(response.status, 404, path)
-      assert.match(await response.text(), /WebSocket clients connect to ws:\/\/HOST:PORT\/\?test=/)
-    }
-    assert.equal((await fetch(base + '/', { method: 'POST', body: 'x' })).status, 405)
-  })
-})
+import { browserUnavailable, openBrowserPage, startServerProcess } from '../helpers.js'
 
 test('browser client in headless Chromium: both formats on a small test up, and people down; accounting matches', { skip: browserUnavailable(), timeout: 120_000 }, async () => {
   const server = await startServerProcess()

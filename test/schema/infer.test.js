@@ -4,14 +4,14 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
-import { UsageError } from '../lib/errors.js'
-import { compileSchema } from '../lib/schema/compile.js'
-import { checkFidelity } from '../lib/schema/fidelity.js'
-import { MAX_MESSAGE_DEPTH, inferSchema } from '../lib/schema/infer.js'
-import { MAX_JSON_DEPTH, parseJsonExact, stringifyJsonExact } from '../lib/schema/json-exact.js'
-import { deepDocuments, fiveMegabyteDocument, roundTrip } from './fixtures/infer/support.js'
+import { UsageError } from '../../lib/errors.js'
+import { compileSchema } from '../../lib/schema/compile.js'
+import { checkFidelity } from '../../lib/schema/fidelity.js'
+import { MAX_MESSAGE_DEPTH, inferSchema } from '../../lib/schema/infer.js'
+import { MAX_JSON_DEPTH, parseJsonExact, stringifyJsonExact } from '../../lib/schema/json-exact.js'
+import { deepDocuments, fiveMegabyteDocument, roundTrip } from '../fixtures/infer/support.js'
 
-const FIXTURES = new URL('./fixtures/infer/', import.meta.url)
+const FIXTURES = new URL('../fixtures/infer/', import.meta.url)
 const readFixture = (name) => readFileSync(new URL(name, FIXTURES), 'utf8')
 const fixtureNames = readdirSync(FIXTURES).filter((name) => name.endsWith('.json')).sort()
 
