@@ -106,6 +106,7 @@ function phase (ws, codec, direction, outgoing, count, inflight) {
     }
     ws.onclose = (event) => finish(`connection closed by the server (code ${event.code})`)
     startedAt = lastReplyAt = performance.now()
+    // eslint-disable-next-line no-unmodified-loop-condition -- sendOne() raises outstanding and counts.sent
     while (outstanding < inflight && counts.sent < count) sendOne()
   })
 }

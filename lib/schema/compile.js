@@ -8,7 +8,6 @@ import { MAX_SCHEMA_BYTES } from '../defaults.js'
 const require = createRequire(import.meta.url)
 const { Type } = protobuf
 
-
 // Inferred schemas import descriptor.proto to declare the json_value option. protobufjs ships it
 // as JSON but does not bundle it like the other well-known files; registering it lets
 // compileSchema, and protobuf.load() anywhere in this process, resolve that import.

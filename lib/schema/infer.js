@@ -67,7 +67,6 @@ const RESERVED_FIELD_NAMES = new Set([
 // Shapes: what was seen at one position of the document (the root, a key of an object shape,
 // or the elements of an array shape), over all values seen there.
 
-
 function newShape () {
   return { null: false, bool: false, string: false, double: false, intMin: null, intMax: null, negativeAt: null, beyondInt64At: null, object: null, array: null }
 }
@@ -226,6 +225,7 @@ function createFieldAllocator () {
 function protoString (text) {
   // Octal escapes are bytes to protoc but code units to protobufjs, so only ASCII is escaped
   // and other characters are written as they are (UTF-8 in the file).
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what must be escaped
   return `"${text.replace(/[\x00-\x1f\x7f"\\]/g, (char) => {
     if (char === '"' || char === '\\') return `\\${char}`
     return `\\${char.charCodeAt(0).toString(8).padStart(3, '0')}`

@@ -258,7 +258,6 @@ function refuseUpgrade (socket, status, statusText, reason, extraHeaders = '') {
   )
 }
 
-
 async function shutDown (httpServer, wss, summaryTimer) {
   clearInterval(summaryTimer)
   const closed = [...wss.clients].map((ws) => new Promise((resolve) => {

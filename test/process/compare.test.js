@@ -49,7 +49,7 @@ test('npm run compare: both formats per test and profile, exact accounting, resu
   const markdown = fs.readFileSync(path.join(out, 'results.md'), 'utf8')
   assert.match(markdown, /^\| test \| network \| format \| B\/msg \| wire B\/msg \| msgs\/s \| p50 ms \| p99 ms \|/m)
   assert.match(markdown, /^\| 5 small \| none \| json \| 22 \|/m)
-  assert.match(markdown, /^\|  \|  \| protobuf\/json \| 0\.27x \|/m)
+  assert.match(markdown, /^\| {2}\| {2}\| protobuf\/json \| 0\.27x \|/m)
   assert.match(markdown, /permessage-deflate on/)
   assert.match(fs.readFileSync(path.join(out, 'report.html'), 'utf8'), /^<!doctype html>/)
   assert.match(run.stderr, /^test 5 small, network fois: protobuf, 20 messages$/m)

@@ -90,12 +90,11 @@ test('SIGINT: stops sending, waits for what is in flight, prints the partial rep
   const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' })
   await new Promise((resolve) => wss.once('listening', resolve))
   let received = 0
-  let child
   wss.on('connection', (ws) => ws.on('message', () => {
     ws.send('ACK')
     if (++received === 300) child.kill('SIGINT')
   }))
-  child = spawn(process.execPath, ['client_json.js', '5', '--duration', '60s', '-i', '8', '--url', `ws://127.0.0.1:${wss.address().port}`, '--json'], { cwd: ROOT })
+  const child = spawn(process.execPath, ['client_json.js', '5', '--duration', '60s', '-i', '8', '--url', `ws://127.0.0.1:${wss.address().port}`, '--json'], { cwd: ROOT })
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (chunk) => { stdout += chunk })

@@ -23,7 +23,6 @@ const FLOAT_OF_0_1 = Math.fround(0.1)
 const scratch = mkdtempSync(join(tmpdir(), 'pbjson-fidelity-'))
 after(() => rmSync(scratch, { recursive: true, force: true }))
 
-
 describe('checkFidelity with a hand-written .proto', () => {
   it('reports a double declared as float, with its path and expected vs actual', () => {
     assert.deepStrictEqual(checkFidelity(orderType(), order()), {

@@ -7,7 +7,6 @@ import { CUSTOM_FORMATS, FORMATS, createCodec } from '../../lib/codecs/registry.
 import { TESTS, loadPayload, resolveTest } from '../../lib/payloads/catalog.js'
 import { openConnection, refusedUpgrade } from '../helpers.js'
 
-
 describe('parseConnectionTarget', () => {
   test('accepts tests by number and by name', () => {
     assert.equal(parseConnectionTarget('/?test=3&format=protobuf').test.name, resolveTest(3).name)
