@@ -14,7 +14,7 @@ import { UsageError } from '../errors.js'
  * Everything a run needs before connecting: the test (built-in or the user's payload), its codec,
  * and for a user's payload the fidelity check.
  * @param {string} format
- * @param {import('./options.js').ClientOptions} options
+ * @param {import('../cli/client-options.js').ClientOptions} options
  * @param {{quiet?: boolean}} [how] quiet: do not list differences again (workers)
  * @returns {Promise<{format: string, test: object, codec: import('../codecs/registry.js').Codec, lossy: object|null}>}
  */
@@ -47,7 +47,7 @@ function checkLossless (test, codec, allowLossy, quiet) {
 /**
  * Runs the load in this thread and builds its report.
  * @param {Awaited<ReturnType<typeof prepareRun>>} prepared
- * @param {import('./options.js').ClientOptions} options this thread's share of the work
+ * @param {import('../cli/client-options.js').ClientOptions} options this thread's share of the work
  * @param {{connectUrl?: string, network: object|null, signal?: AbortSignal, onTick?: Function}} context
  * @returns {Promise<object>} the report
  */

@@ -15,7 +15,7 @@ export function shares (total, parts) {
 /**
  * Runs the client's load in `options.workers` threads and returns each thread's report.
  * @param {string} format
- * @param {import('../cli/options.js').ClientOptions} options the whole run
+ * @param {import('../cli/client-options.js').ClientOptions} options the whole run
  * @param {{connectUrl?: string, network: object|null, signal?: AbortSignal, onTick?: Function}} context
  * @returns {Promise<object[]>} one report per worker
  */
