@@ -1,0 +1,72 @@
+// The shape of lib/, checked: one folder per subsystem, dependencies pointing down only, no import
+// cycles, nothing imported from data/, test/ or bench/. Reads the source; runs none of it.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import path from 'node:path'
+import { PROJECT_ROOT } from '../lib/processes.js'
+
+// Each subsystem may import the ones below it. The shared leaves at lib/'s top import no subsystem.
+const LAYERS = [
+  ['errors', 'defaults', 'protocol', 'numbers', 'histogram', 'processes'],
+  ['payloads', 'network'],
+  ['schema'],
+  ['codecs', 'report'],
+  ['load', 'server'],
+  ['compare'],
+  ['cli']
+]
+const LEVEL = new Map(LAYERS.flatMap((names, level) => names.map((name) => [name, level])))
+
+const LIB = path.join(PROJECT_ROOT, 'lib')
+const libFiles = fs.readdirSync(LIB, { recursive: true }).filter((file) => file.endsWith('.js')).map((file) => path.join(LIB, file))
+const subsystem = (file) => path.relative(LIB, file).split(path.sep)[0].replace(/\.js$/, '')
+
+/** Relative imports that run (static and dynamic), not JSDoc type references in comments. */
+function importsOf (file) {
+  const code = fs.readFileSync(file, 'utf8').replace(/\/\*[^]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '')
+  return [...code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bnew URL\(\s*)'(\.{1,2}\/[^']*)'/g)]
+    .map((match) => path.resolve(path.dirname(file), match[1]))
+}
+
+test('every lib/ module sits in a subsystem folder or is one of the few shared leaves', () => {
+  for (const file of libFiles) assert.ok(LEVEL.has(subsystem(file)), `${path.relative(PROJECT_ROOT, file)}: not in a known subsystem`)
+  const leaves = libFiles.filter((file) => path.dirname(file) === LIB).map((file) => path.basename(file, '.js'))
+  assert.deepEqual(leaves.sort(), LAYERS[0].slice().sort())
+})
+
+test('dependencies point down: a subsystem imports only those below it, leaves import no subsystem', () => {
+  const upward = []
+  for (const file of libFiles) {
+    for (const target of importsOf(file)) {
+      if (!target.startsWith(LIB + path.sep)) continue
+      const from = subsystem(file)
+      const to = subsystem(target)
+      if (from !== to && LEVEL.get(to) >= LEVEL.get(from)) upward.push(`${path.relative(LIB, file)} -> ${path.relative(LIB, target)}`)
+    }
+  }
+  assert.deepEqual(upward, [])
+})
+
+test('lib/ imports nothing from data/, test/ or bench/, only its own files, proto/ and vendor/', () => {
+  const outside = libFiles.flatMap((file) => importsOf(file)
+    .filter((target) => !target.startsWith(LIB + path.sep))
+    .map((target) => path.relative(PROJECT_ROOT, target))
+    .filter((target) => !/^(proto|vendor)(\/|$)/.test(target)))
+  assert.deepEqual(outside, [])
+})
+
+test('no import cycles between lib/ modules', () => {
+  const graph = new Map(libFiles.map((file) => [file, importsOf(file).filter((target) => target.endsWith('.js') && target.startsWith(LIB))]))
+  const state = new Map()
+  const cycles = []
+  const visit = (file, trail) => {
+    if (state.get(file) === 'done') return
+    if (state.get(file) === 'open') return cycles.push([...trail.slice(trail.indexOf(file)), file].map((f) => path.relative(LIB, f)).join(' -> '))
+    state.set(file, 'open')
+    for (const next of graph.get(file) ?? []) visit(next, [...trail, file])
+    state.set(file, 'done')
+  }
+  for (const file of libFiles) visit(file, [])
+  assert.deepEqual(cycles, [])
+})
