@@ -6,7 +6,7 @@
 /** Query parameters of the upgrade URL: `/?test=<number|name>&format=<name>[&direction=][&token=]`. */
 export const QUERY = Object.freeze({ test: 'test', format: 'format', direction: 'direction', token: 'token' })
 
-/** Which way the payload travels: up (client sends it, server ACKs), down (client asks, server sends it), echo (both). */
+/** Which way the payload travels: up (client sends, server ACKs), down (client asks, server sends), echo (both). */
 export const DIRECTIONS = Object.freeze(['up', 'down', 'echo'])
 
 /** The server's reply to a message it decoded (up): a text frame. */

@@ -18,10 +18,12 @@ export async function runClientCli (fixedFormat, argv) {
   parseAssertions(options.assert) // a typo fails here, before anything connects
   if (options.workers > options.connections) throw new UsageError(`--workers ${options.workers} needs at least as many --connections (each worker has its own)`)
   // Loaded once the command line is known to be good: --help and usage errors load the parser alone.
-  const [{ measure, prepareRun }, { startShaping }, { runInWorkers }, { mergeReports }, { deliver }, { createProgress }] = await Promise.all([
-    import('../load/measure.js'), import('../network/shaping.js'), import('../load/workers.js'),
-    import('../report/merge.js'), import('./deliver.js'), import('./progress.js')
-  ])
+  const { measure, prepareRun } = await import('../load/measure.js')
+  const { startShaping } = await import('../network/shaping.js')
+  const { runInWorkers } = await import('../load/workers.js')
+  const { mergeReports } = await import('../report/merge.js')
+  const { deliver } = await import('./deliver.js')
+  const { createProgress } = await import('./progress.js')
   const prepared = await prepareRun(format, options)
   const server = new URL(options.url)
   // SIGINT stops the run, whatever stage it is in; shaping is undone in the finally below.

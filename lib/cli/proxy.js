@@ -9,7 +9,8 @@ import { parseProxyArgs } from './proxy-options.js'
 export async function runShapingProxyCli (argv) {
   const { listenHost, listenPort, targetHost, targetPort, network } = await parseProxyArgs(argv)
   const { startShapingProxy } = await import('../network/proxy.js')
-  const proxy = await startShapingProxy({ listenHost, listenPort, targetHost, targetPort, up: network.up, down: network.down, rtt: network.rtt })
+  const { up, down, rtt } = network
+  const proxy = await startShapingProxy({ listenHost, listenPort, targetHost, targetPort, up, down, rtt })
   process.stdout.write(`shaping proxy on ${proxy.host}:${proxy.port} -> ${targetHost}:${targetPort} ` +
     `(${network.profile}: up ${network.up} kbit/s, down ${network.down} kbit/s, rtt ${network.rtt} ms)\n`)
   await new Promise((resolve) => { process.once('SIGINT', resolve); process.once('SIGTERM', resolve) })

@@ -48,7 +48,8 @@ function classOf (type) {
 const accessorCache = new WeakMap()
 function accessors (type) {
   if (!accessorCache.has(type)) {
-    const methods = new Map(Object.getOwnPropertyNames(classOf(type).prototype).map((name) => [name.toLowerCase(), name]))
+    const names = Object.getOwnPropertyNames(classOf(type).prototype)
+    const methods = new Map(names.map((name) => [name.toLowerCase(), name]))
     accessorCache.set(type, type.fieldsArray.map((field) => {
       const key = field.name.replace(/_/g, '').toLowerCase() + (field.repeated ? 'list' : '')
       return { field, get: methods.get(`get${key}`), set: methods.get(`set${key}`), has: methods.get(`has${key}`) }

@@ -58,7 +58,8 @@ function mergeFields (a, b) {
   const fields = new Map()
   for (const [key, field] of a) {
     const other = b.get(key)
-    fields.set(key, { shape: mergeShapes(field.shape, other?.shape), optional: field.optional || !other || other.optional })
+    const optional = field.optional || !other || other.optional
+    fields.set(key, { shape: mergeShapes(field.shape, other?.shape), optional })
   }
   for (const [key, field] of b) if (!a.has(key)) fields.set(key, { ...field, optional: true })
   return fields

@@ -17,7 +17,7 @@ export function jsonSchemaOf (shape) {
   if (shape.kind === 'array') return { type: type('array'), items: jsonSchemaOf(shape.items) }
   if (shape.kind === 'object') {
     // fromEntries, not assignment: a "__proto__" key must stay a key.
-    const properties = Object.fromEntries([...shape.fields].map(([key, { shape: child }]) => [key, jsonSchemaOf(child)]))
+    const properties = Object.fromEntries([...shape.fields].map(([key, field]) => [key, jsonSchemaOf(field.shape)]))
     return { type: type('object'), properties }
   }
   return { type: type(shape.kind) }

@@ -25,7 +25,8 @@ export function renderHtmlReport (results) {
   const curves = rows.map((row) => percentileChart({
     title: `latency by percentile: test ${rowLabel(row)}`,
     series: formats.map((format) => {
-      const report = reports.find((r) => r.format === format && r.test === row.testName && r.network.profile === row.profile)
+      const report = reports.find((r) =>
+        r.format === format && r.test === row.testName && r.network.profile === row.profile)
       return { name: format, points: report ? percentileCurve(decodeHistogram(report.histogram)) : [] }
     })
   }))

@@ -36,7 +36,8 @@ export async function runClientProcess (format, args) {
  * @returns {{messages: number, warmup: number}}
  */
 export function runLength (jsonBytes, asked) {
-  const messages = asked.messages ?? Math.max(10, Math.min(DEFAULT_MESSAGES, Math.floor(DEFAULT_BYTES_PER_RUN / jsonBytes)))
+  const fitting = Math.floor(DEFAULT_BYTES_PER_RUN / jsonBytes)
+  const messages = asked.messages ?? Math.max(10, Math.min(DEFAULT_MESSAGES, fitting))
   const warmup = asked.warmup ?? Math.min(DEFAULT_WARMUP, Math.ceil(messages / 10))
   return { messages, warmup }
 }
@@ -55,7 +56,11 @@ async function payloadsToRun (tests, custom, allowLossy) {
     const args = ['--payload', custom.payload, ...(custom.proto ? ['--proto', custom.proto, '--type', custom.type] : []), ...(allowLossy ? ['--allow-lossy'] : [])]
     return [{ label: testLabel(test), args, jsonBytes: Buffer.byteLength(stringifyJsonExact(test.payload)) }]
   }
-  return tests.map(resolveTest).map((test) => ({ label: testLabel(test), args: [test.name], jsonBytes: Buffer.byteLength(JSON.stringify(loadPayload(test))) }))
+  return tests.map(resolveTest).map((test) => ({
+    label: testLabel(test),
+    args: [test.name],
+    jsonBytes: Buffer.byteLength(JSON.stringify(loadPayload(test)))
+  }))
 }
 
 /**

@@ -51,7 +51,8 @@ export async function startShaping (network, { backend = 'auto', target }) {
     throw new UsageError('--loss needs kernel shaping (--throttle-backend tc): TCP through a userspace proxy hides loss' +
       (backend === 'auto' ? ` (tc unavailable: ${unavailable})` : ''))
   }
-  const proxy = await startShapingProxyWorker({ targetHost: target.host, targetPort: target.port, up: network.up, down: network.down, rtt: network.rtt })
+  const { up, down, rtt } = network
+  const proxy = await startShapingProxyWorker({ targetHost: target.host, targetPort: target.port, up, down, rtt })
   return {
     backend: 'proxy',
     host: proxy.host,
@@ -71,7 +72,12 @@ async function startKernelShaping (network, target, backend) {
   const localhost = ['127.0.0.1', 'localhost', '::1'].includes(target.host)
   const options = localhost
     ? { localhost: true, rtt: Math.round(network.rtt) }
-    : { up: Math.round(network.up), down: Math.round(network.down), rtt: Math.round(network.rtt), packetLoss: network.loss || undefined }
+    : {
+        up: Math.round(network.up),
+        down: Math.round(network.down),
+        rtt: Math.round(network.rtt),
+        packetLoss: network.loss || undefined
+      }
   const stop = once(async () => {
     process.off('SIGTERM', onSignal)
     await throttle.stop(localhost ? { localhost: true } : {})

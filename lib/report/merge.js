@@ -23,14 +23,27 @@ export function mergeReports (reports) {
   const endedAt = Math.max(...reports.map((r) => r.startedAt + r.durationMs))
   const targets = reports.map((r) => r.target).filter(Boolean)
   const result = {
-    messages: { sent: sum((r) => r.messages.sent), acked: sum((r) => r.messages.acked), errors: sum((r) => r.messages.errors), lost: sum((r) => r.messages.lost) },
+    messages: {
+      sent: sum((r) => r.messages.sent),
+      acked: sum((r) => r.messages.acked),
+      errors: sum((r) => r.messages.errors),
+      lost: sum((r) => r.messages.lost)
+    },
     startedAt,
     durationMs: endedAt - startedAt,
     histogram: addHistograms(reports.map((r) => r.histogram)),
-    uncorrectedHistogram: reports.every((r) => r.uncorrectedHistogram) ? addHistograms(reports.map((r) => r.uncorrectedHistogram)) : null,
-    bytes: { payloadPerMessage: first.bytes.payloadPerMessage, written: sum((r) => r.bytes.written), read: sum((r) => r.bytes.read) },
+    uncorrectedHistogram: reports.every((r) => r.uncorrectedHistogram)
+      ? addHistograms(reports.map((r) => r.uncorrectedHistogram))
+      : null,
+    bytes: {
+      payloadPerMessage: first.bytes.payloadPerMessage,
+      written: sum((r) => r.bytes.written),
+      read: sum((r) => r.bytes.read)
+    },
     timeSeries: mergeTimeSeries(reports.flatMap((r) => r.timeSeries ?? [])),
-    target: targets.length === reports.length ? { rate: sum((r) => r.target.rate), sendRate: Math.round(sum((r) => r.target.sendRate) * 10) / 10 } : null,
+    target: targets.length === reports.length
+      ? { rate: sum((r) => r.target.rate), sendRate: Math.round(sum((r) => r.target.sendRate) * 10) / 10 }
+      : null,
     reconnects: { count: sum((r) => r.reconnects?.count ?? 0), gapMs: sum((r) => r.reconnects?.gapMs ?? 0) },
     interrupted: reports.some((r) => r.interrupted),
     errorReplies: reports.flatMap((r) => r.errorReplies).slice(0, 5),
@@ -61,7 +74,8 @@ function addHistograms (encoded) {
 function mergeTimeSeries (entries) {
   const bySecond = new Map()
   for (const entry of entries) {
-    const slot = bySecond.get(entry.t) ?? bySecond.set(entry.t, { t: entry.t, acked: 0, errors: 0, parts: [] }).get(entry.t)
+    if (!bySecond.has(entry.t)) bySecond.set(entry.t, { t: entry.t, acked: 0, errors: 0, parts: [] })
+    const slot = bySecond.get(entry.t)
     slot.acked += entry.acked
     slot.errors += entry.errors
     slot.parts.push(entry.histogram)

@@ -183,7 +183,9 @@ function objectCodec (type) {
         const { name } = entry.field
         if (entry.field.repeated || entry.field.map) setOwn(json, entry.jsonKey, entry.fromProto(message[name]))
         else if (isSet(message, name)) setOwn(json, entry.jsonKey, entry.fromProto(message[name]))
-        else if (!entry.hasPresence) setOwn(json, entry.jsonKey, entry.fromProto(message[name] ?? entry.field.typeDefault))
+        else if (!entry.hasPresence) {
+          setOwn(json, entry.jsonKey, entry.fromProto(message[name] ?? entry.field.typeDefault))
+        }
       }
       return json
     }
@@ -196,7 +198,8 @@ function acceptsNull (field) {
   if (resolved.fullName === '.google.protobuf.NullValue' || resolved.fullName === '.google.protobuf.Value') return true
   // protoName: protobufjs renames fields to camelCase unless keepCase is set.
   return resolved instanceof Type && isValueMessage(resolved) &&
-    resolved.fieldsArray.some((candidate) => [VALUE_FIELDS.null, VALUE_FIELDS.text].includes(candidate.protoName ?? candidate.name))
+    resolved.fieldsArray.some((candidate) =>
+      [VALUE_FIELDS.null, VALUE_FIELDS.text].includes(candidate.protoName ?? candidate.name))
 }
 
 // The option as protobufjs records it: `(json_value)`, or qualified, `(pbjson.json_value)`.
@@ -243,7 +246,9 @@ function kindCodec (type, fieldsByKind) {
     },
     fromProto (message) {
       const set = alternatives.find((entry) => isSet(message, entry.field.name))
-      if (!set) return entries.list?.field.repeated ? entries.list.fromProto(message[entries.list.field.name]) : undefined
+      if (!set) {
+        return entries.list?.field.repeated ? entries.list.fromProto(message[entries.list.field.name]) : undefined
+      }
       return set === entries.text ? parseJsonExact(message[set.field.name]) : set.fromProto(message[set.field.name])
     }
   }
@@ -278,11 +283,14 @@ function codecFor (type) {
   if (UNWRAPPED_TYPES.has(type.fullName)) {
     Object.assign(codec, unwrapCodec(type))
   } else if (type.fullName === '.google.protobuf.Value') {
-    const fields = Object.fromEntries(Object.entries(PROTOBUF_VALUE_FIELDS).map(([kind, id]) => [kind, type.fieldsById[id]]))
+    const fields = Object.fromEntries(Object.entries(PROTOBUF_VALUE_FIELDS)
+      .map(([kind, id]) => [kind, type.fieldsById[id]]))
     Object.assign(codec, kindCodec(type, fields))
   } else if (isValueMessage(type)) {
     const byDeclaredName = new Map(type.fieldsArray.map((field) => [field.protoName ?? field.name, field]))
-    Object.assign(codec, kindCodec(type, Object.fromEntries(Object.entries(VALUE_FIELDS).map(([kind, name]) => [kind, byDeclaredName.get(name)]))))
+    const fieldsByKind = Object.fromEntries(Object.entries(VALUE_FIELDS)
+      .map(([kind, name]) => [kind, byDeclaredName.get(name)]))
+    Object.assign(codec, kindCodec(type, fieldsByKind))
   } else {
     Object.assign(codec, objectCodec(type))
   }

@@ -83,7 +83,9 @@ function compareJson (expected, actual, path, report) {
       if (Object.hasOwn(actual, key)) compareJson(expected[key], actual[key], [...path, key], report)
       else report([...path, key], expected[key], undefined)
     }
-    for (const key of Object.keys(actual)) if (!Object.hasOwn(expected, key)) report([...path, key], undefined, actual[key])
+    for (const key of Object.keys(actual)) {
+      if (!Object.hasOwn(expected, key)) report([...path, key], undefined, actual[key])
+    }
   } else if (expected !== actual) {
     report(path, expected, actual)
   }

@@ -68,7 +68,18 @@ const RESERVED_FIELD_NAMES = new Set([
 // or the elements of an array shape), over all values seen there.
 
 function newShape () {
-  return { null: false, bool: false, string: false, double: false, intMin: null, intMax: null, negativeAt: null, beyondInt64At: null, object: null, array: null }
+  return {
+    null: false,
+    bool: false,
+    string: false,
+    double: false,
+    intMin: null,
+    intMax: null,
+    negativeAt: null,
+    beyondInt64At: null,
+    object: null,
+    array: null
+  }
 }
 
 function observe (shape, value, path, depth) {
@@ -97,7 +108,7 @@ function observe (shape, value, path, depth) {
       return
     case 'object':
       if (Array.isArray(value)) observeArray(shape, value, path, depth)
-      else if (Object.getPrototypeOf(value) === Object.prototype || Object.getPrototypeOf(value) === null) observeObject(shape, value, path, depth)
+      else if ([Object.prototype, null].includes(Object.getPrototypeOf(value))) observeObject(shape, value, path, depth)
       else unrepresentable(`${value.constructor?.name ?? 'object'} is not a JSON value`)
       return
   }
@@ -155,7 +166,8 @@ function integerType (shape) {
  */
 function kindsOf (shape) {
   let integer = integerType(shape)
-  const safeForDouble = integer !== null && shape.intMin >= Number.MIN_SAFE_INTEGER && shape.intMax <= Number.MAX_SAFE_INTEGER
+  const safeForDouble = integer !== null &&
+    shape.intMin >= Number.MIN_SAFE_INTEGER && shape.intMax <= Number.MAX_SAFE_INTEGER
   if (shape.double && safeForDouble) integer = null
   const kinds = []
   if (shape.bool) kinds.push({ kind: 'bool', scalar: 'bool' })

@@ -2,8 +2,11 @@
 // and own-property assignment that keeps a `__proto__` key a key.
 import { UsageError } from '../errors.js'
 
-/** Deepest JSON nesting parseJsonExact and inferSchema accept; deeper input is refused instead of exhausting the stack. */
+/** Deepest JSON nesting parseJsonExact and inferSchema accept: deeper input is refused, not a stack overflow. */
 export const MAX_JSON_DEPTH = 1000
+
+/** Space, line feed, carriage return, tab: the only whitespace JSON allows. */
+const isJsonSpace = (code) => code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09
 
 const NUMBER_RE = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/y
 
@@ -28,7 +31,7 @@ export function parseJsonExact (text) {
   }
   const unexpected = () => fail(pos >= text.length ? 'unexpected end of input' : `unexpected character ${JSON.stringify(text[pos])}`)
   const skipWhitespace = () => {
-    for (let c = text.charCodeAt(pos); c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09; c = text.charCodeAt(++pos));
+    while (isJsonSpace(text.charCodeAt(pos))) pos++
   }
   const expect = (char) => {
     skipWhitespace()

@@ -298,7 +298,8 @@ function createStats () {
     },
     hasActivitySinceLastSummary () {
       const { messages, errors } = stats.totals()
-      return messages + errors + stats.refused + stats.unauthorized + stats.protocolErrors !== lastSummaryTotal || stats.openConnections > 0
+      const total = messages + errors + stats.refused + stats.unauthorized + stats.protocolErrors
+      return total !== lastSummaryTotal || stats.openConnections > 0
     },
     /** @param {number} intervalMs time since the previous summary, for the rates */
     summaryLine (intervalMs) {
