@@ -128,7 +128,7 @@ export async function parseClientArgs (argv, format) {
     compress: args.compress,
     direction: args.direction,
     json: args.json,
-    network: resolveNetwork({ throttle: args.throttle, up: args.up, down: args.down, rtt: args.rtt, loss: args.loss }),
+    network: resolveNetwork({ profile: args.throttle, up: args.up, down: args.down, rtt: args.rtt, loss: args.loss }),
     throttleBackend: args.throttleBackend
   }
 }

@@ -42,7 +42,7 @@ export async function parseCompareArgs (argv) {
     .example('npm run compare -- --formats json,protobuf,msgpack,cbor', 'MessagePack and CBOR beside them')
     .parseAsync()
   const profiles = commaList(args.throttle)
-  for (const profile of profiles) resolveNetwork({ throttle: profile })
+  for (const profile of profiles) resolveNetwork({ profile })
   const custom = payloadFiles(args)
   if (custom && argv.some((arg) => arg === '--tests' || arg.startsWith('--tests='))) throw new UsageError('give either --tests or --payload, not both')
   if (custom && args.direction === 'down') throw new UsageError('--direction down needs built-in tests: the server cannot know your payload')

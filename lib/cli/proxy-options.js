@@ -23,7 +23,7 @@ export async function parseProxyArgs (argv) {
     .parseAsync()
   const [listenHost, listenPort] = hostAndPort(args.listen, '127.0.0.1')
   const [targetHost, targetPort] = hostAndPort(args.target, '127.0.0.1')
-  const network = resolveNetwork({ throttle: args.throttle, up: args.up, down: args.down, rtt: args.rtt })
+  const network = resolveNetwork({ profile: args.throttle, up: args.up, down: args.down, rtt: args.rtt })
   if (!network) throw new UsageError('give a --throttle profile or --up/--down/--rtt')
   return { listenHost, listenPort, targetHost, targetPort, network }
 }

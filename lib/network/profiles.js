@@ -25,18 +25,19 @@ const UNLIMITED_KBITS = 10_000_000
 
 /**
  * Works out the network a run asked for: a profile, custom values, or a profile with overrides.
- * @param {{throttle?: string, up?: number, down?: number, rtt?: number, loss?: number}} options
+ * @param {{profile?: string, up?: number, down?: number, rtt?: number, loss?: number}} options profile: a name
+ *   from PROFILES or 'none' (the --throttle option); up, down, rtt and loss override it
  * @returns {null | {profile: string, up: number, down: number, rtt: number, loss: number}} null: no shaping
  * @throws {UsageError} for an unknown profile or a value out of range
  */
-export function resolveNetwork ({ throttle, up, down, rtt, loss } = {}) {
+export function resolveNetwork ({ profile: name, up, down, rtt, loss } = {}) {
   const custom = { up, down, rtt, loss }
   const asked = Object.entries(custom).filter(([, value]) => value !== undefined)
-  if ((throttle === undefined || throttle === 'none') && asked.length === 0) return null
+  if ((name === undefined || name === 'none') && asked.length === 0) return null
   let base = { up: UNLIMITED_KBITS, down: UNLIMITED_KBITS, rtt: 0 }
-  if (throttle !== undefined && throttle !== 'none') {
-    base = PROFILES[String(throttle).toLowerCase()]
-    if (!base) throw new UsageError(`unknown --throttle '${throttle}': expected none or one of ${Object.keys(PROFILES).join(', ')}`)
+  if (name !== undefined && name !== 'none') {
+    base = PROFILES[String(name).toLowerCase()]
+    if (!base) throw new UsageError(`unknown --throttle '${name}': expected none or one of ${Object.keys(PROFILES).join(', ')}`)
   }
   for (const [name, value] of asked) {
     const number = Number(value)
@@ -45,7 +46,7 @@ export function resolveNetwork ({ throttle, up, down, rtt, loss } = {}) {
       throw new UsageError(`--${name} must be ${name === 'loss' ? 'a percentage from 0 to 100' : name === 'rtt' ? 'a number of ms >= 0' : 'a positive number of kbit/s'}, got '${value}'`)
     }
   }
-  const profile = throttle !== undefined && throttle !== 'none' && asked.length === 0 ? String(throttle).toLowerCase() : 'custom'
+  const profile = name !== undefined && name !== 'none' && asked.length === 0 ? String(name).toLowerCase() : 'custom'
   return {
     profile,
     up: Number(up ?? base.up),
