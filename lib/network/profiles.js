@@ -23,6 +23,9 @@ export const BACKENDS = Object.freeze(['auto', 'tc', 'proxy'])
 /** Without a bandwidth limit the link is fast enough not to matter next to loopback. */
 const UNLIMITED_KBITS = 10_000_000
 
+/** What each network option accepts, for its error message. */
+const VALID_VALUES = { up: 'a positive number of kbit/s', down: 'a positive number of kbit/s', rtt: 'a number of ms >= 0', loss: 'a percentage from 0 to 100' }
+
 /**
  * Works out the network a run asked for: a profile, custom values, or a profile with overrides.
  * @param {{profile?: string, up?: number, down?: number, rtt?: number, loss?: number}} options profile: a name
@@ -39,11 +42,11 @@ export function resolveNetwork ({ profile: name, up, down, rtt, loss } = {}) {
     base = PROFILES[String(name).toLowerCase()]
     if (!base) throw new UsageError(`unknown --throttle '${name}': expected none or one of ${Object.keys(PROFILES).join(', ')}`)
   }
-  for (const [name, value] of asked) {
+  for (const [option, value] of asked) {
     const number = Number(value)
-    const valid = name === 'loss' ? number >= 0 && number <= 100 : name === 'rtt' ? number >= 0 : number > 0
+    const valid = option === 'loss' ? number >= 0 && number <= 100 : option === 'rtt' ? number >= 0 : number > 0
     if (!Number.isFinite(number) || !valid) {
-      throw new UsageError(`--${name} must be ${name === 'loss' ? 'a percentage from 0 to 100' : name === 'rtt' ? 'a number of ms >= 0' : 'a positive number of kbit/s'}, got '${value}'`)
+      throw new UsageError(`--${option} must be ${VALID_VALUES[option]}, got '${value}'`)
     }
   }
   const profile = name !== undefined && name !== 'none' && asked.length === 0 ? String(name).toLowerCase() : 'custom'
