@@ -9,6 +9,9 @@ export const QUERY = Object.freeze({ test: 'test', format: 'format', direction: 
 /** Which way the payload travels: up (client sends, server ACKs), down (client asks, server sends), echo (both). */
 export const DIRECTIONS = Object.freeze(['up', 'down', 'echo'])
 
+/** Where the server serves its counters in the Prometheus text format (plain HTTP, same port). */
+export const METRICS_PATH = '/metrics'
+
 /** The server's reply to a message it decoded (up): a text frame. */
 export const ACK = 'ACK'
 

@@ -11,7 +11,8 @@ import { parseServerArgs } from './server-options.js'
  */
 export async function runServerCli (argv, env) {
   const options = await parseServerArgs(argv, env)
-  const { megabytes, startServer } = await import('../server/server.js')
+  const { startServer } = await import('../server/server.js')
+  const { megabytes } = await import('../server/stats.js')
   const log = (line) => process.stdout.write(`${line}\n`)
   const server = await startServer({ ...options, log })
   if (!['127.0.0.1', '::1', 'localhost'].includes(options.host)) {

@@ -5,8 +5,10 @@ import { loadPayload, resolveTest, TESTS } from '../payloads/catalog.js'
 import { CUSTOM_FORMATS, FORMATS, loadCodecs } from '../codecs/registry.js'
 import { UsageError } from '../errors.js'
 import { createWebHandler } from './web.js'
+import { createMetrics } from './metrics.js'
+import { ServerStats } from './stats.js'
 import { compileRegistration } from '../schema/custom.js'
-import { ACK, CUSTOM_TEST, DIRECTIONS, ERROR_PREFIX, QUERY, REGISTRATION_OK } from '../protocol.js'
+import { ACK, CUSTOM_TEST, DIRECTIONS, ERROR_PREFIX, METRICS_PATH, QUERY, REGISTRATION_OK } from '../protocol.js'
 import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_PAYLOAD, MAX_SCHEMA_BYTES } from '../defaults.js'
 
 /** Seconds between the "while busy" summary lines. */
@@ -75,10 +77,15 @@ export async function startServer ({
   token,
   log = () => {}
 } = {}) {
-  const stats = createStats()
-  const httpServer = http.createServer(createWebHandler(loadPayload, CONNECT_HINT))
-  const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: compress })
+  const stats = new ServerStats()
   const isAuthorized = token ? tokenCheck(token) : () => true
+  const metrics = createMetrics(stats)
+  const web = createWebHandler(loadPayload, CONNECT_HINT)
+  const httpServer = http.createServer((request, response) => {
+    if (new URL(request.url, 'http://placeholder').pathname !== METRICS_PATH) return web(request, response)
+    serveMetrics(request, response, metrics, isAuthorized)
+  })
+  const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: compress })
   let upgrading = 0
   const schemaCache = new Map()
   const afterMessage = stall ? stallOnce(stall) : () => {}
@@ -161,7 +168,7 @@ export async function startServer ({
  * @property {string} url ws://host:port, without the query
  * @property {string} host
  * @property {number} port
- * @property {ReturnType<typeof createStats>} stats live counters
+ * @property {ServerStats} stats live counters
  * @property {() => Promise<void>} close closes every connection with 1001 and stops listening
  */
 
@@ -190,7 +197,7 @@ function awaitRegistration (ws, target, codecOf, stats, maxSchemaBytes, cache, a
 
 /** Answers every message of one connection, in order: ACK (up), the payload (down) or the message re-encoded (echo). */
 function serveConnection (ws, { test, format, direction }, codec, stats, afterMessage) {
-  const counters = stats.forFormat(format)
+  const counters = stats.forTarget(format, test.name)
   const payloadFrame = { binary: codec.binary }
   // Prepared once, as a client prepares its payload; encoded for every reply, which is the cost measured.
   const payload = direction === 'down' ? codec.prepare(loadPayload(test)) : null
@@ -250,6 +257,22 @@ function tokenCheck (token) {
   }
 }
 
+/**
+ * GET /metrics for Prometheus (and compare, which reads it around each run). With a token set,
+ * it asks for the same token as the upgrades.
+ */
+async function serveMetrics (request, response, metrics, isAuthorized) {
+  const refuse = (status, text, headers = {}) => {
+    response.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', ...headers })
+    response.end(`${text}\n`)
+  }
+  if (request.method !== 'GET' && request.method !== 'HEAD') return refuse(405, 'GET /metrics')
+  if (!isAuthorized(request)) return refuse(401, 'missing or wrong token', { 'WWW-Authenticate': 'Bearer' })
+  const body = await metrics.metrics()
+  response.writeHead(200, { 'Content-Type': metrics.contentType, 'Content-Length': Buffer.byteLength(body) })
+  response.end(request.method === 'HEAD' ? undefined : body)
+}
+
 function refuseUpgrade (socket, status, statusText, reason, extraHeaders = '') {
   const body = `${reason}\n`
   socket.end(
@@ -269,66 +292,4 @@ async function shutDown (httpServer, wss, summaryTimer) {
   await Promise.all(closed)
   await new Promise((resolve) => wss.close(resolve))
   await new Promise((resolve) => httpServer.close(resolve))
-}
-
-/** Counters shared by all connections, and the summary line built from them. */
-function createStats () {
-  const byFormat = new Map()
-  let lastSummaryTotal = 0
-  const stats = {
-    openConnections: 0,
-    totalConnections: 0,
-    refused: 0,
-    unauthorized: 0,
-    refusedSchemas: 0,
-    protocolErrors: 0,
-    /** @param {string} format */
-    forFormat (format) {
-      if (!byFormat.has(format)) byFormat.set(format, { messages: 0, errors: 0, lastMessages: 0 })
-      return byFormat.get(format)
-    },
-    totals () {
-      let messages = 0
-      let errors = 0
-      for (const counters of byFormat.values()) {
-        messages += counters.messages
-        errors += counters.errors
-      }
-      return { messages, errors }
-    },
-    hasActivitySinceLastSummary () {
-      const { messages, errors } = stats.totals()
-      const total = messages + errors + stats.refused + stats.unauthorized + stats.protocolErrors
-      return total !== lastSummaryTotal || stats.openConnections > 0
-    },
-    /** @param {number} intervalMs time since the previous summary, for the rates */
-    summaryLine (intervalMs) {
-      const rates = [...byFormat].map(([format, counters]) => {
-        const rate = Math.round((counters.messages - counters.lastMessages) * 1000 / intervalMs)
-        counters.lastMessages = counters.messages
-        return `${format} ${rate.toLocaleString('en-US')} msg/s`
-      })
-      const { messages, errors } = stats.totals()
-      lastSummaryTotal = messages + errors + stats.refused + stats.unauthorized + stats.protocolErrors
-      return `${stats.openConnections} connections, ${rates.join(', ') || 'no messages'}, ${stats.countsLine()}`
-    },
-    /** Totals since start, and memory: the part of every summary line that only grows (rss aside). */
-    countsLine () {
-      const { messages, errors } = stats.totals()
-      return `${messages.toLocaleString('en-US')} messages, ${errors} decode errors, ` +
-        `${stats.protocolErrors} protocol errors, ${stats.refused} refused upgrades, ${stats.unauthorized} unauthorized, ` +
-        `${stats.refusedSchemas} refused schemas, ` +
-        `rss ${megabytes(process.memoryUsage.rss())} MB (peak ${megabytes(process.resourceUsage().maxRSS * 1024)} MB)`
-    }
-  }
-  return stats
-}
-
-/**
- * Bytes in whole megabytes, for the summary lines.
- * @param {number} bytes
- * @returns {number}
- */
-export function megabytes (bytes) {
-  return Math.round(bytes / 1024 / 1024)
 }

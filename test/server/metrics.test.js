@@ -1,0 +1,79 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import parsePrometheusTextFormat from 'parse-prometheus-text-format'
+import { createMetrics } from '../../lib/server/metrics.js'
+import { ServerStats } from '../../lib/server/stats.js'
+import { startServer } from '../../lib/server/server.js'
+import { openConnection, refusedUpgrade } from '../helpers.js'
+
+/** The samples of one metric, as parse-prometheus-text-format reads them. */
+const samples = (text, name) => parsePrometheusTextFormat(text).find((family) => family.name === name)?.metrics ?? []
+const valueOf = (text, name, labels = {}) => {
+  const sample = samples(text, name).find((s) => Object.entries(labels).every(([key, value]) => s.labels?.[key] === value))
+  return sample ? Number(sample.value) : undefined
+}
+
+test('createMetrics: counters read from ServerStats when scraped, by format and test, beside process metrics', async () => {
+  const stats = new ServerStats()
+  const registry = createMetrics(stats)
+  stats.forTarget('json', 'small').messages = 7
+  stats.forTarget('json', 'small').errors = 2
+  stats.forTarget('protobuf', 'medium').messages = 3
+  stats.openConnections = 4
+  stats.unauthorized = 5
+  const text = await registry.metrics()
+  assert.equal(valueOf(text, 'wsbench_messages_total', { format: 'json', test: 'small' }), 7)
+  assert.equal(valueOf(text, 'wsbench_messages_total', { format: 'protobuf', test: 'medium' }), 3)
+  assert.equal(valueOf(text, 'wsbench_decode_errors_total', { format: 'json', test: 'small' }), 2)
+  assert.equal(valueOf(text, 'wsbench_open_connections'), 4)
+  assert.equal(valueOf(text, 'wsbench_unauthorized_upgrades_total'), 5)
+  assert.ok(valueOf(text, 'process_cpu_seconds_total') > 0)
+  assert.ok(valueOf(text, 'process_resident_memory_bytes') > 0)
+  stats.forTarget('json', 'small').messages = 9
+  assert.equal(valueOf(await registry.metrics(), 'wsbench_messages_total', { format: 'json', test: 'small' }), 9, 'a second scrape reads the new count')
+})
+
+test('GET /metrics on the server port: what a run sent, decode errors, connections, refusals; CPU grows', async () => {
+  const server = await startServer({ port: 0 })
+  const base = server.url.replace('ws:', 'http:')
+  try {
+    const before = await (await fetch(`${base}/metrics`)).text()
+    const { ws, nextReply } = await openConnection(`${server.url}/?test=small&format=json`)
+    for (let i = 0; i < 50; i++) {
+      ws.send('{"id":1,"status":"ok"}')
+      assert.equal(await nextReply(), 'ACK')
+    }
+    ws.send('{"id":')
+    assert.match(await nextReply(), /^ERR json decode failed/)
+    assert.equal((await refusedUpgrade(`${server.url}/?test=nope&format=json`)).status, 400)
+    const response = await fetch(`${base}/metrics`)
+    assert.equal(response.status, 200)
+    assert.match(response.headers.get('content-type'), /^text\/plain; version=0\.0\.4/)
+    const after = await response.text()
+    assert.equal(valueOf(after, 'wsbench_messages_total', { format: 'json', test: 'small' }), 50)
+    assert.equal(valueOf(after, 'wsbench_decode_errors_total', { format: 'json', test: 'small' }), 1)
+    assert.equal(valueOf(after, 'wsbench_open_connections'), 1)
+    assert.equal(valueOf(after, 'wsbench_connections_total'), 1)
+    assert.equal(valueOf(after, 'wsbench_refused_upgrades_total'), 1)
+    assert.ok(valueOf(after, 'process_cpu_seconds_total') >= valueOf(before, 'process_cpu_seconds_total'))
+    assert.equal((await fetch(`${base}/metrics`, { method: 'POST', body: 'x' })).status, 405)
+    ws.close()
+  } finally {
+    await server.close()
+  }
+})
+
+test('/metrics obeys --token: 401 without it, 200 with the bearer token or ?token=', async () => {
+  const server = await startServer({ port: 0, token: 's3cret' })
+  const base = server.url.replace('ws:', 'http:')
+  try {
+    const refused = await fetch(`${base}/metrics`)
+    assert.equal(refused.status, 401)
+    assert.equal(refused.headers.get('www-authenticate'), 'Bearer')
+    assert.equal((await fetch(`${base}/metrics`, { headers: { Authorization: 'Bearer s3cret' } })).status, 200)
+    assert.equal((await fetch(`${base}/metrics?token=s3cret`)).status, 200)
+    assert.equal((await fetch(`${base}/metrics?token=wrong`)).status, 401)
+  } finally {
+    await server.close()
+  }
+})
