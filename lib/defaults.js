@@ -24,9 +24,18 @@ export const DEFAULT_CLIENT_MESSAGES = 10_000
 /** The question the tool settles: compare's formats unless --formats says otherwise. Ratios are against the first. */
 export const DEFAULT_FORMATS = Object.freeze(['json', 'protobuf'])
 
-/** Compare's messages and warm-up per run, unless the command line says otherwise. */
-export const DEFAULT_MESSAGES = 5000
-export const DEFAULT_WARMUP = 500
+/** Compare's messages and warm-up per trial, unless the command line says otherwise. */
+export const DEFAULT_MESSAGES = 2000
+export const DEFAULT_WARMUP = 200
 
-/** Compare's default runs stop at this much JSON per run, so the 12.9 MB `people` test takes seconds, not hours. */
-export const DEFAULT_BYTES_PER_RUN = 256 * 1024 * 1024
+/** Compare's default trials stop at this much JSON each, so the 12.9 MB `people` test takes seconds, not hours. */
+export const DEFAULT_BYTES_PER_RUN = 64 * 1024 * 1024
+
+/** Compare's independent trials of each format on each test and network: enough for an interval. */
+export const DEFAULT_TRIALS = 5
+
+/** More trials than this add run time, not certainty worth having. */
+export const MAX_TRIALS = 50
+
+/** Compare refuses trials that would push more JSON than this through one format on one test. */
+export const MAX_BYTES_PER_FORMAT = 4 * 1024 * 1024 * 1024

@@ -137,3 +137,15 @@ export function formatIntervalLog ({ startedAt, timeSeries }) {
   }
   return text
 }
+
+/**
+ * Adds up encoded histograms exactly (the same recording precision on every side), e.g. the
+ * parts of a multi-host run or the trials of one format.
+ * @param {string[]} encoded as encodeHistogram writes them
+ * @returns {import('hdr-histogram-js').Histogram}
+ */
+export function addHistograms (encoded) {
+  const total = createLatencyHistogram()
+  for (const text of encoded) total.add(decodeHistogram(text))
+  return total
+}

@@ -1,6 +1,6 @@
 // `npm run compare`'s command line.
 import { UsageError } from '../errors.js'
-import { DEFAULT_BYTES_PER_RUN, DEFAULT_FORMATS, DEFAULT_MESSAGES, DEFAULT_WARMUP } from '../defaults.js'
+import { DEFAULT_BYTES_PER_RUN, DEFAULT_FORMATS, DEFAULT_MESSAGES, DEFAULT_TRIALS, DEFAULT_WARMUP, MAX_TRIALS } from '../defaults.js'
 import { DIRECTIONS } from '../protocol.js'
 import { CUSTOM_FORMATS, FORMATS } from '../codecs/registry.js'
 import { ALL_TESTS, resolveTest } from '../payloads/catalog.js'
@@ -12,7 +12,7 @@ import { PAYLOAD_OPTIONS, commaList, commandLine, payloadFiles, wholeNumber } fr
  * each test gets a length that suits its size (see runLength in lib/compare/runner.js).
  * @param {string[]} argv process.argv
  * @returns {Promise<{formats: string[], tests: string[], custom: {payload: string, proto?: string, type?: string}|null, allowLossy: boolean,
- *   profiles: string[], compress: boolean, direction: string, messages?: number, warmup?: number,
+ *   profiles: string[], compress: boolean, direction: string, trials: number, messages?: number, warmup?: number,
  *   inflight: number, connections: number, json: boolean, out: string}>}
  */
 export async function parseCompareArgs (argv) {
@@ -21,12 +21,13 @@ export async function parseCompareArgs (argv) {
     'network profile, prints one side-by-side table and writes results.json, results.md and report.html.')
     .options({
       ...PAYLOAD_OPTIONS,
-      formats: { describe: `comma-separated formats, the first is the baseline of the ratios: ${FORMATS.join(', ')}`, default: DEFAULT_FORMATS.join(','), type: 'string' },
+      formats: { describe: `comma-separated formats, the first is the baseline of the ratios (one named twice: an A/A run): ${FORMATS.join(', ')}`, default: DEFAULT_FORMATS.join(','), type: 'string' },
       tests: { describe: 'comma-separated tests, by number or name', default: ALL_TESTS.join(','), type: 'string' },
       throttle: { describe: 'comma-separated network profiles (none = no shaping)', default: 'none', type: 'string' },
       compress: { describe: 'permessage-deflate on server and clients', type: 'boolean', default: false },
       direction: { describe: 'up: clients send the payload; down: the server sends it; echo: both', choices: DIRECTIONS, default: 'up' },
-      messages: { alias: 'n', describe: `messages per client run [default: ${DEFAULT_MESSAGES}, fewer for big payloads: at most ${DEFAULT_BYTES_PER_RUN / 1024 / 1024} MiB of JSON per run]` },
+      trials: { alias: 't', describe: `independent trials of each format, interleaved; intervals and calls come from them (1 to ${MAX_TRIALS})`, default: DEFAULT_TRIALS },
+      messages: { alias: 'n', describe: `messages per trial [default: ${DEFAULT_MESSAGES}, fewer for big payloads: at most ${DEFAULT_BYTES_PER_RUN / 1024 / 1024} MiB of JSON per trial]` },
       inflight: { alias: 'i', describe: 'messages outstanding per connection', default: 1 },
       connections: { alias: 'c', describe: 'parallel connections per client', default: 1 },
       warmup: { alias: 'w', describe: `messages sent first and not recorded [default: ${DEFAULT_WARMUP}, at most a tenth of the run]` },
@@ -40,6 +41,7 @@ export async function parseCompareArgs (argv) {
     .example('npm run compare -- --tests people --direction down', 'the server sends 50,000 persons, clients decode them')
     .example('npm run compare -- --payload my.json', 'your own document, schema inferred')
     .example('npm run compare -- --formats json,protobuf,msgpack,cbor', 'MessagePack and CBOR beside them')
+    .example('npm run compare -- --formats json,json --tests 5 --trials 10', 'an A/A run: the noise floor of a comparison')
     .parseAsync()
   const profiles = commaList(args.throttle)
   for (const profile of profiles) resolveNetwork({ profile })
@@ -54,7 +56,8 @@ export async function parseCompareArgs (argv) {
     if (!FORMATS.includes(format)) throw new UsageError(`unknown format '${format}' in --formats: expected some of ${FORMATS.join(', ')}`)
     if (custom && !CUSTOM_FORMATS.includes(format)) throw new UsageError(`format '${format}' does not support custom payloads: use ${CUSTOM_FORMATS.join(', ')}`)
   }
-  if (new Set(formats).size !== formats.length) throw new UsageError(`--formats names a format twice: ${args.formats}`)
+  const trials = wholeNumber('trials', args.trials, 1)
+  if (trials > MAX_TRIALS) throw new UsageError(`--trials must be at most ${MAX_TRIALS}, got ${trials}`)
   return {
     formats,
     tests,
@@ -63,6 +66,7 @@ export async function parseCompareArgs (argv) {
     profiles,
     compress: args.compress,
     direction: args.direction,
+    trials,
     messages: args.messages === undefined ? undefined : wholeNumber('messages', args.messages, 1),
     warmup: args.warmup === undefined ? undefined : wholeNumber('warmup', args.warmup, 0),
     inflight: wholeNumber('inflight', args.inflight, 1),

@@ -9,10 +9,17 @@ import { parseCompareArgs } from './compare-options.js'
  */
 export async function runCompareCli (argv) {
   const options = await parseCompareArgs(argv)
-  const [{ compareFormats, writeComparison }, { formatComparisonTable }] = await Promise.all([import('../compare/runner.js'), import('../compare/results.js')])
+  const { compareFormats, writeComparison } = await import('../compare/runner.js')
+  const { formatComparisonTable, verdictLines, verdictMeaning } = await import('../compare/results.js')
   const results = await compareFormats({ ...options, progress: (line) => process.stderr.write(`${line}\n`) })
   const files = await writeComparison(options.out, results)
-  process.stdout.write(options.json ? `${JSON.stringify(results)}\n` : formatComparisonTable(results.rows, results.formats))
-  process.stderr.write(`wrote ${files.join(', ')}\n`)
+  if (options.json) {
+    process.stdout.write(`${JSON.stringify(results)}\n`)
+  } else {
+    const verdicts = verdictLines(results.rows, results.formats)
+    process.stdout.write(`${formatComparisonTable(results.rows, results.formats)}\n` +
+      `${verdicts.length ? `${verdicts.join('\n')}\n\n${verdictMeaning(results.settings)}\n` : ''}`)
+  }
+  process.stderr.write(`wrote ${files.join(', ')}; ${results.settings.trials} trials in ${(results.settings.elapsedMs / 1000).toFixed(1)} s\n`)
   return results.reports.every((report) => report.ok) ? 0 : 1
 }

@@ -1,13 +1,15 @@
 // The comparison as one self-contained HTML file: inline CSS and SVG, no script, no CDN, so it
 // opens offline, can be mailed around and renders the same in a headless browser.
-import { decodeHistogram, percentileCurve } from '../histogram.js'
-import { describeRun, ratioMeaning, tableCells } from './results.js'
-import { escapeHtml, groupedBarChart, percentileChart } from '../report/svg-chart.js'
+import { addHistograms, percentileCurve } from '../histogram.js'
+import { describeRun, ratioMeaning, tableCells, undecided, verdictLines, verdictMeaning } from './results.js'
+import { METRICS } from './statistics.js'
+import { escapeHtml, groupedBarChart, percentileChart, ratioChart } from '../report/svg-chart.js'
 import { int, perSecond } from '../numbers.js'
 
 /**
- * Renders the results document as an HTML report: what was measured, the table, latency
- * percentile curves per test and profile, and bars for size and throughput.
+ * Renders the results document as an HTML report: what was measured, the verdicts (each ratio
+ * with its interval, and what could not be told apart), the table, latency percentile curves per
+ * test and profile, and bars for size and throughput.
  * @param {import('./results.js').ComparisonResults} results
  * @returns {string} a complete HTML document
  */
@@ -24,13 +26,25 @@ export function renderHtmlReport (results) {
   })
   const curves = rows.map((row) => percentileChart({
     title: `latency by percentile: test ${rowLabel(row)}`,
+    // Every trial of a format, added up exactly: the curve of all its measured messages.
     series: formats.map((format) => {
-      const report = reports.find((r) =>
-        r.format === format && r.test === row.testName && r.network.profile === row.profile)
-      return { name: format, points: report ? percentileCurve(decodeHistogram(report.histogram)) : [] }
+      const runs = reports.filter((r) =>
+        (r.label ?? r.format) === format && r.test === row.testName && r.network.profile === row.profile)
+      return { name: format, points: runs.length ? percentileCurve(addHistograms(runs.map((r) => r.histogram))) : [] }
     })
   }))
   const networks = [...new Map(rows.map((row) => [row.profile, row.network])).values()]
+  const lines = verdictLines(rows, formats)
+  const verdicts = rows.flatMap((row) => formats.slice(1).map((label) => {
+    const estimates = row.verdicts[label] ?? {}
+    const open = undecided(row, label)
+    const chart = ratioChart({
+      title: `${label} vs ${formats[0]}: ${rowLabel(row)} (${row.calls[label]})`,
+      rows: Object.entries(estimates).map(([name, estimate]) => ({ label: METRICS[name].label, ...estimate }))
+    })
+    return `<figure class="verdict" data-test="${escapeHtml(row.testName)}" data-format="${escapeHtml(label)}" data-call="${escapeHtml(row.calls[label])}">${chart}` +
+      `<figcaption>${open.length ? `Not told apart: ${escapeHtml(open.join(', '))}.` : 'Every metric told apart.'}</figcaption></figure>`
+  }))
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -44,13 +58,23 @@ th, td { border: 1px solid #ccc; padding: 3px 6px; text-align: right; white-spac
 th:nth-child(-n+3), td:nth-child(-n+3) { text-align: left; }
 .charts { display: flex; flex-wrap: wrap; gap: 12px; }
 .chart { border: 1px solid #eee; background: #fff; }
+figure.verdict { margin: 0; }
+figcaption { font-size: 12px; color: #555; }
 </style>
 </head>
 <body>
 <h1>${escapeHtml(title)}</h1>
 <p>${escapeHtml(describeRun(results))}</p>
 <p>Networks: ${networks.map(escapeHtml).join('; ')}.</p>
-<h2>Summary</h2>
+<h2>Verdict</h2>
+<ul class="verdicts">
+${lines.map((line) => `<li>${escapeHtml(line)}</li>`).join('\n')}
+</ul>
+<p>${escapeHtml(verdictMeaning(results.settings))}</p>
+<div class="charts">
+${verdicts.join('\n')}
+</div>
+<h2>Figures</h2>
 <table>
 <thead><tr>${header.map((cell) => `<th>${escapeHtml(cell)}</th>`).join('')}</tr></thead>
 <tbody>

@@ -1,8 +1,11 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { runNodeScript } from '../processes.js'
-import { DEFAULT_BYTES_PER_RUN, DEFAULT_FORMATS, DEFAULT_MESSAGES, DEFAULT_WARMUP } from '../defaults.js'
-import { startServer } from '../server/server.js'
+import { performance } from 'node:perf_hooks'
+import parsePrometheusTextFormat from 'parse-prometheus-text-format'
+import { runNodeScript, startServerProcess } from '../processes.js'
+import { DEFAULT_BYTES_PER_RUN, DEFAULT_FORMATS, DEFAULT_MESSAGES, DEFAULT_TRIALS, DEFAULT_WARMUP, MAX_BYTES_PER_FORMAT } from '../defaults.js'
+import { UsageError } from '../errors.js'
+import { METRICS_PATH } from '../protocol.js'
 import { loadPayload, resolveTest } from '../payloads/catalog.js'
 import { testLabel } from '../report/report.js'
 import { buildComparisonResults, formatComparisonMarkdown } from './results.js'
@@ -47,70 +50,167 @@ export function runLength (jsonBytes, asked) {
  * @param {string[]} tests built-in tests
  * @param {{payload: string, proto?: string, type?: string}|null} custom a user's payload instead
  * @param {boolean} allowLossy
- * @returns {Promise<Array<{label: string, args: string[], jsonBytes: number}>>}
+ * @returns {Promise<Array<{label: string, testName: string, args: string[], jsonBytes: number}>>}
  */
 async function payloadsToRun (tests, custom, allowLossy) {
   if (custom) {
     // Loaded here too so a broken file or schema fails once, before the server starts.
     const test = await loadCustomTest(custom)
     const args = ['--payload', custom.payload, ...(custom.proto ? ['--proto', custom.proto, '--type', custom.type] : []), ...(allowLossy ? ['--allow-lossy'] : [])]
-    return [{ label: testLabel(test), args, jsonBytes: Buffer.byteLength(stringifyJsonExact(test.payload)) }]
+    const jsonBytes = Buffer.byteLength(stringifyJsonExact(test.payload))
+    return [{ label: testLabel(test), testName: test.name, args, jsonBytes }]
   }
   return tests.map(resolveTest).map((test) => ({
     label: testLabel(test),
+    testName: test.name,
     args: [test.name],
     jsonBytes: Buffer.byteLength(JSON.stringify(loadPayload(test)))
   }))
 }
 
 /**
- * Runs every selected test (or the user's payload) on every network profile in every format
- * against an embedded server and assembles the results document (rows, ratios and every report
- * with its histogram).
+ * Labels for the formats' columns: a format named twice (an A/A run) gets `#2` on its second column.
+ * @param {string[]} formats
+ * @returns {string[]}
+ */
+export function formatLabels (formats) {
+  const seen = new Map()
+  return formats.map((format) => {
+    const count = (seen.get(format) ?? 0) + 1
+    seen.set(format, count)
+    return count === 1 ? format : `${format}#${count}`
+  })
+}
+
+/**
+ * The order of the formats in one trial: rotated by one each trial (A B, B A, A B, ...), so each
+ * format runs first as often as the others and drift and warm-up fall on every format alike.
+ * @param {number} count formats
+ * @param {number} trial 0-based
+ * @returns {number[]} format indexes
+ */
+export function trialOrder (count, trial) {
+  return Array.from({ length: count }, (_, i) => (i + trial) % count)
+}
+
+/**
+ * Reads the server's CPU seconds and messages from its /metrics, for one format and test.
+ * @param {string} url the server's /metrics URL
+ * @param {string} format
+ * @param {string} test
+ * @returns {Promise<{cpuSeconds: number, messages: number}>}
+ * @throws {Error} with one line when the endpoint cannot be read or lacks the counters
+ */
+export async function scrapeServer (url, format, test) {
+  const response = await fetch(url)
+  if (!response.ok) throw new Error(`${url} answered ${response.status}`)
+  const families = parsePrometheusTextFormat(await response.text())
+  const sample = (name, labels = {}) => families.find((family) => family.name === name)?.metrics
+    .find((metric) => Object.entries(labels).every(([key, value]) => metric.labels?.[key] === value))
+  const cpu = sample('process_cpu_seconds_total')
+  if (!cpu) throw new Error(`${url} has no process_cpu_seconds_total`)
+  return { cpuSeconds: Number(cpu.value), messages: Number(sample('wsbench_messages_total', { format, test })?.value ?? 0) }
+}
+
+/**
+ * Runs every selected test (or the user's payload) on every network profile in every format,
+ * `trials` times each in alternating order, against a server of its own (`node server.js`, so its
+ * CPU counts only the server's work), reading the server's /metrics around each client run, and
+ * assembles the results document (rows with every trial, ratios, intervals and calls, and every
+ * report with its histogram).
  * @param {object} options
- * @param {string[]} [options.formats] in column order; ratios are against the first
+ * @param {string[]} [options.formats] in column order; ratios are against the first; one named twice is an A/A run
  * @param {string[]} options.tests test numbers or names
  * @param {{payload: string, proto?: string, type?: string}|null} [options.custom] a user's payload instead of tests
  * @param {boolean} [options.allowLossy] run a custom payload even if its schema changes values
  * @param {string[]} options.profiles network profiles ('none' for no shaping)
  * @param {boolean} options.compress permessage-deflate on both ends
  * @param {string} [options.direction] up (default), down or echo
- * @param {number} [options.messages] per run; default: see {@link runLength}
- * @param {number} [options.warmup] per run; default: see {@link runLength}
+ * @param {number} [options.trials] independent client runs of each format per test and profile
+ * @param {number} [options.messages] per trial; default: see {@link runLength}
+ * @param {number} [options.warmup] per trial; default: see {@link runLength}
  * @param {number} options.inflight
  * @param {number} options.connections
- * @param {(line: string) => void} options.progress told before each run
+ * @param {(line: string) => void} options.progress told before each run, and of anything left out
  * @returns {Promise<import('./results.js').ComparisonResults>}
+ * @throws {UsageError} when the trials would send more JSON than makes sense (MAX_BYTES_PER_FORMAT)
  */
-export async function compareFormats ({ formats = DEFAULT_FORMATS, tests, custom = null, allowLossy = false, profiles, compress, direction = 'up', messages, warmup, inflight, connections, progress }) {
+export async function compareFormats ({
+  formats = DEFAULT_FORMATS, tests, custom = null, allowLossy = false, profiles, compress, direction = 'up',
+  trials = DEFAULT_TRIALS, messages, warmup, inflight, connections, progress
+}) {
+  const startedAt = performance.now()
   const payloads = await payloadsToRun(tests, custom, allowLossy)
-  for (const payload of payloads) payload.length = runLength(payload.jsonBytes, { messages, warmup })
-  const server = await startServer({ port: 0, compress })
+  for (const payload of payloads) {
+    payload.length = runLength(payload.jsonBytes, { messages, warmup })
+    const bytes = trials * (payload.length.messages + payload.length.warmup) * payload.jsonBytes
+    if (bytes > MAX_BYTES_PER_FORMAT) {
+      throw new UsageError(`--trials ${trials} would send ${(bytes / 1e9).toFixed(1)} GB of JSON per format for ${payload.label} ` +
+        `(at most ${MAX_BYTES_PER_FORMAT / 2 ** 30} GiB): use fewer --trials or fewer messages (-n)`)
+    }
+  }
+  const labels = formatLabels(formats)
+  const server = await startServerProcess(compress ? ['--compress'] : [])
+  const metricsUrl = `${server.url.replace(/^ws/, 'http')}${METRICS_PATH}`
   const reports = []
+  const order = []
+  let metricsProblem = null
+  const scrape = async (format, test) => {
+    if (metricsProblem) return null
+    try {
+      return await scrapeServer(metricsUrl, format, test)
+    } catch (err) {
+      metricsProblem = err.message.split('\n')[0]
+      progress(`note: server CPU per message left out: ${metricsProblem}`)
+      return null
+    }
+  }
   try {
-    for (const { label, args, length } of payloads) {
+    for (const { label, testName, args, length } of payloads) {
       for (const profile of profiles) {
-        for (const format of formats) {
-          progress(`test ${label}, network ${profile}: ${format}, ${length.messages} messages`)
-          reports.push(await runClientProcess(format, [
-            ...args, String(length.messages), '--url', server.url, '--throttle', profile,
-            '--inflight', String(inflight), '--connections', String(connections), '--warmup', String(length.warmup), '--direction', direction,
-            ...(compress ? ['--compress'] : [])
-          ]))
+        for (let trial = 1; trial <= trials; trial++) {
+          for (const index of trialOrder(formats.length, trial - 1)) {
+            const format = formats[index]
+            progress(`test ${label}, network ${profile}, trial ${trial}/${trials}: ${labels[index]}, ${length.messages} messages`)
+            const before = await scrape(format, testName)
+            const report = await runClientProcess(format, [
+              ...args, String(length.messages), '--url', server.url, '--throttle', profile,
+              '--inflight', String(inflight), '--connections', String(connections), '--warmup', String(length.warmup), '--direction', direction,
+              ...(compress ? ['--compress'] : [])
+            ])
+            const after = before && await scrape(format, testName)
+            reports.push({ ...report, label: labels[index], trial, server: after ? serverCost(before, after) : null })
+            order.push({ test: label, profile, format: labels[index], trial })
+          }
         }
       }
     }
   } finally {
-    await server.close()
+    await server.stop()
   }
-  return buildComparisonResults(reports, formats, {
+  return buildComparisonResults(reports, labels, {
     profiles,
     compress,
     direction,
     inflight,
     connections,
+    trials,
+    order,
+    elapsedMs: Math.round(performance.now() - startedAt),
+    serverMetrics: metricsProblem ? `left out: ${metricsProblem}` : `read from ${METRICS_PATH} around each client run`,
     runs: Object.fromEntries(payloads.map(({ label, length }) => [label, length]))
   })
+}
+
+/**
+ * The server's CPU per message between two scrapes around one client run (warm-up included, on
+ * both sides of the division).
+ * @returns {{cpuUs: number, messages: number, perMessageUs: number|null}}
+ */
+function serverCost (before, after) {
+  const cpuUs = Math.round((after.cpuSeconds - before.cpuSeconds) * 1e6)
+  const messages = after.messages - before.messages
+  return { cpuUs, messages, perMessageUs: messages > 0 ? Math.round(cpuUs / messages * 100) / 100 : null }
 }
 
 /**

@@ -1,7 +1,7 @@
 // Combines reports of one test from several client processes, workers or machines into one:
 // counts summed, HdrHistograms added exactly, the time span from the earliest start to the last reply.
 import { UsageError } from '../errors.js'
-import { createLatencyHistogram, decodeHistogram, encodeHistogram, summarizeLatency } from '../histogram.js'
+import { addHistograms, encodeHistogram, summarizeLatency } from '../histogram.js'
 import { buildReport } from './report.js'
 
 /**
@@ -62,12 +62,6 @@ export function mergeReports (reports) {
     lossy: first.lossy
   })
   return { ...report, mergedFrom: reports.length }
-}
-
-function addHistograms (encoded) {
-  const total = createLatencyHistogram()
-  for (const text of encoded) total.add(decodeHistogram(text))
-  return total
 }
 
 /** Adds up per-second entries that share an epoch second, whichever part they came from. */

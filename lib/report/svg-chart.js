@@ -98,6 +98,47 @@ export function groupedBarChart ({ title, seriesNames, rows, format }) {
     groups.join('') + legend(seriesNames, height - legendRows * LEGEND_ROW_HEIGHT + 2) + '</svg>'
 }
 
+/** Colours of the calls in ratio charts: Okabe-Ito green and vermillion, and grey for no difference. */
+const CALL_COLOURS = { better: '#009e73', worse: '#d55e00', 'no difference': '#888888' }
+
+/**
+ * Ratios with their confidence intervals, one line per metric (a forest plot): a log axis centred
+ * on 1, a dot at the ratio, a bar across the interval, coloured by the call.
+ * @param {object} chart
+ * @param {string} chart.title
+ * @param {Array<{label: string, ratio: number, ci: [number, number]|null, call: string}>} chart.rows
+ * @returns {string} an `<svg>` element
+ */
+export function ratioChart ({ title, rows }) {
+  const rowHeight = 22
+  const height = MARGIN.top + rows.length * rowHeight + 40
+  const left = 150
+  const width = WIDTH - left - MARGIN.right
+  // Symmetric around 1 on the log axis: 0.5x sits as far left as 2x sits right.
+  const distances = rows.flatMap(({ ratio, ci }) => [ratio, ...(ci ?? [])]).map((value) => Math.max(value, 1 / value))
+  const extent = Math.max(2, ...distances)
+  const span = Math.log(Math.min(extent * 1.1, 1000))
+  const x = (value) => left + width / 2 + Math.max(-1, Math.min(1, Math.log(value) / span)) * width / 2
+  const ticks = [...new Set([1 / extent, 0.5, 1, 2, extent])]
+  const bottom = MARGIN.top + rows.length * rowHeight
+  const marks = rows.map(({ label, ratio, ci, call }, i) => {
+    const y = MARGIN.top + i * rowHeight + rowHeight / 2
+    const colour = CALL_COLOURS[call] ?? CALL_COLOURS['no difference']
+    const bar = ci
+      ? `<line class="interval" x1="${x(ci[0]).toFixed(1)}" y1="${y}" x2="${x(ci[1]).toFixed(1)}" y2="${y}" stroke="${colour}" stroke-width="3"/>`
+      : ''
+    return `<g class="ratio" data-metric="${escapeHtml(label)}" data-call="${escapeHtml(call)}">` +
+      `<text x="${left - 8}" y="${y + 4}" font-size="12" text-anchor="end">${escapeHtml(label)}</text>${bar}` +
+      `<circle cx="${x(ratio).toFixed(1)}" cy="${y}" r="4.5" fill="${colour}"/></g>`
+  })
+  const axis = ticks.map((value) => `<line x1="${x(value).toFixed(1)}" y1="${MARGIN.top}" x2="${x(value).toFixed(1)}" y2="${bottom}" ` +
+    `stroke="${value === 1 ? '#444' : '#ddd'}"/><text x="${x(value).toFixed(1)}" y="${bottom + 16}" font-size="11" text-anchor="middle">${formatNumber(Number(value.toPrecision(2)))}x</text>`)
+  return `<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${WIDTH} ${height}" width="${WIDTH}" height="${height}" role="img" aria-label="${escapeHtml(title)}">` +
+    `<text x="${WIDTH / 2}" y="18" font-size="14" font-weight="bold" text-anchor="middle">${escapeHtml(title)}</text>` +
+    axis.join('') + marks.join('') +
+    `<text x="${left + width / 2}" y="${height - 6}" font-size="11" text-anchor="middle">ratio to the baseline (log scale); bar: 95% interval</text></svg>`
+}
+
 function frame (title, xLabel, yLabel, content) {
   return `<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${WIDTH} ${HEIGHT}" width="${WIDTH}" height="${HEIGHT}" role="img" aria-label="${escapeHtml(title)}">` +
     `<text x="${WIDTH / 2}" y="18" font-size="14" font-weight="bold" text-anchor="middle">${escapeHtml(title)}</text>` +

@@ -1,9 +1,13 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { comparisonRows, formatComparisonTable } from '../../lib/compare/results.js'
+import {
+  buildComparisonResults, comparisonRows, formatComparisonMarkdown, formatComparisonTable, ratioText, undecided, verdictLines
+} from '../../lib/compare/results.js'
 
-const report = (format, test, profile, { bytes, rate, p50, p99, sent = 10, acked = 10 }) => ({
+const report = (format, test, profile, { bytes, rate, p50, p99, sent = 10, acked = 10, clientCpu, serverCpu, label, trial }) => ({
   format,
+  label,
+  trial,
   test,
   testId: test === 'small' ? 5 : null,
   network: { profile },
@@ -11,6 +15,8 @@ const report = (format, test, profile, { bytes, rate, p50, p99, sent = 10, acked
   rate,
   latencyMs: { p50, p99 },
   bytes: { payloadPerMessage: bytes, written: bytes * sent + 6 * sent, read: 3 * sent },
+  cpu: clientCpu === undefined ? undefined : { perMessageUs: clientCpu },
+  server: serverCpu === undefined ? null : { perMessageUs: serverCpu },
   ok: sent === acked
 })
 
@@ -21,16 +27,18 @@ test('comparisonRows: one row per test and profile in run order, ratios against 
     report('json', 'people', '3g', { bytes: 100, rate: 2, p50: 400, p99: 900, acked: 9 })
   ], ['json', 'protobuf'])
   assert.equal(rows.length, 2)
-  assert.deepEqual(rows[0].ratios.protobuf, { payloadBytes: 0.273, wireBytes: 0.429, rate: 1.5, p50: 0.5, p99: 0.5 })
+  assert.deepEqual(rows[0].ratios.protobuf, { payloadBytes: 0.273, wireBytes: 0.429, rate: 1.5, p50: 0.5, p99: 0.5, clientCpu: null, serverCpu: null })
   assert.equal(rows[0].figures.json.wireBytes, 28)
   assert.equal(rows[0].test, '5 small')
   assert.equal(rows[1].test, 'people')
   assert.equal(rows[1].figures.json.accounting, '10/9/0/1')
-  assert.deepEqual(Object.values(rows[1].ratios.protobuf), [null, null, null, null, null], 'no protobuf run: no ratio')
+  assert.deepEqual(Object.values(rows[1].ratios.protobuf), [null, null, null, null, null, null, null], 'no protobuf run: no ratio')
+  assert.deepEqual(rows[1].verdicts.protobuf, {}, 'no protobuf run: no verdict')
+  assert.equal(rows[1].calls.protobuf, 'no difference')
 
   const table = formatComparisonTable(rows, ['json', 'protobuf']).split('\n')
-  assert.match(table[4], /^people\s+3g\s+json\s+100\s+106\s+2\.0\s+400\.000\s+900\.000\s+10\/9\/0\/1$/)
-  assert.match(table[5], /^\s+protobuf\s+n\/a\s+n\/a\s+n\/a\s+n\/a\s+n\/a\s+not run$/)
+  assert.match(table[4], /^people\s+3g\s+json\s+100\s+106\s+2\.0\s+400\.000\s+900\.000\s+n\/a\s+n\/a\s+10\/9\/0\/1$/)
+  assert.match(table[5], /^\s+protobuf\s+n\/a\s+n\/a\s+n\/a\s+n\/a\s+n\/a\s+n\/a\s+n\/a\s+not run$/)
 })
 
 test('comparisonRows and the table with more formats: each one against the first, in column order', () => {
@@ -41,9 +49,66 @@ test('comparisonRows and the table with more formats: each one against the first
     report('protobuf', 'small', 'none', { bytes: 6, rate: 1500, p50: 0.1, p99: 0.5 })
   ], formats)
   assert.deepEqual(Object.keys(rows[0].ratios), ['protobuf', 'msgpack'])
-  assert.deepEqual(rows[0].ratios.msgpack, { payloadBytes: 0.773, wireBytes: 0.821, rate: 0.8, p50: 1.5, p99: 2 })
+  assert.deepEqual(rows[0].ratios.msgpack, { payloadBytes: 0.773, wireBytes: 0.821, rate: 0.8, p50: 1.5, p99: 2, clientCpu: null, serverCpu: null })
   const table = formatComparisonTable(rows, formats).split('\n')
   assert.deepEqual(table.slice(1, 6).map((line) => line.slice(table[0].indexOf('format')).split(' ')[0]),
     ['json', 'protobuf', 'msgpack', 'protobuf/json', 'msgpack/json'])
-  assert.match(table[5], /^\s+msgpack\/json\s+0\.77x\s+0\.82x\s+0\.80x\s+1\.50x\s+2\.00x$/)
+  // One trial: ratios but no interval, so every measured ratio is marked ≈ (not told apart).
+  assert.match(table[5], /^\s+msgpack\/json\s+0\.77x\s+0\.82x ≈\s+0\.80x ≈\s+1\.50x ≈\s+2\.00x ≈\s+n\/a\s+n\/a$/)
+})
+
+/** Five paired trials of json and protobuf on one test, protobuf clearly faster and smaller. */
+function trialReports (labels = ['json', 'protobuf']) {
+  const reports = []
+  for (let trial = 1; trial <= 5; trial++) {
+    const jitter = 1 + (trial % 3) / 100
+    reports.push(report('json', 'medium', 'none', { label: labels[0], trial, bytes: 423, rate: 8000 * jitter, p50: 0.1 * jitter, p99: 0.3, clientCpu: 40 * jitter, serverCpu: 30 }))
+    reports.push(report(labels[1].split('#')[0], 'medium', 'none', { label: labels[1], trial, bytes: 150, rate: 12000 * jitter, p50: 0.06 * jitter, p99: 0.3 * (trial % 2 ? 1.2 : 0.8), clientCpu: 40 * jitter, serverCpu: 15 }))
+  }
+  return reports
+}
+
+test('trials: medians in the figures, every trial kept, paired verdicts with intervals and calls', () => {
+  const [row] = comparisonRows(trialReports(), ['json', 'protobuf'])
+  assert.equal(row.trials.json.length, 5)
+  assert.equal(row.trials.protobuf[2].rate, 12000 * 1.0)
+  assert.equal(row.figures.json.accounting, '50/50/0/0', 'accounting summed over trials')
+  assert.equal(row.figures.protobuf.serverCpu, 15)
+  const verdicts = row.verdicts.protobuf
+  assert.deepEqual(Object.keys(verdicts), ['p50', 'p99', 'rate', 'bytes', 'clientCpu', 'serverCpu'])
+  assert.ok(Math.abs(verdicts.p50.ratio - 0.6) < 1e-9)
+  assert.equal(verdicts.p50.call, 'better')
+  assert.equal(verdicts.rate.call, 'better')
+  assert.equal(verdicts.bytes.call, 'better')
+  assert.equal(verdicts.serverCpu.call, 'better')
+  assert.equal(verdicts.p99.call, 'no difference', 'alternating 1.2x and 0.8x cannot be told from 1')
+  assert.equal(verdicts.clientCpu.call, 'no difference')
+  assert.ok(verdicts.p99.ci[0] < 1 && verdicts.p99.ci[1] > 1)
+  assert.equal(row.calls.protobuf, 'better')
+  assert.deepEqual(undecided(row, 'protobuf'), ['p99', 'client CPU'])
+
+  const [line] = verdictLines([row], ['json', 'protobuf'])
+  assert.match(line, /^3 medium|^medium/)
+  assert.match(line, /loopback: protobuf vs json: p50 0\.60x \(0\.60-0\.60\), p99 \d\.\d\dx \([\d.]+-[\d.]+\) ≈, msgs\/s 1\.50x \(1\.50-1\.50\), wire bytes 0\.36x \(0\.36-0\.36\), client CPU 1\.00x \(1\.00-1\.00\)\/msg ≈, server CPU 0\.50x \(0\.50-0\.50\)\/msg: better$/)
+  assert.equal(ratioText({ ratio: 12.345, ci: [10, 15] }), '12.3x (10.0-15.0)')
+})
+
+test('an A/A run: the same format twice, labelled apart; its verdict is no difference', () => {
+  const reports = []
+  for (let trial = 1; trial <= 4; trial++) {
+    for (const label of ['json', 'json#2']) {
+      const noise = 1 + ((trial * (label === 'json' ? 3 : 5)) % 7 - 3) / 100
+      reports.push(report('json', 'small', 'none', { label, trial, bytes: 22, rate: 10000 * noise, p50: 0.08 * noise, p99: 0.2 / noise, clientCpu: 20 * noise }))
+    }
+  }
+  const results = buildComparisonResults(reports, ['json', 'json#2'], { trials: 4, runs: { '5 small': { messages: 10, warmup: 0 } }, connections: 1, inflight: 1, profiles: ['none'], compress: false })
+  const [row] = results.rows
+  assert.deepEqual(Object.keys(row.figures), ['json', 'json#2'])
+  assert.equal(row.calls['json#2'], 'no difference')
+  assert.equal(row.verdicts['json#2'].bytes.call, 'no difference')
+  const markdown = formatComparisonMarkdown(results)
+  assert.match(markdown, /^## Verdict\n\n- 5 small, loopback: json#2 vs json: .*: no difference$/m)
+  assert.match(markdown, /geometric mean over 4 paired trials with its 95% confidence interval/)
+  assert.match(markdown, /^\| 5 small \| none \| json \| 22 \|/m)
+  assert.match(markdown, /^\| {2}\| {2}\| json#2\/json \| 1\.00x \|/m)
 })

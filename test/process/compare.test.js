@@ -14,7 +14,10 @@ test('npm run compare: bad options are refused before anything runs', async () =
     [['--tests', '5,9'], /^unknown test '9'/],
     [['-n', '0'], /^--messages must be a whole number >= 1/],
     [['--formats', 'json,xml'], /^unknown format 'xml' in --formats/],
-    [['--formats', 'json,msgpack,json'], /^--formats names a format twice/],
+    [['--trials', '0'], /^--trials must be a whole number >= 1, got '0'/],
+    [['--trials', 'many'], /^--trials must be a whole number >= 1, got 'many'/],
+    [['--trials', '51'], /^--trials must be at most 50, got 51/],
+    [['--tests', 'people', '--trials', '50', '-n', '10'], /^--trials 50 would send 7\.1 GB of JSON per format for people \(at most 4 GiB\): use fewer --trials or fewer messages \(-n\)\n$/],
     [['--formats', ','], /^--formats needs at least one of json, protobuf/],
     [['--formats', 'json,avro', '--payload', 'test/fixtures/infer/geojson.json'], /^format 'avro' does not support custom payloads/]
   ]) {
@@ -29,14 +32,27 @@ test('npm run compare: bad options are refused before anything runs', async () =
 
 test('npm run compare: both formats per test and profile, exact accounting, results written', async () => {
   const out = tempDir()
-  const run = await runScript('bin/compare.js', ['--tests', '5,person', '--throttle', 'none,fois', '-n', '20', '-w', '0', '--compress', '--json', '--out', out])
+  const run = await runScript('bin/compare.js', ['--tests', '5,person', '--throttle', 'none,fois', '-n', '20', '-w', '0', '--trials', '2', '--compress', '--json', '--out', out])
   assert.equal(run.code, 0, run.stderr)
   const results = JSON.parse(run.stdout)
-  assert.deepEqual(results.reports.map((r) => `${r.test}/${r.network.profile}/${r.format}`), [
-    'small/none/json', 'small/none/protobuf', 'small/fois/json', 'small/fois/protobuf',
-    'person/none/json', 'person/none/protobuf', 'person/fois/json', 'person/fois/protobuf'
+  // Two trials of each, the second in the other order: drift falls on both formats alike.
+  assert.deepEqual(results.reports.map((r) => `${r.test}/${r.network.profile}/${r.format}/${r.trial}`), [
+    'small/none/json/1', 'small/none/protobuf/1', 'small/none/protobuf/2', 'small/none/json/2',
+    'small/fois/json/1', 'small/fois/protobuf/1', 'small/fois/protobuf/2', 'small/fois/json/2',
+    'person/none/json/1', 'person/none/protobuf/1', 'person/none/protobuf/2', 'person/none/json/2',
+    'person/fois/json/1', 'person/fois/protobuf/1', 'person/fois/protobuf/2', 'person/fois/json/2'
   ])
-  for (const report of results.reports) assert.deepEqual(report.messages, { sent: 20, acked: 20, errors: 0, lost: 0 })
+  assert.deepEqual(results.settings.order.slice(0, 4), [
+    { test: '5 small', profile: 'none', format: 'json', trial: 1 }, { test: '5 small', profile: 'none', format: 'protobuf', trial: 1 },
+    { test: '5 small', profile: 'none', format: 'protobuf', trial: 2 }, { test: '5 small', profile: 'none', format: 'json', trial: 2 }
+  ])
+  for (const report of results.reports) {
+    assert.deepEqual(report.messages, { sent: 20, acked: 20, errors: 0, lost: 0 })
+    // CPU per message on both sides: the client's over its measured phase, the server's from /metrics.
+    assert.ok(report.cpu.perMessageUs > 0 && report.cpu.userUs + report.cpu.systemUs > 0, JSON.stringify(report.cpu))
+    assert.equal(report.server.messages, 20, 'the server counted exactly this run\'s messages for its format and test')
+    assert.ok(report.server.perMessageUs > 0)
+  }
   assert.deepEqual(results.rows.map((row) => `${row.test}/${row.profile}`), ['5 small/none', '5 small/fois', 'person/none', 'person/fois'])
   const small = results.rows[0]
   assert.equal(small.figures.json.payloadBytes, 22)
@@ -44,32 +60,44 @@ test('npm run compare: both formats per test and profile, exact accounting, resu
   assert.equal(small.ratios.protobuf.payloadBytes, 0.273)
   assert.deepEqual(results.settings.runs, { '5 small': { messages: 20, warmup: 0 }, person: { messages: 20, warmup: 0 } })
   assert.equal(results.settings.compress, true)
+  assert.equal(results.settings.trials, 2)
+  assert.ok(results.settings.elapsedMs > 0)
+  assert.equal(small.trials.json.length, 2)
+  assert.deepEqual(Object.keys(small.verdicts.protobuf), ['p50', 'p99', 'rate', 'bytes', 'clientCpu', 'serverCpu'])
+  assert.equal(small.verdicts.protobuf.bytes.call, 'better', 'fewer bytes on the wire every trial')
+  assert.ok(['better', 'worse', 'mixed', 'no difference'].includes(small.calls.protobuf))
 
   assert.deepEqual(JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8')).rows, results.rows)
   const markdown = fs.readFileSync(path.join(out, 'results.md'), 'utf8')
-  assert.match(markdown, /^\| test \| network \| format \| B\/msg \| wire B\/msg \| msgs\/s \| p50 ms \| p99 ms \|/m)
+  assert.match(markdown, /^## Verdict\n\n- 5 small, loopback: protobuf vs json: p50 [\d.]+x \([\d.]+-[\d.]+\)/m)
+  assert.match(markdown, /^- person, fois: protobuf vs json: .*wire bytes 0\.\d\dx/m)
+  assert.match(markdown, /^\| test \| network \| format \| B\/msg \| wire B\/msg \| msgs\/s \| p50 ms \| p99 ms \| client CPU µs\/msg \| server CPU µs\/msg \|/m)
   assert.match(markdown, /^\| 5 small \| none \| json \| 22 \|/m)
   assert.match(markdown, /^\| {2}\| {2}\| protobuf\/json \| 0\.27x \|/m)
   assert.match(markdown, /permessage-deflate on/)
   assert.match(fs.readFileSync(path.join(out, 'report.html'), 'utf8'), /^<!doctype html>/)
-  assert.match(run.stderr, /^test 5 small, network fois: protobuf, 20 messages$/m)
-  assert.match(run.stderr, new RegExp(`wrote ${out}/results.json`))
+  assert.match(run.stderr, /^test 5 small, network fois, trial 2\/2: protobuf, 20 messages$/m)
+  assert.match(run.stderr, new RegExp(`wrote ${out}/results.json, .*; 2 trials in [\\d.]+ s$`, 'm'))
 })
 
 test('npm run compare: the human table, one line per format and one for the ratio', async () => {
-  const human = await runScript('bin/compare.js', ['--tests', '5', '-n', '20', '-w', '0', '--out', tempDir()])
+  const human = await runScript('bin/compare.js', ['--tests', '5', '-n', '20', '-w', '0', '--trials', '3', '--out', tempDir()])
   assert.equal(human.code, 0, human.stderr)
   const lines = human.stdout.trimEnd().split('\n')
-  assert.match(lines[0], /^test\s+network\s+format\s+B\/msg\s+wire B\/msg\s+msgs\/s\s+p50 ms\s+p99 ms\s+sent\/acked\/errors\/lost$/)
-  assert.match(lines[1], /^5 small\s+none\s+json\s+22\s+\d+\s+[\d,.]+\s+[\d.]+\s+[\d.]+\s+20\/20\/0\/0$/)
+  assert.match(lines[0], /^test\s+network\s+format\s+B\/msg\s+wire B\/msg\s+msgs\/s\s+p50 ms\s+p99 ms\s+client CPU µs\/msg\s+server CPU µs\/msg\s+sent\/acked\/errors\/lost$/)
+  assert.match(lines[1], /^5 small\s+none\s+json\s+22\s+\d+\s+[\d,.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+60\/60\/0\/0$/)
   assert.match(lines[2], /^\s+protobuf\s+6\s/)
   assert.match(lines[3], /^\s+protobuf\/json\s+0\.27x\s/)
-  assert.equal(lines.length, 4)
+  assert.equal(lines[4], '')
+  // The answer in words, then how the calls were made.
+  assert.match(lines[5], /^5 small, loopback: protobuf vs json: p50 [\d.]+x \([\d.]+-[\d.]+\)( ≈)?, p99 .*, wire bytes 0\.43x \(0\.43-0\.43\), client CPU .*\/msg( ≈)?, server CPU .*\/msg( ≈)?: (better|worse|mixed .*|no difference)$/)
+  assert.match(lines[7], /^Each ratio is the geometric mean over 3 paired trials with its 95% confidence interval/)
+  assert.equal(lines.length, 8)
 })
 
 test('npm run compare --formats: every format through the server, in the order given, ratios against the first', async () => {
   const formats = ['msgpack', 'json', 'protobuf', 'protobuf-es', 'google-protobuf', 'fast-json', 'cbor', 'avro']
-  const run = await runScript('bin/compare.js', ['--tests', '5,counters', '--formats', formats.join(','), '-n', '20', '-w', '0', '--json', '--out', tempDir()])
+  const run = await runScript('bin/compare.js', ['--tests', '5,counters', '--formats', formats.join(','), '-n', '20', '-w', '0', '--trials', '1', '--json', '--out', tempDir()])
   assert.equal(run.code, 0, run.stderr)
   const results = JSON.parse(run.stdout)
   assert.deepEqual(results.formats, formats)
@@ -85,7 +113,7 @@ test('npm run compare --formats: every format through the server, in the order g
 })
 
 test('npm run compare --direction down: the server sends, wire bytes are the bytes read', async () => {
-  const run = await runScript('bin/compare.js', ['--tests', 'person', '-n', '20', '-w', '0', '--direction', 'down', '--json', '--out', tempDir()])
+  const run = await runScript('bin/compare.js', ['--tests', 'person', '-n', '20', '-w', '0', '--trials', '1', '--direction', 'down', '--json', '--out', tempDir()])
   assert.equal(run.code, 0, run.stderr)
   const results = JSON.parse(run.stdout)
   assert.equal(results.settings.direction, 'down')
@@ -96,4 +124,15 @@ test('npm run compare --direction down: the server sends, wire bytes are the byt
   const [row] = results.rows
   assert.deepEqual([row.figures.json.payloadBytes, row.figures.protobuf.payloadBytes], [106, 48])
   assert.deepEqual([row.figures.json.wireBytes, row.figures.protobuf.wireBytes], [108, 50], 'payload + 2-byte unmasked server frame header')
+})
+
+test('npm run compare --formats json,json: an A/A run, the second column labelled json#2, no difference expected', async () => {
+  const run = await runScript('bin/compare.js', ['--tests', '5', '--formats', 'json,json', '-n', '50', '-w', '10', '--trials', '3', '--json', '--out', tempDir()])
+  assert.equal(run.code, 0, run.stderr)
+  const results = JSON.parse(run.stdout)
+  assert.deepEqual(results.formats, ['json', 'json#2'])
+  assert.deepEqual(results.reports.map((r) => `${r.format}:${r.label}`), ['json:json', 'json:json#2', 'json:json#2', 'json:json', 'json:json', 'json:json#2'])
+  const [row] = results.rows
+  assert.equal(row.verdicts['json#2'].bytes.ratio, 1)
+  assert.equal(row.verdicts['json#2'].bytes.call, 'no difference')
 })

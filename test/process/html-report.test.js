@@ -8,7 +8,7 @@ import { browserUnavailable, openBrowserPage, runScript } from '../helpers.js'
 
 test('the HTML report of a real comparison renders offline in Chromium with every chart drawn, every format in each', { skip: browserUnavailable() }, async () => {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'report-'))
-  const run = await runScript('bin/compare.js', ['--tests', '1,5', '--formats', 'json,protobuf,msgpack', '-n', '200', '-w', '0', '--out', out])
+  const run = await runScript('bin/compare.js', ['--tests', '1,5', '--formats', 'json,protobuf,msgpack', '-n', '200', '-w', '0', '--trials', '3', '--out', out])
   assert.equal(run.code, 0, run.stderr)
 
   const { browser, page, blocked } = await openBrowserPage()
@@ -23,22 +23,48 @@ test('the HTML report of a real comparison renders offline in Chromium with ever
         height: box.height,
         lines: [...svg.querySelectorAll('path.series')].map((p) => ({ series: p.dataset.series, length: p.getTotalLength() })),
         bars: [...svg.querySelectorAll('rect.bar')].map((r) => ({ series: r.dataset.series, width: r.getBBox().width })),
-        legend: [...svg.querySelectorAll('.legend text')].map((t) => t.textContent)
+        legend: [...svg.querySelectorAll('.legend text')].map((t) => t.textContent),
+        ratios: [...svg.querySelectorAll('g.ratio')].map((g) => ({
+          metric: g.dataset.metric,
+          call: g.dataset.call,
+          dot: Boolean(g.querySelector('circle')),
+          interval: g.querySelector('line.interval')?.getBBox().width ?? 0
+        }))
       }
     }))
-    assert.deepEqual(charts.map((c) => c.title), [
+    // The verdict first: one ratio chart per test and format after the first, each ratio with its interval.
+    const verdicts = charts.filter((c) => c.title.includes(' vs json: '))
+    assert.deepEqual(verdicts.map((c) => c.title.replace(/ \((better|worse|mixed|no difference)\)$/, '')), [
+      'protobuf vs json: 1 numbers', 'msgpack vs json: 1 numbers', 'protobuf vs json: 5 small', 'msgpack vs json: 5 small'
+    ])
+    for (const chart of verdicts) {
+      assert.deepEqual(chart.ratios.map((r) => r.metric), ['p50', 'p99', 'msgs/s', 'wire bytes', 'client CPU', 'server CPU'])
+      for (const ratio of chart.ratios) {
+        assert.ok(ratio.dot, `${chart.title}: ${ratio.metric} has its dot`)
+        assert.ok(ratio.interval > 0 || ratio.metric === 'wire bytes', `${chart.title}: ${ratio.metric} has its interval drawn`)
+      }
+    }
+    const bytes = verdicts[0].ratios.find((r) => r.metric === 'wire bytes')
+    assert.equal(bytes.call, 'better', 'protobuf puts fewer bytes on the wire, every trial')
+    const lines = await page.$$eval('ul.verdicts li', (items) => items.map((li) => li.textContent))
+    assert.equal(lines.length, 4)
+    assert.match(lines[0], /^1 numbers, loopback: protobuf vs json: p50 [\d.]+x \(/)
+    const captions = await page.$$eval('figure.verdict figcaption', (items) => items.map((c) => c.textContent))
+    for (const caption of captions) assert.match(caption, /^(Not told apart: .+|Every metric told apart)\.$/)
+    assert.deepEqual(charts.slice(verdicts.length).map((c) => c.title), [
       'bytes per message (encoded)', 'bytes on the wire per message', 'throughput (acknowledged msgs/s)',
       'latency by percentile: test 1 numbers', 'latency by percentile: test 5 small'
     ])
-    for (const chart of charts) {
+    const figures = charts.slice(verdicts.length)
+    for (const chart of figures) {
       assert.ok(chart.width > 100 && chart.height > 100, `${chart.title} has a size`)
       assert.deepEqual(chart.legend, ['json', 'protobuf', 'msgpack'])
     }
-    for (const chart of charts.slice(0, 3)) {
+    for (const chart of figures.slice(0, 3)) {
       assert.deepEqual(chart.bars.map((b) => b.series), ['json', 'protobuf', 'msgpack', 'json', 'protobuf', 'msgpack'])
       for (const bar of chart.bars) assert.ok(bar.width >= 1, `${chart.title}: every bar drawn`)
     }
-    for (const chart of charts.slice(3)) {
+    for (const chart of figures.slice(3)) {
       assert.deepEqual(chart.lines.map((l) => l.series), ['json', 'protobuf', 'msgpack'])
       for (const line of chart.lines) assert.ok(line.length > 50, `${chart.title}: ${line.series} curve drawn`)
     }
