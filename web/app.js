@@ -2,8 +2,10 @@
 // trip per message into an HdrHistogram in microseconds, exact accounting), with the browser's own
 // WebSocket, JSON and protobuf.js. Reports use lib/report/report.js, so they have the CLI's --json shape.
 import { buildReport, testLabel } from '/lib/report/report.js'
-import { createLatencyHistogram, percentileCurve, decodeHistogram } from '/lib/histogram.js'
-import { escapeHtml, percentileChart } from '/lib/report/svg-chart.js'
+import { addHistograms, createLatencyHistogram, percentileCurve, summarizeLatency } from '/lib/histogram.js'
+import { escapeHtml, percentileChart, ratioChart } from '/lib/report/svg-chart.js'
+import { comparisonRows, verdictLines, verdictMeaning } from '/lib/compare/results.js'
+import { METRICS, trialOrder } from '/lib/compare/statistics.js'
 import { int, ms, perSecond } from '/lib/numbers.js'
 import { ACK, DOWN_REQUEST, QUERY, connectionUrl, isErrorReply } from '/lib/protocol.js'
 
@@ -127,29 +129,55 @@ function isSuccess (codec, direction, data, errorReplies) {
   }
 }
 
-function renderResults (reports) {
+/** Each format's trials in one table (counts summed, msgs/s the median, latency over every trial), then the verdict. */
+function renderResults (reports, formats) {
+  const trialsOf = formats.map((format) => reports.filter((r) => r.format === format))
+  const sum = (runs, pick) => runs.reduce((total, r) => total + pick(r), 0)
+  const median = (values) => values.slice().sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]
+  const merged = trialsOf.map((runs) => ({
+    format: runs[0].format,
+    trials: runs.length,
+    messages: ['sent', 'acked', 'errors', 'lost'].map((name) => sum(runs, (r) => r.messages[name])),
+    rate: median(runs.map((r) => r.rate)),
+    payloadPerMessage: runs[0].bytes.payloadPerMessage,
+    written: sum(runs, (r) => r.bytes.written),
+    read: sum(runs, (r) => r.bytes.read),
+    histogram: addHistograms(runs.map((r) => r.histogram))
+  })).map((m) => ({ ...m, latency: summarizeLatency(m.histogram) }))
   const rows = [
-    ['sent / acked / errors / lost', (r) => `${r.messages.sent} / ${r.messages.acked} / ${r.messages.errors} / ${r.messages.lost}`],
-    ['msgs/s', (r) => perSecond(r.rate)],
-    ['bytes per message', (r) => int(r.bytes.payloadPerMessage)],
-    ['bytes sent', (r) => int(r.bytes.written)],
-    ['bytes received', (r) => int(r.bytes.read)],
-    ['p50 ms', (r) => ms(r.latencyMs.p50)],
-    ['p90 ms', (r) => ms(r.latencyMs.p90)],
-    ['p99 ms', (r) => ms(r.latencyMs.p99)],
-    ['max ms', (r) => ms(r.latencyMs.max)]
+    ['trials', (m) => String(m.trials)],
+    ['sent / acked / errors / lost', (m) => m.messages.join(' / ')],
+    ['msgs/s (median)', (m) => perSecond(m.rate)],
+    ['bytes per message', (m) => int(m.payloadPerMessage)],
+    ['bytes sent', (m) => int(m.written)],
+    ['bytes received', (m) => int(m.read)],
+    ['p50 ms', (m) => ms(m.latency.p50)],
+    ['p90 ms', (m) => ms(m.latency.p90)],
+    ['p99 ms', (m) => ms(m.latency.p99)],
+    ['max ms', (m) => ms(m.latency.max)]
   ]
   const first = reports[0]
-  const table = `<table id="report"><thead><tr><th>test ${escapeHtml(testLabel({ id: first.testId, name: first.test }))}, ${escapeHtml(first.direction)}</th>` +
-    reports.map((r) => `<th>${escapeHtml(r.format)}</th>`).join('') + '</tr></thead><tbody>' +
-    rows.map(([label, show]) => `<tr><th>${label}</th>${reports.map((r) => `<td data-format="${escapeHtml(r.format)}">${escapeHtml(show(r))}</td>`).join('')}</tr>`).join('') +
+  const name = testLabel({ id: first.testId, name: first.test })
+  const table = `<table id="report"><thead><tr><th>test ${escapeHtml(name)}, ${escapeHtml(first.direction)}</th>` +
+    merged.map((m) => `<th>${escapeHtml(m.format)}</th>`).join('') + '</tr></thead><tbody>' +
+    rows.map(([label, show]) => `<tr><th>${label}</th>${merged.map((m) => `<td data-format="${escapeHtml(m.format)}">${escapeHtml(show(m))}</td>`).join('')}</tr>`).join('') +
     '</tbody></table>'
+  // The same calls as npm run compare, from the same code: paired trials, 95% intervals.
+  const [row] = comparisonRows(reports.map((r) => ({ ...r, label: r.format, network: { profile: 'none' } })), formats)
+  const verdicts = formats.length > 1
+    ? `<h2>Verdict</h2><ul id="verdicts">${verdictLines([row], formats).map((line) => `<li>${escapeHtml(line)}</li>`).join('')}</ul>` +
+      `<p>${escapeHtml(verdictMeaning({ trials: merged[0].trials }))}</p>` +
+      formats.slice(1).map((label) => ratioChart({
+        title: `${label} vs ${formats[0]}: ${name} (${row.calls[label]})`,
+        rows: Object.entries(row.verdicts[label]).map(([metric, estimate]) => ({ label: METRICS[metric].label, ...estimate }))
+      })).join('')
+    : ''
   const chart = percentileChart({
-    title: `latency by percentile: test ${testLabel({ id: first.testId, name: first.test })}, ${first.direction}`,
-    series: reports.map((r) => ({ name: r.format, points: percentileCurve(decodeHistogram(r.histogram)) }))
+    title: `latency by percentile: test ${name}, ${first.direction}, every trial`,
+    series: merged.map((m) => ({ name: m.format, points: percentileCurve(m.histogram) }))
   })
-  const failures = reports.filter((r) => r.failure).map((r) => `<p>${escapeHtml(r.format)}: ${escapeHtml(r.failure)}</p>`).join('')
-  $('results').innerHTML = table + failures + chart
+  const failures = reports.filter((r) => r.failure).map((r) => `<p>${escapeHtml(r.format)}, trial ${r.trial}: ${escapeHtml(r.failure)}</p>`).join('')
+  $('results').innerHTML = verdicts + table + failures + chart
   const link = $('download')
   URL.revokeObjectURL(link.href)
   link.href = URL.createObjectURL(new Blob([JSON.stringify(reports, null, 2)], { type: 'application/json' }))
@@ -172,15 +200,19 @@ async function main () {
       warmup: Number(form.get('warmup'))
     }
     const formats = form.getAll('format')
+    const trials = Number(form.get('trials'))
     $('run').disabled = true
     try {
       const reports = []
-      for (const format of formats) {
-        $('status').textContent = `running ${format}…`
-        reports.push(await runFormat({ ...options, format }))
+      // Formats alternate from trial to trial (A B, B A, ...): neither always runs first, on a cold page.
+      for (let trial = 1; trial <= trials; trial++) {
+        for (const index of trialOrder(formats.length, trial - 1)) {
+          $('status').textContent = `trial ${trial}/${trials}: running ${formats[index]}…`
+          reports.push({ ...await runFormat({ ...options, format: formats[index] }), trial })
+        }
       }
       globalThis.benchResults = reports
-      renderResults(reports)
+      renderResults(reports, formats)
       $('status').textContent = reports.every((r) => r.ok) ? 'done' : 'done with failures'
     } catch (err) {
       $('status').textContent = `error: ${err.message}`

@@ -1,6 +1,6 @@
 // What `npm run compare` concludes from its runs: one row per test and network profile with the
-// figures a reader compares, as a text table, a markdown table and a results document.
-import os from 'node:os'
+// figures a reader compares, as a text table, a markdown table and a results document. No Node.js
+// imports: the browser client renders its own trials with it.
 import { describeNetwork, testLabel } from '../report/report.js'
 import { int, ms, perSecond, round } from '../numbers.js'
 import { CONFIDENCE, EQUIVALENCE_MARGIN, METRICS, overallCall, verdictsOf } from './statistics.js'
@@ -291,18 +291,14 @@ export function describeRun ({ settings, machine, generatedAt }) {
  * Assembles the results document.
  * @param {object[]} reports
  * @param {string[]} formats format labels, in column order
+ * @param {ComparisonResults['machine']} machine where it ran
  * @param {object} settings
  * @returns {ComparisonResults}
  */
-export function buildComparisonResults (reports, formats, settings) {
+export function buildComparisonResults (reports, formats, machine, settings) {
   return {
     generatedAt: new Date().toISOString(),
-    machine: {
-      cpu: os.cpus()[0]?.model.trim() ?? 'unknown CPU',
-      cores: os.availableParallelism(),
-      node: process.versions.node,
-      platform: `${os.type()} ${os.release()}`
-    },
+    machine,
     settings,
     formats,
     rows: comparisonRows(reports, formats),

@@ -1,4 +1,5 @@
 import fs from 'node:fs/promises'
+import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import parsePrometheusTextFormat from 'parse-prometheus-text-format'
@@ -9,6 +10,7 @@ import { METRICS_PATH } from '../protocol.js'
 import { loadPayload, resolveTest } from '../payloads/catalog.js'
 import { testLabel } from '../report/report.js'
 import { buildComparisonResults, formatComparisonMarkdown } from './results.js'
+import { trialOrder } from './statistics.js'
 import { renderHtmlReport } from './html.js'
 import { loadCustomTest } from '../schema/custom.js'
 import { stringifyJsonExact } from '../schema/json-exact.js'
@@ -80,17 +82,6 @@ export function formatLabels (formats) {
     seen.set(format, count)
     return count === 1 ? format : `${format}#${count}`
   })
-}
-
-/**
- * The order of the formats in one trial: rotated by one each trial (A B, B A, A B, ...), so each
- * format runs first as often as the others and drift and warm-up fall on every format alike.
- * @param {number} count formats
- * @param {number} trial 0-based
- * @returns {number[]} format indexes
- */
-export function trialOrder (count, trial) {
-  return Array.from({ length: count }, (_, i) => (i + trial) % count)
 }
 
 /**
@@ -188,7 +179,13 @@ export async function compareFormats ({
   } finally {
     await server.stop()
   }
-  return buildComparisonResults(reports, labels, {
+  const machine = {
+    cpu: os.cpus()[0]?.model.trim() ?? 'unknown CPU',
+    cores: os.availableParallelism(),
+    node: process.versions.node,
+    platform: `${os.type()} ${os.release()}`
+  }
+  return buildComparisonResults(reports, labels, machine, {
     profiles,
     compress,
     direction,

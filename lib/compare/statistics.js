@@ -6,6 +6,7 @@
 // pair shares the machine's state at that moment. Each pair gives a log ratio; their mean and a
 // Student's t interval on it (df = pairs - 1), exponentiated, give the geometric-mean ratio and
 // its interval. A metric that does not vary between trials (bytes) gets a zero-width interval.
+// No Node.js imports: the browser client makes the same calls (jstat comes from its import map).
 import jstatModule from 'jstat'
 
 const { jStat } = jstatModule
@@ -104,4 +105,15 @@ export function overallCall (verdicts) {
   const calls = new Set(Object.values(verdicts).map((estimate) => estimate.call).filter((call) => call !== 'no difference'))
   if (calls.size === 0) return 'no difference'
   return calls.size === 1 ? [...calls][0] : 'mixed'
+}
+
+/**
+ * The order of the formats in one trial: rotated by one each trial (A B, B A, A B, ...), so each
+ * format runs first as often as the others and drift and warm-up fall on every format alike.
+ * @param {number} count formats
+ * @param {number} trial 0-based
+ * @returns {number[]} format indexes
+ */
+export function trialOrder (count, trial) {
+  return Array.from({ length: count }, (_, i) => (i + trial) % count)
 }

@@ -19,10 +19,12 @@ const FILES = new Map([
   ['/', path.join(PROJECT_ROOT, 'web/index.html')],
   ['/app.js', path.join(PROJECT_ROOT, 'web/app.js')],
   ['/vendor/hdr-histogram-js.js', path.join(PROJECT_ROOT, 'web/hdr-histogram-js.js')],
+  ['/vendor/jstat.js', path.join(PROJECT_ROOT, 'web/jstat.js')],
+  ['/vendor/jstat.min.js', packageFile('jstat/dist/jstat.min.js')],
   ['/vendor/pako.min.js', pakoFile],
   ['/vendor/hdrhistogram.umd.js', packageFile('hdr-histogram-js/dist/hdrhistogram.umd.js')],
   ['/vendor/protobuf.min.js', packageFile('protobufjs/dist/protobuf.min.js')],
-  ...['report/report.js', 'histogram.js', 'numbers.js', 'protocol.js', 'report/svg-chart.js'].map((name) => [`/lib/${name}`, path.join(PROJECT_ROOT, 'lib', name)]),
+  ...['report/report.js', 'histogram.js', 'numbers.js', 'protocol.js', 'report/svg-chart.js', 'compare/results.js', 'compare/statistics.js'].map((name) => [`/lib/${name}`, path.join(PROJECT_ROOT, 'lib', name)]),
   ...[...new Set(TESTS.map((test) => test.protoFile))].map((name) => [`/proto/${name}`, path.join(PROJECT_ROOT, 'proto', name)])
 ])
 

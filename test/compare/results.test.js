@@ -101,7 +101,8 @@ test('an A/A run: the same format twice, labelled apart; its verdict is no diffe
       reports.push(report('json', 'small', 'none', { label, trial, bytes: 22, rate: 10000 * noise, p50: 0.08 * noise, p99: 0.2 / noise, clientCpu: 20 * noise }))
     }
   }
-  const results = buildComparisonResults(reports, ['json', 'json#2'], { trials: 4, runs: { '5 small': { messages: 10, warmup: 0 } }, connections: 1, inflight: 1, profiles: ['none'], compress: false })
+  const machine = { cpu: 'a CPU', cores: 2, node: '20', platform: 'Linux' }
+  const results = buildComparisonResults(reports, ['json', 'json#2'], machine, { trials: 4, runs: { '5 small': { messages: 10, warmup: 0 } }, connections: 1, inflight: 1, profiles: ['none'], compress: false })
   const [row] = results.rows
   assert.deepEqual(Object.keys(row.figures), ['json', 'json#2'])
   assert.equal(row.calls['json#2'], 'no difference')

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { formatLabels, runLength, scrapeServer, trialOrder } from '../../lib/compare/runner.js'
+import { formatLabels, runLength, scrapeServer } from '../../lib/compare/runner.js'
 import { DEFAULT_MESSAGES, DEFAULT_WARMUP } from '../../lib/defaults.js'
 import { ALL_TESTS, loadPayload, resolveTest } from '../../lib/payloads/catalog.js'
 import { startServer } from '../../lib/server/server.js'
@@ -18,12 +18,6 @@ test('formatLabels: a format named twice (an A/A run) gets #2 on its second colu
   assert.deepEqual(formatLabels(['json', 'protobuf']), ['json', 'protobuf'])
   assert.deepEqual(formatLabels(['json', 'json']), ['json', 'json#2'])
   assert.deepEqual(formatLabels(['json', 'protobuf', 'json', 'json']), ['json', 'protobuf', 'json#2', 'json#3'])
-})
-
-test('trialOrder: rotated each trial, so every format runs first as often as the others', () => {
-  assert.deepEqual([0, 1, 2, 3].map((trial) => trialOrder(2, trial)), [[0, 1], [1, 0], [0, 1], [1, 0]])
-  const firsts = [0, 1, 2].map((trial) => trialOrder(3, trial)[0])
-  assert.deepEqual(firsts.sort(), [0, 1, 2])
 })
 
 test('scrapeServer: CPU seconds and the messages of one format and test from a real /metrics', async () => {

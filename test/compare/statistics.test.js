@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { CONFIDENCE, METRICS, callOf, overallCall, pairedRatio, verdictsOf } from '../../lib/compare/statistics.js'
+import { CONFIDENCE, METRICS, callOf, overallCall, pairedRatio, trialOrder, verdictsOf } from '../../lib/compare/statistics.js'
 
 test('a clear difference: the interval is tight around the ratio and excludes 1', () => {
   const estimate = pairedRatio([100, 102, 98, 101, 99], [60, 61, 59, 61, 60])
@@ -66,4 +66,10 @@ test('verdictsOf: every metric that both sides have, with its call; overallCall 
   assert.equal(overallCall({ p50: verdicts.p50, bytes: verdicts.bytes }), 'better')
   assert.equal(overallCall({ p99: verdicts.p99 }), 'no difference')
   assert.deepEqual(Object.keys(METRICS), ['p50', 'p99', 'rate', 'bytes', 'clientCpu', 'serverCpu'])
+})
+
+test('trialOrder: rotated each trial, so every format runs first as often as the others', () => {
+  assert.deepEqual([0, 1, 2, 3].map((trial) => trialOrder(2, trial)), [[0, 1], [1, 0], [0, 1], [1, 0]])
+  const firsts = [0, 1, 2].map((trial) => trialOrder(3, trial)[0])
+  assert.deepEqual(firsts.sort(), [0, 1, 2])
 })

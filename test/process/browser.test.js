@@ -3,7 +3,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { browserUnavailable, openBrowserPage, startServerProcess } from '../helpers.js'
 
-test('browser client in headless Chromium: both formats on a small test up, and people down; accounting matches', { skip: browserUnavailable(), timeout: 120_000 }, async () => {
+test('browser client in headless Chromium: both formats in alternating trials with a warm-up, verdicts as compare makes them; people down; accounting matches', { skip: browserUnavailable(), timeout: 120_000 }, async () => {
   const server = await startServerProcess()
   const { browser, page, blocked } = await openBrowserPage()
   const errors = []
@@ -22,25 +22,34 @@ test('browser client in headless Chromium: both formats on a small test up, and 
     await page.selectOption('#test', 'small')
     await page.fill('#messages', '200')
     await page.fill('#inflight', '4')
+    assert.equal(await page.inputValue('#warmup'), '100', 'a warm-up by default')
+    assert.equal(await page.inputValue('#trials'), '3')
     const small = await runAndWait()
     assert.equal(await status(), 'done')
-    assert.deepEqual(small.map((r) => [r.format, r.test, r.direction, r.client]), [['json', 'small', 'up', 'browser'], ['protobuf', 'small', 'up', 'browser']])
+    assert.deepEqual(small.map((r) => [r.format, r.trial]), [['json', 1], ['protobuf', 1], ['protobuf', 2], ['json', 2], ['json', 3], ['protobuf', 3]])
+    for (const report of small) assert.deepEqual([report.test, report.direction, report.client, report.warmup], ['small', 'up', 'browser', 100])
     for (const report of small) {
       assert.deepEqual(report.messages, { sent: 200, acked: 200, errors: 0, lost: 0 })
       assert.equal(report.inflight, 4)
       assert.ok(report.latencyMs.p50 > 0 && report.latencyMs.p50 <= report.latencyMs.p99 && report.latencyMs.p99 <= report.latencyMs.max)
       assert.match(report.histogram, /^HISTF/, 'the CLI\'s compressed HdrHistogram')
     }
-    assert.deepEqual(small.map((r) => r.bytes.payloadPerMessage), [22, 6])
-    assert.deepEqual(small.map((r) => r.bytes.written), [22 * 200, 6 * 200])
-    const cells = await page.$$eval('#report td[data-format]', (tds) => tds.slice(0, 2).map((td) => td.textContent))
-    assert.deepEqual(cells, ['200 / 200 / 0 / 0', '200 / 200 / 0 / 0'])
+    assert.deepEqual(small.map((r) => r.bytes.payloadPerMessage), [22, 6, 6, 22, 22, 6])
+    assert.deepEqual(small.map((r) => r.bytes.written), [22 * 200, 6 * 200, 6 * 200, 22 * 200, 22 * 200, 6 * 200])
+    const cells = await page.$$eval('#report td[data-format]', (tds) => tds.slice(0, 4).map((td) => td.textContent))
+    assert.deepEqual(cells, ['3', '3', '600 / 600 / 0 / 0', '600 / 600 / 0 / 0'])
     assert.deepEqual(await page.$$eval('svg.chart path.series', (paths) => paths.map((p) => p.dataset.series)), ['json', 'protobuf'])
+    const verdicts = await page.$$eval('#verdicts li', (items) => items.map((li) => li.textContent))
+    assert.equal(verdicts.length, 1)
+    assert.match(verdicts[0], /^5 small, loopback: protobuf vs json: p50 [\d.]+x \([\d.]+-[\d.]+\)( ≈)?, p99 .*, wire bytes 0\.27x \(0\.27-0\.27\): (better|mixed .*)$/)
+    assert.deepEqual(await page.$$eval('svg.chart g.ratio', (groups) => groups.map((g) => g.dataset.metric)), ['p50', 'p99', 'msgs/s', 'wire bytes'])
 
     await page.selectOption('#test', 'people')
     await page.selectOption('#direction', 'down')
     await page.fill('#messages', '2')
     await page.fill('#inflight', '1')
+    await page.fill('#warmup', '0')
+    await page.fill('#trials', '1')
     const people = await runAndWait()
     assert.equal(await status(), 'done')
     for (const report of people) {
@@ -59,5 +68,6 @@ test('browser client in headless Chromium: both formats on a small test up, and 
     await browser.close()
     await server.stop()
   }
-  assert.match(server.output(), /stopped on SIGTERM .* 404 messages, 0 decode errors/)
+  // Small: 3 trials x 2 formats x (200 + 100 warm-up); people: 2 x 2.
+  assert.match(server.output(), /stopped on SIGTERM .* 1,804 messages, 0 decode errors/)
 })
