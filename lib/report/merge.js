@@ -45,6 +45,7 @@ export function mergeReports (reports) {
       ? { rate: sum((r) => r.target.rate), sendRate: Math.round(sum((r) => r.target.sendRate) * 10) / 10 }
       : null,
     reconnects: { count: sum((r) => r.reconnects?.count ?? 0), gapMs: sum((r) => r.reconnects?.gapMs ?? 0) },
+    cpu: mergeCpu(reports),
     interrupted: reports.some((r) => r.interrupted),
     errorReplies: reports.flatMap((r) => r.errorReplies).slice(0, 5),
     // A part that failed for a reason of its own (not just failed messages) makes the whole fail for it.
@@ -79,4 +80,26 @@ function mergeTimeSeries (entries) {
     const { p50, p99 } = summarizeLatency(histogram)
     return { t, acked, errors, p50, p99, histogram: parts.length === 1 ? parts[0] : encodeHistogram(histogram) }
   })
+}
+
+/**
+ * CPU of the parts: processes add up; threads of one process (--workers) each measured the whole
+ * process over nearly the same span, so that process counts once, with its largest figures.
+ * @param {object[]} reports
+ * @returns {{userUs: number, systemUs: number, process: string}|null} null when a part has no CPU figure
+ */
+function mergeCpu (reports) {
+  if (!reports.every((r) => r.cpu)) return null
+  const byProcess = new Map()
+  for (const { cpu } of reports) {
+    const key = cpu.process ?? Symbol('a process without a name')
+    const seen = byProcess.get(key)
+    if (!seen || cpu.userUs + cpu.systemUs > seen.userUs + seen.systemUs) byProcess.set(key, cpu)
+  }
+  const parts = [...byProcess.values()]
+  return {
+    userUs: parts.reduce((total, cpu) => total + cpu.userUs, 0),
+    systemUs: parts.reduce((total, cpu) => total + cpu.systemUs, 0),
+    process: parts.length === 1 ? parts[0].process : `${parts.length} processes`
+  }
 }

@@ -47,6 +47,8 @@ export function buildReport (result, context) {
     latencyMs: summarizeLatency(histogram),
     uncorrectedLatencyMs: uncorrected ? summarizeLatency(uncorrected) : null,
     bytes: { ...bytes },
+    // The client process's CPU over the measured phase: what a message costs to encode, send and settle.
+    cpu: result.cpu ? cpuPerMessage(result.cpu, messages.sent) : null,
     reconnects: result.reconnects ?? { count: 0, gapMs: 0 },
     interrupted: Boolean(result.interrupted),
     ok,
@@ -62,6 +64,16 @@ export function buildReport (result, context) {
       lossy: context.lossy ?? null
     })
   }
+}
+
+/**
+ * CPU time with its cost per sent message.
+ * @param {{userUs: number, systemUs: number, process?: string}} cpu
+ * @param {number} sent
+ * @returns {{userUs: number, systemUs: number, perMessageUs: number|null, process?: string}}
+ */
+export function cpuPerMessage ({ userUs, systemUs, process }, sent) {
+  return { userUs, systemUs, perMessageUs: sent > 0 ? round((userUs + systemUs) / sent, 2) : null, process }
 }
 
 /**
@@ -92,6 +104,8 @@ export function formatReport (report, histogram) {
     `messages  sent ${int(m.sent)}  acked ${int(m.acked)}  errors ${int(m.errors)}  lost ${int(m.lost)}`,
     `elapsed   ${(report.durationMs / 1000).toFixed(2)} s  rate ${int(report.rate)} msg/s`,
     `bytes     payload ${int(b.payloadPerMessage)} B/msg  written ${size(b.written)}  read ${size(b.read)} (on the socket, frames included)`,
+    ...(report.cpu ? [`cpu       ${(report.cpu.userUs / 1000).toFixed(1)} ms user  ${(report.cpu.systemUs / 1000).toFixed(1)} ms system  ` +
+      `${report.cpu.perMessageUs ?? 'n/a'} µs/msg (this client process, measured phase)`] : []),
     `latency   min ${ms(l.min)}  mean ${ms(l.mean)}  stdev ${ms(l.stdev)}  p50 ${ms(l.p50)}  p90 ${ms(l.p90)}  p99 ${ms(l.p99)}  p99.9 ${ms(l.p999)}  max ${ms(l.max)}${report.target ? '  (from the schedule)' : ''}`,
     ...(report.uncorrectedLatencyMs ? [`uncorr.   p50 ${ms(report.uncorrectedLatencyMs.p50)}  p90 ${ms(report.uncorrectedLatencyMs.p90)}  p99 ${ms(report.uncorrectedLatencyMs.p99)}  p99.9 ${ms(report.uncorrectedLatencyMs.p999)}  max ${ms(report.uncorrectedLatencyMs.max)}  (from the actual send: hides stalls)`] : []),
     ...formatBands(latencyBands(histogram), histogram.totalCount)
