@@ -56,7 +56,7 @@ export async function parseClientArgs (argv, format) {
       ...formatOption,
       ...PAYLOAD_OPTIONS,
       url: { describe: 'server URL (ws:// or wss://)', default: DEFAULT_URL, type: 'string' },
-      connections: { alias: 'c', describe: 'parallel WebSocket connections', default: 1 },
+      connections: { alias: 'c', describe: 'parallel WebSocket connections [default: 1, or one per worker]' },
       inflight: { alias: 'i', describe: 'messages outstanding per connection (1 = strict request/response) [default: 1, with --rate 1000]' },
       rate: { alias: 'r', describe: 'open loop: messages per second in total, latency from the schedule', type: 'number' },
       duration: { alias: 'd', describe: 'run for this long instead of a message count: 30s, 500ms, 2m', type: 'string' },
@@ -103,6 +103,7 @@ export async function parseClientArgs (argv, format) {
     throw new UsageError('name a test (1-5, people, person, counters) or give --payload <file.json> (see --help)')
   }
   const rate = args.rate === undefined ? undefined : positiveNumber('rate', args.rate)
+  const workers = wholeNumber('workers', args.workers, 1)
   return {
     format: format ?? args.format,
     test: test === null ? null : String(test),
@@ -112,7 +113,7 @@ export async function parseClientArgs (argv, format) {
     durationMs,
     rate,
     warmup: /[a-z]$/i.test(args.warmup) ? { durationMs: duration('warmup', args.warmup) } : { messages: wholeNumber('warmup', args.warmup, 0) },
-    workers: wholeNumber('workers', args.workers, 1),
+    workers,
     out: args.out,
     hdrOut: args.hdrOut,
     assert: args.assert,
@@ -122,7 +123,7 @@ export async function parseClientArgs (argv, format) {
     ack: ackRule(args.ack),
     reconnect: args.reconnect,
     url: parseWsUrl(args.url),
-    connections: wholeNumber('connections', args.connections, 1),
+    connections: wholeNumber('connections', args.connections ?? workers, 1),
     inflight: wholeNumber('inflight', args.inflight ?? (rate ? 1000 : 1), 1),
     timeout: wholeNumber('timeout', args.timeout, 1),
     compress: args.compress,

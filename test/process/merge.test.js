@@ -69,5 +69,17 @@ describe('results that travel', () => {
     assert.equal(report.connections, 4)
     assert.deepEqual(report.messages, { sent: 3001, acked: 3001, errors: 0, lost: 0 })
     assert.equal(totalCount(report.histogram), 3001)
+    // Both threads measured the one process's CPU over nearly the same span: counted once.
+    assert.ok(report.cpu.perMessageUs > 0)
+    assert.match(report.cpu.process, /^[^:]+:\d+$/)
+  })
+
+  test('--workers 3 alone: one connection per worker by default', async () => {
+    const run = await runScript('client_protobuf.js', ['5', '300', '--workers', '3', '--url', server.url, '--json'])
+    assert.equal(run.code, 0, run.stderr)
+    const report = JSON.parse(run.stdout)
+    assert.equal(report.workers, 3)
+    assert.equal(report.connections, 3)
+    assert.deepEqual(report.messages, { sent: 300, acked: 300, errors: 0, lost: 0 })
   })
 })
