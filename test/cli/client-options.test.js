@@ -1,0 +1,236 @@
+import { test, describe, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { UsageError } from '../../lib/errors.js'
+import { PROFILES } from '../../lib/network/profiles.js'
+import { parseClientArgs } from '../../lib/cli/client-options.js'
+
+// Never pass --help here: yargs answers it with process.exit.
+const json = (...args) => parseClientArgs(['node', 'client_json.js', ...args], 'json')
+const general = (...args) => parseClientArgs(['node', 'client.js', ...args], null)
+
+const usage = (message) => (err) => {
+  assert.ok(err instanceof UsageError, `expected a UsageError, got ${err?.name}: ${err?.message}`)
+  assert.equal(err.message, message)
+  assert.ok(!err.message.includes('\n'), 'one line')
+  return true
+}
+
+// --token defaults to BENCH_TOKEN, read on each parse: keep the caller's environment out of these tests.
+let savedToken
+before(() => { savedToken = process.env.BENCH_TOKEN; delete process.env.BENCH_TOKEN })
+after(() => { if (savedToken !== undefined) process.env.BENCH_TOKEN = savedToken })
+
+describe('parseClientArgs: defaults', () => {
+  test('a test alone: 10,000 messages, one at a time, to the default URL, no shaping', async () => {
+    assert.deepEqual(await json('3'), {
+      format: 'json',
+      test: '3',
+      custom: null,
+      allowLossy: false,
+      messages: 10000,
+      durationMs: undefined,
+      rate: undefined,
+      warmup: { messages: 0 },
+      workers: 1,
+      out: undefined,
+      hdrOut: undefined,
+      assert: [],
+      headers: {},
+      subprotocol: undefined,
+      insecure: false,
+      ack: { text: 'ACK' },
+      reconnect: false,
+      url: 'ws://127.0.0.1:7070',
+      connections: 1,
+      inflight: 1,
+      timeout: 10000,
+      compress: false,
+      direction: 'up',
+      json: false,
+      network: null,
+      throttleBackend: 'auto'
+    })
+  })
+
+  test('the test is kept as given, by number or name; messages and --inflight are read', async () => {
+    const options = await json('small', '100', '--inflight', '8')
+    assert.equal(options.test, 'small')
+    assert.equal(options.messages, 100)
+    assert.equal(options.inflight, 8)
+  })
+
+  test('with --rate, 1000 in flight unless --inflight says otherwise', async () => {
+    const open = await json('5', '--rate', '2500')
+    assert.equal(open.rate, 2500)
+    assert.equal(open.inflight, 1000)
+    assert.equal((await json('5', '--rate', '2500', '-i', '16')).inflight, 16)
+  })
+
+  test('short aliases: -c, -i, -r, -d, -w, -H', async () => {
+    const options = await json('5', '-c', '4', '-i', '2', '-r', '100', '-d', '2s', '-w', '10', '-H', 'X-Run: 7')
+    assert.equal(options.connections, 4)
+    assert.equal(options.inflight, 2)
+    assert.equal(options.rate, 100)
+    assert.equal(options.durationMs, 2000)
+    assert.deepEqual(options.warmup, { messages: 10 })
+    assert.deepEqual(options.headers, { 'X-Run': '7' })
+  })
+
+  test('--url is checked and loses its trailing slash', async () => {
+    assert.equal((await json('5', '--url', 'wss://bench.example.com:8443/')).url, 'wss://bench.example.com:8443')
+    await assert.rejects(json('5', '--url', 'http://127.0.0.1:7070'), usage("--url must start with ws:// or wss://, got 'http://127.0.0.1:7070'"))
+  })
+})
+
+describe('parseClientArgs: how long a run lasts', () => {
+  test('--duration replaces the default message count; a count given too limits it', async () => {
+    const timed = await json('5', '--duration', '30s')
+    assert.equal(timed.durationMs, 30_000)
+    assert.equal(timed.messages, undefined)
+    const both = await json('5', '500', '--duration', '2m')
+    assert.equal(both.messages, 500)
+    assert.equal(both.durationMs, 120_000)
+  })
+
+  test('--warmup is a count, or a time when it ends in a unit', async () => {
+    assert.deepEqual((await json('5', '--warmup', '200')).warmup, { messages: 200 })
+    assert.deepEqual((await json('5', '--warmup', '2s')).warmup, { durationMs: 2000 })
+    assert.deepEqual((await json('5', '--warmup', '250ms')).warmup, { durationMs: 250 })
+  })
+
+  test('bad counts and durations name the option', async () => {
+    await assert.rejects(json('5', '0'), usage("--messages must be a whole number >= 1, got '0'"))
+    await assert.rejects(json('5', 'many'), usage("--messages must be a whole number >= 1, got 'many'"))
+    await assert.rejects(json('5', '--duration', 'forever'), usage("--duration must be a duration such as 30s, 500ms or 2m, got 'forever'"))
+    await assert.rejects(json('5', '--warmup', '1.5'), usage("--warmup must be a whole number >= 0, got '1.5'"))
+    await assert.rejects(json('5', '--warmup', '2d'), usage("--warmup must be a duration such as 30s, 500ms or 2m, got '2d'"))
+    await assert.rejects(json('5', '--rate', '0'), usage("--rate must be a number > 0, got '0'"))
+    await assert.rejects(json('5', '--connections', '0'), usage("--connections must be a whole number >= 1, got '0'"))
+    await assert.rejects(json('5', '--inflight', '0'), usage("--inflight must be a whole number >= 1, got '0'"))
+    await assert.rejects(json('5', '--workers', '0'), usage("--workers must be a whole number >= 1, got '0'"))
+    await assert.rejects(json('5', '--timeout', '2.5'), usage("--timeout must be a whole number >= 1, got '2.5'"))
+  })
+})
+
+describe('parseClientArgs: --payload', () => {
+  test('the first positional is then the message count, and no test runs', async () => {
+    const options = await json('--payload', 'order.json', '50')
+    assert.equal(options.test, null)
+    assert.equal(options.messages, 50)
+    assert.deepEqual(options.custom, { payload: 'order.json', proto: undefined, type: undefined })
+  })
+
+  test('carries --proto, --type and --allow-lossy', async () => {
+    const options = await json('--payload', 'order.json', '--proto', 'shop.proto', '--type', 'shop.Order', '--allow-lossy')
+    assert.deepEqual(options.custom, { payload: 'order.json', proto: 'shop.proto', type: 'shop.Order' })
+    assert.equal(options.allowLossy, true)
+    assert.equal(options.messages, 10000)
+  })
+
+  test('refuses a test as well as a payload, --proto or --type without it, and --direction down', async () => {
+    await assert.rejects(json('--payload', 'order.json', '3', '100'), usage("give either a test ('3') or --payload, not both"))
+    await assert.rejects(json('3', '--proto', 'shop.proto'), usage('--proto and --type go with --payload <file.json>'))
+    await assert.rejects(json('3', '--type', 'shop.Order'), usage('--proto and --type go with --payload <file.json>'))
+    await assert.rejects(json('--payload', 'order.json', '--direction', 'down'),
+      usage('--direction down needs a built-in test: the server cannot know your payload'))
+    assert.equal((await json('--payload', 'order.json', '--direction', 'echo')).direction, 'echo')
+  })
+
+  test('with neither a test nor --payload, says what to give', async () => {
+    await assert.rejects(json(), usage('name a test (1-5, people, person, counters) or give --payload <file.json> (see --help)'))
+  })
+})
+
+describe('parseClientArgs: upgrade headers and replies', () => {
+  test('--header lines and --token become upgrade headers', async () => {
+    const options = await json('5', '--header', 'X-Tenant: blue', '-H', 'X-Empty:', '--token', 's3cret')
+    assert.deepEqual(options.headers, { 'X-Tenant': 'blue', 'X-Empty': '', Authorization: 'Bearer s3cret' })
+  })
+
+  test('--token defaults to BENCH_TOKEN, read when the command line is parsed', async () => {
+    process.env.BENCH_TOKEN = 'from-env'
+    try {
+      assert.deepEqual((await json('5')).headers, { Authorization: 'Bearer from-env' })
+      assert.deepEqual((await json('5', '--token', 'given')).headers, { Authorization: 'Bearer given' })
+    } finally {
+      delete process.env.BENCH_TOKEN
+    }
+  })
+
+  test('refuses a header that is not "Name: value"', async () => {
+    await assert.rejects(json('5', '--header', 'no colon'), usage('--header must look like "Name: value", got \'no colon\''))
+    await assert.rejects(json('5', '--header', 'Bad Name: x'), usage('--header must look like "Name: value", got \'Bad Name: x\''))
+  })
+
+  test('--ack: ACK by default, any, or text:<reply>', async () => {
+    assert.deepEqual((await json('5', '--ack', 'ACK')).ack, { text: 'ACK' })
+    assert.deepEqual((await json('5', '--ack', 'any')).ack, { any: true })
+    assert.deepEqual((await json('5', '--ack', 'text:OK 200')).ack, { text: 'OK 200' })
+    for (const text of ['ack', 'text:', 'OK']) {
+      await assert.rejects(json('5', '--ack', text), usage(`--ack must be ACK, any or text:<reply>, got '${text}'`))
+    }
+  })
+
+  test('--subprotocol, --insecure, --reconnect, --compress, --json and the output files are passed on', async () => {
+    const options = await json('5', '--subprotocol', 'bench.v1', '--insecure', '--reconnect', '--compress', '--json',
+      '--out', 'r.json', '--hdr-out', 'r.hlog', '--assert', 'p99<20ms', '--assert', 'errors==0', '--direction', 'down')
+    assert.equal(options.subprotocol, 'bench.v1')
+    assert.equal(options.insecure, true)
+    assert.equal(options.reconnect, true)
+    assert.equal(options.compress, true)
+    assert.equal(options.json, true)
+    assert.equal(options.out, 'r.json')
+    assert.equal(options.hdrOut, 'r.hlog')
+    assert.deepEqual(options.assert, ['p99<20ms', 'errors==0'])
+    assert.equal(options.direction, 'down')
+  })
+})
+
+describe('parseClientArgs: network', () => {
+  test('--throttle names a profile', async () => {
+    assert.deepEqual((await json('4', '--throttle', '3g')).network, { profile: '3g', ...PROFILES['3g'], loss: 0 })
+    assert.equal((await json('4', '--throttle', 'none')).network, null)
+  })
+
+  test('--up, --down and --rtt override the profile and make it custom', async () => {
+    assert.deepEqual((await json('4', '--throttle', '3g', '--rtt', '40')).network,
+      { profile: 'custom', up: 768, down: 1600, rtt: 40, loss: 0 })
+    const alone = await json('5', '--rtt', '100', '--up', '400', '--down', '400', '--throttle-backend', 'proxy')
+    assert.deepEqual(alone.network, { profile: 'custom', up: 400, down: 400, rtt: 100, loss: 0 })
+    assert.equal(alone.throttleBackend, 'proxy')
+  })
+
+  test('an unknown profile, a bad value or backend is refused', async () => {
+    await assert.rejects(json('4', '--throttle', 'moon'),
+      usage(`unknown --throttle 'moon': expected none or one of ${Object.keys(PROFILES).join(', ')}`))
+    await assert.rejects(json('4', '--up', '-1'), usage("--up must be a positive number of kbit/s, got '-1'"))
+    await assert.rejects(json('4', '--throttle-backend', 'magic'),
+      usage('Invalid values: Argument: throttle-backend, Given: "magic", Choices: "auto", "tc", "proxy" (see --help)'))
+  })
+})
+
+describe('parseClientArgs: client.js', () => {
+  test('takes the format from --format (or -f)', async () => {
+    assert.equal((await general('3', '--format', 'msgpack')).format, 'msgpack')
+    assert.equal((await general('3', '-f', 'avro')).format, 'avro')
+  })
+
+  test('requires --format and knows the formats', async () => {
+    await assert.rejects(general('3'), usage('Missing required argument: format (see --help)'))
+    await assert.rejects(general('3', '--format', 'xml'), usage('Invalid values: Argument: format, Given: "xml", ' +
+      'Choices: "json", "protobuf", "protobuf-es", "google-protobuf", "fast-json", "msgpack", "cbor", "avro" (see --help)'))
+  })
+
+  test('client_json.js has no --format option', async () => {
+    await assert.rejects(json('3', '--format', 'protobuf'), usage('Unknown argument: format (see --help)'))
+  })
+})
+
+describe('parseClientArgs: command-line mistakes', () => {
+  test('unknown options, extra positionals and bad choices are one UsageError line', async () => {
+    await assert.rejects(json('3', '--bogus'), usage('Unknown argument: bogus (see --help)'))
+    await assert.rejects(json('3', '5', '6'), usage('Unknown argument: 6 (see --help)'))
+    await assert.rejects(json('3', '--direction', 'sideways'),
+      usage('Invalid values: Argument: direction, Given: "sideways", Choices: "up", "down", "echo" (see --help)'))
+  })
+})

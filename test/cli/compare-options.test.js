@@ -1,0 +1,120 @@
+import { test, describe } from 'node:test'
+import assert from 'node:assert/strict'
+import { UsageError } from '../../lib/errors.js'
+import { CUSTOM_FORMATS, FORMATS } from '../../lib/codecs/registry.js'
+import { PROFILES } from '../../lib/network/profiles.js'
+import { parseCompareArgs } from '../../lib/cli/compare-options.js'
+
+// Never pass --help here: yargs answers it with process.exit.
+const compare = (...args) => parseCompareArgs(['node', 'bin/compare.js', ...args])
+
+const usage = (message) => (err) => {
+  assert.ok(err instanceof UsageError, `expected a UsageError, got ${err?.name}: ${err?.message}`)
+  assert.equal(err.message, message)
+  return true
+}
+
+describe('parseCompareArgs', () => {
+  test('defaults: every test, json then protobuf, no shaping, 5 trials, lengths left to each test', async () => {
+    assert.deepEqual(await compare(), {
+      formats: ['json', 'protobuf'],
+      tests: ['numbers', 'strings', 'medium', 'large', 'small', 'people', 'person', 'counters'],
+      custom: null,
+      allowLossy: false,
+      profiles: ['none'],
+      compress: false,
+      direction: 'up',
+      trials: 5,
+      messages: undefined,
+      warmup: undefined,
+      inflight: 1,
+      connections: 1,
+      out: 'compare-report',
+      json: false
+    })
+  })
+
+  test('options as given: tests by number or name, -n, -w, -i, -c, -t, -o', async () => {
+    const options = await compare('--tests', '1, small', '-n', '50', '-w', '5', '-i', '8', '-c', '2', '-t', '3', '-o', 'out', '--json', '--compress', '--direction', 'echo')
+    assert.deepEqual(options.tests, ['1', 'small'])
+    assert.equal(options.messages, 50)
+    assert.equal(options.warmup, 5)
+    assert.equal(options.inflight, 8)
+    assert.equal(options.connections, 2)
+    assert.equal(options.trials, 3)
+    assert.equal(options.out, 'out')
+    assert.equal(options.json, true)
+    assert.equal(options.compress, true)
+    assert.equal(options.direction, 'echo')
+  })
+
+  test('an unknown test is refused', async () => {
+    await assert.rejects(compare('--tests', '1,9'),
+      usage("unknown test '9': expected one of 1 numbers, 2 strings, 3 medium, 4 large, 5 small, people, person, counters"))
+  })
+})
+
+describe('parseCompareArgs: --formats', () => {
+  test('in the order given, the first the baseline; every registered format is accepted', async () => {
+    assert.deepEqual((await compare('--formats', 'protobuf,json,msgpack')).formats, ['protobuf', 'json', 'msgpack'])
+    assert.deepEqual((await compare('--formats', FORMATS.join(','))).formats, [...FORMATS])
+  })
+
+  test('one format named twice is an A/A run, kept twice', async () => {
+    assert.deepEqual((await compare('--formats', 'json,json')).formats, ['json', 'json'])
+  })
+
+  test('an unknown or empty list is refused', async () => {
+    await assert.rejects(compare('--formats', 'json,xml'),
+      usage(`unknown format 'xml' in --formats: expected some of ${FORMATS.join(', ')}`))
+    await assert.rejects(compare('--formats', ' , '), usage(`--formats needs at least one of ${FORMATS.join(', ')}`))
+  })
+
+  test('a custom payload takes only the formats that carry one', async () => {
+    await assert.rejects(compare('--payload', 'order.json', '--formats', 'json,avro'),
+      usage(`format 'avro' does not support custom payloads: use ${CUSTOM_FORMATS.join(', ')}`))
+    assert.deepEqual((await compare('--payload', 'order.json', '--formats', CUSTOM_FORMATS.join(','))).formats, [...CUSTOM_FORMATS])
+  })
+})
+
+describe('parseCompareArgs: --payload', () => {
+  test('replaces the tests', async () => {
+    const options = await compare('--payload', 'order.json', '--proto', 'shop.proto', '--type', 'shop.Order', '--allow-lossy')
+    assert.deepEqual(options.tests, [])
+    assert.deepEqual(options.custom, { payload: 'order.json', proto: 'shop.proto', type: 'shop.Order' })
+    assert.equal(options.allowLossy, true)
+  })
+
+  test('refuses --tests beside it, in either spelling', async () => {
+    await assert.rejects(compare('--payload', 'order.json', '--tests', '1'), usage('give either --tests or --payload, not both'))
+    await assert.rejects(compare('--tests=1,2', '--payload', 'order.json'), usage('give either --tests or --payload, not both'))
+  })
+
+  test('refuses --proto or --type without it, and --direction down with it', async () => {
+    await assert.rejects(compare('--proto', 'shop.proto'), usage('--proto and --type go with --payload <file.json>'))
+    await assert.rejects(compare('--payload', 'order.json', '--direction', 'down'),
+      usage('--direction down needs built-in tests: the server cannot know your payload'))
+  })
+})
+
+describe('parseCompareArgs: profiles and trials', () => {
+  test('--throttle lists profiles, each checked before anything runs', async () => {
+    assert.deepEqual((await compare('--throttle', 'none, 3g,lte')).profiles, ['none', '3g', 'lte'])
+    await assert.rejects(compare('--throttle', 'none,moon'),
+      usage(`unknown --throttle 'moon': expected none or one of ${Object.keys(PROFILES).join(', ')}`))
+  })
+
+  test('--trials from 1 to 50', async () => {
+    assert.equal((await compare('--trials', '1')).trials, 1)
+    assert.equal((await compare('--trials', '50')).trials, 50)
+    await assert.rejects(compare('--trials', '0'), usage("--trials must be a whole number >= 1, got '0'"))
+    await assert.rejects(compare('--trials', '51'), usage('--trials must be at most 50, got 51'))
+  })
+
+  test('bad counts name their option', async () => {
+    await assert.rejects(compare('-n', '0'), usage("--messages must be a whole number >= 1, got '0'"))
+    await assert.rejects(compare('-w', '-1'), usage("--warmup must be a whole number >= 0, got '-1'"))
+    await assert.rejects(compare('-i', 'x'), usage("--inflight must be a whole number >= 1, got 'x'"))
+    await assert.rejects(compare('-c', '1.5'), usage("--connections must be a whole number >= 1, got '1.5'"))
+  })
+})

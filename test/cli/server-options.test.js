@@ -1,0 +1,79 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { UsageError } from '../../lib/errors.js'
+import { parseServerArgs } from '../../lib/cli/server-options.js'
+
+// Never pass --help here: yargs answers it with process.exit.
+const server = (args, env = {}) => parseServerArgs(['node', 'server.js', ...args], env)
+
+const usage = (message) => (err) => {
+  assert.ok(err instanceof UsageError, `expected a UsageError, got ${err?.name}: ${err?.message}`)
+  assert.equal(err.message, message)
+  return true
+}
+
+test('defaults: loopback on 7070, 64 MiB messages, 10,000 connections, 1 MiB schemas, no token', async () => {
+  assert.deepEqual(await server([]), {
+    host: '127.0.0.1',
+    port: 7070,
+    maxPayload: 64 * 1024 * 1024,
+    maxConnections: 10_000,
+    maxSchemaBytes: 1024 * 1024,
+    stall: undefined,
+    compress: false,
+    token: undefined
+  })
+})
+
+test('PORT and BENCH_TOKEN come from the environment passed in, the command line wins', async () => {
+  const fromEnv = await server([], { PORT: '8080', BENCH_TOKEN: 's3cret' })
+  assert.equal(fromEnv.port, 8080)
+  assert.equal(fromEnv.token, 's3cret')
+  const given = await server(['--port', '9090', '--token', 'other'], { PORT: '8080', BENCH_TOKEN: 's3cret' })
+  assert.equal(given.port, 9090)
+  assert.equal(given.token, 'other')
+})
+
+test('an empty token means none', async () => {
+  assert.equal((await server([], { BENCH_TOKEN: '' })).token, undefined)
+  assert.equal((await server(['--token', ''])).token, undefined)
+})
+
+test('--port 0 picks a free port; -p is its alias; --host and --compress are passed on', async () => {
+  assert.equal((await server(['--port', '0'])).port, 0)
+  assert.equal((await server(['-p', '7171'])).port, 7171)
+  const options = await server(['--host', '0.0.0.0', '--compress'])
+  assert.equal(options.host, '0.0.0.0')
+  assert.equal(options.compress, true)
+})
+
+test('a bad port is one UsageError line, from the command line or from PORT', async () => {
+  await assert.rejects(server(['--port', 'abc']), usage("--port must be a whole number >= 0, got 'abc'"))
+  await assert.rejects(server(['--port', '-1']), usage("--port must be a whole number >= 0, got '-1'"))
+  await assert.rejects(server(['--port', '65536']), usage('--port must be at most 65535, got 65536'))
+  await assert.rejects(server([], { PORT: 'http' }), usage("--port must be a whole number >= 0, got 'http'"))
+  assert.equal((await server(['--port', '65535'])).port, 65535)
+})
+
+test('--stall MS@N blocks once for MS after N messages', async () => {
+  assert.deepEqual((await server(['--stall', '300@500'])).stall, { ms: 300, after: 500 })
+  assert.deepEqual((await server(['--stall', '0@1'])).stall, { ms: 0, after: 1 })
+  for (const text of ['300', '300@0', '300@', '@500', 'a@b', '1.5@2']) {
+    await assert.rejects(server(['--stall', text]), usage(`--stall must be MS@MESSAGES, e.g. 300@500, got '${text}'`))
+  }
+})
+
+test('limits: --max-payload and --max-connections >= 1, --max-schema-bytes >= 0 (0 refuses registrations)', async () => {
+  const options = await server(['--max-payload', '1024', '--max-connections', '2', '--max-schema-bytes', '0'])
+  assert.equal(options.maxPayload, 1024)
+  assert.equal(options.maxConnections, 2)
+  assert.equal(options.maxSchemaBytes, 0)
+  await assert.rejects(server(['--max-payload', '0']), usage("--max-payload must be a whole number >= 1, got '0'"))
+  await assert.rejects(server(['--max-connections', '0']), usage("--max-connections must be a whole number >= 1, got '0'"))
+  await assert.rejects(server(['--max-schema-bytes', '-1']), usage("--max-schema-bytes must be a whole number >= 0, got '-1'"))
+  await assert.rejects(server(['--max-payload', '1MB']), usage("--max-payload must be a whole number >= 1, got '1MB'"))
+})
+
+test('unknown options are refused', async () => {
+  await assert.rejects(server(['--prot', '80']), usage('Unknown argument: prot (see --help)'))
+})

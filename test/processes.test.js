@@ -1,0 +1,81 @@
+import { test, describe } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import path from 'node:path'
+import WebSocket from 'ws'
+import { PROJECT_ROOT, runNodeScript, startServerProcess } from '../lib/processes.js'
+
+// Resolves once an upgrade is answered: open, or the HTTP status it was refused with.
+function upgrade (url, headers = {}) {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { headers })
+    ws.once('open', () => { ws.close(); resolve('open') })
+    ws.once('unexpected-response', (request, response) => { response.resume(); resolve(response.statusCode) })
+    ws.once('error', (err) => { if (err.message.startsWith('Unexpected server response')) return; reject(err) })
+  })
+}
+
+test('PROJECT_ROOT is the directory of the entry points', () => {
+  assert.ok(path.isAbsolute(PROJECT_ROOT))
+  for (const script of ['server.js', 'client_json.js', 'package.json']) assert.ok(fs.existsSync(path.join(PROJECT_ROOT, script)), script)
+})
+
+describe('runNodeScript', () => {
+  test('runs a project script to completion from the project root and collects its exit code and output', async () => {
+    const { code, signal, stdout, stderr } = await runNodeScript('server.js', ['--port', 'abc'])
+    assert.equal(code, 2)
+    assert.equal(signal, null)
+    assert.equal(stdout, '')
+    assert.equal(stderr, "--port must be a whole number >= 0, got 'abc'\n")
+  })
+
+  test('adds the environment variables given to the parent\'s', async () => {
+    const { code, stderr } = await runNodeScript('server.js', [], { env: { PORT: 'http' } })
+    assert.equal(code, 2)
+    assert.equal(stderr, "--port must be a whole number >= 0, got 'http'\n")
+  })
+
+  test('a script that does not exist: node\'s own error, exit 1', async () => {
+    const { code, stderr } = await runNodeScript('no-such-script.js', [])
+    assert.equal(code, 1)
+    assert.match(stderr, /Cannot find module '.*no-such-script\.js'/)
+  })
+})
+
+describe('startServerProcess', () => {
+  test('starts node server.js on a free port, resolves once it accepts connections, and stop() ends it', async () => {
+    const server = await startServerProcess()
+    try {
+      assert.match(server.url, /^ws:\/\/127\.0\.0\.1:\d+$/)
+      assert.notEqual(server.url, 'ws://127.0.0.1:0')
+      assert.equal(await upgrade(`${server.url}/?test=5&format=json`), 'open')
+      assert.match(server.output(), /listening on ws:\/\/127\.0\.0\.1:\d+/)
+    } finally {
+      const code = await server.stop()
+      assert.equal(code, 0, 'server.js closes cleanly on SIGTERM')
+    }
+    assert.notEqual(server.child.exitCode, null)
+    assert.match(server.output(), /stopped on SIGTERM after/)
+    assert.equal(await server.stop(), 0, 'stopping again returns the same code')
+  })
+
+  test('passes extra arguments and environment variables', async () => {
+    const server = await startServerProcess(['--max-connections', '1'], { env: { BENCH_TOKEN: 's3cret' } })
+    const auth = { Authorization: 'Bearer s3cret' }
+    try {
+      assert.equal(await upgrade(`${server.url}/?test=5&format=json`), 401)
+      // One connection held open: the second is over --max-connections 1.
+      const held = new WebSocket(`${server.url}/?test=5&format=json`, { headers: auth })
+      await new Promise((resolve, reject) => { held.once('open', resolve); held.once('error', reject) })
+      assert.equal(await upgrade(`${server.url}/?test=5&format=json`, auth), 503)
+      held.close()
+    } finally {
+      await server.stop()
+    }
+  })
+
+  test('rejects with the output of a script that exits before listening', async () => {
+    await assert.rejects(startServerProcess([], { args: ['--port', 'abc'] }),
+      { message: "server.js exited with 2 before listening: --port must be a whole number >= 0, got 'abc'\n" })
+  })
+})

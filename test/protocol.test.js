@@ -1,0 +1,97 @@
+import { test, describe } from 'node:test'
+import assert from 'node:assert/strict'
+import {
+  ACK, CUSTOM_TEST, DIRECTIONS, DOWN_REQUEST, ERROR_PREFIX, METRICS_PATH, QUERY, REGISTRATION_OK, REGISTRATION_PREFIX,
+  connectionUrl, isErrorReply, parseRegistration, registrationFrame
+} from '../lib/protocol.js'
+
+describe('constants', () => {
+  test('the wire vocabulary the server, clients and browser page agree on', () => {
+    assert.deepEqual(QUERY, { test: 'test', format: 'format', direction: 'direction', token: 'token' })
+    assert.deepEqual(DIRECTIONS, ['up', 'down', 'echo'])
+    assert.equal(METRICS_PATH, '/metrics')
+    assert.equal(ACK, 'ACK')
+    assert.equal(DOWN_REQUEST, 'GET')
+    assert.equal(ERROR_PREFIX, 'ERR ')
+    assert.equal(CUSTOM_TEST, 'custom')
+    assert.equal(REGISTRATION_PREFIX, 'SCHEMA ')
+    assert.equal(REGISTRATION_OK, 'SCHEMA OK')
+  })
+  test('are frozen', () => {
+    assert.ok(Object.isFrozen(QUERY))
+    assert.ok(Object.isFrozen(DIRECTIONS))
+  })
+  test('JSON text can never be mistaken for an error line: no JSON value starts with E', () => {
+    assert.ok(!/^[\s{["\d\-tfn]/.test(ERROR_PREFIX))
+  })
+})
+
+describe('connectionUrl', () => {
+  test('puts the test and format in the query; up is the default and not written', () => {
+    const url = connectionUrl('ws://127.0.0.1:7070', { test: '3', format: 'protobuf' })
+    assert.ok(url instanceof URL)
+    assert.equal(url.href, 'ws://127.0.0.1:7070/?test=3&format=protobuf')
+    assert.equal(connectionUrl('ws://h:1', { test: 'small', format: 'json', direction: 'up' }).href, 'ws://h:1/?test=small&format=json')
+  })
+  test('adds a direction other than up', () => {
+    assert.equal(connectionUrl('ws://h:1', { test: '4', format: 'json', direction: 'down' }).href, 'ws://h:1/?test=4&format=json&direction=down')
+    assert.equal(connectionUrl('wss://h/bench', { test: '4', format: 'cbor', direction: 'echo' }).href, 'wss://h/bench?test=4&format=cbor&direction=echo')
+  })
+  test('keeps a query the server URL already has, replacing only its own parameters', () => {
+    const url = connectionUrl('ws://h:1/?token=s3cret&test=1', { test: 'custom', format: 'msgpack' })
+    assert.equal(url.searchParams.get('token'), 's3cret')
+    assert.deepEqual(url.searchParams.getAll('test'), ['custom'])
+    assert.equal(url.searchParams.get('format'), 'msgpack')
+  })
+  test('accepts a URL object and leaves it unchanged', () => {
+    const server = new URL('ws://h:1')
+    connectionUrl(server, { test: '1', format: 'json' })
+    assert.equal(server.href, 'ws://h:1/')
+  })
+  test('encodes what it puts in the query', () => {
+    assert.equal(connectionUrl('ws://h:1', { test: 'a b&c', format: 'json' }).search, '?test=a+b%26c&format=json')
+  })
+})
+
+describe('isErrorReply', () => {
+  test('text frames (the browser): ERR followed by a space', () => {
+    assert.equal(isErrorReply('ERR decode failed'), true)
+    assert.equal(isErrorReply('ERR '), true)
+    assert.equal(isErrorReply('ERR'), false)
+    assert.equal(isErrorReply('ERROR x'), false)
+    assert.equal(isErrorReply('err x'), false)
+    assert.equal(isErrorReply('ACK'), false)
+    assert.equal(isErrorReply(''), false)
+  })
+  test('Buffers and Uint8Arrays (Node): the same four bytes, without decoding the frame', () => {
+    assert.equal(isErrorReply(Buffer.from('ERR unknown test')), true)
+    assert.equal(isErrorReply(new TextEncoder().encode('ERR ')), true)
+    assert.equal(isErrorReply(Buffer.from('ERR')), false)
+    assert.equal(isErrorReply(Buffer.from('ERRx')), false)
+    assert.equal(isErrorReply(Buffer.from('ACK')), false)
+    assert.equal(isErrorReply(Buffer.alloc(0)), false)
+    assert.equal(isErrorReply(Buffer.from([0x0a, 0x45, 0x52, 0x52, 0x20])), false, 'only at the start')
+  })
+})
+
+describe('registration frames', () => {
+  const proto = 'syntax = "proto3";\npackage shop;\nmessage Order {\n  string id = 1;\n}\n'
+
+  test('a frame is SCHEMA <type>, a newline, then the .proto text', () => {
+    assert.equal(registrationFrame('shop.Order', proto), `SCHEMA shop.Order\n${proto}`)
+  })
+  test('round trip: the type name and the whole schema, newlines included', () => {
+    assert.deepEqual(parseRegistration(registrationFrame('shop.Order', proto)), { typeName: 'shop.Order', protoText: proto })
+    assert.deepEqual(parseRegistration(registrationFrame('pbjson.Payload', '')), { typeName: 'pbjson.Payload', protoText: '' })
+  })
+  test('the type name is trimmed (a CRLF line end, stray spaces)', () => {
+    assert.deepEqual(parseRegistration('SCHEMA  shop.Order \r\nmessage Order {}'), { typeName: 'shop.Order', protoText: 'message Order {}' })
+  })
+  test('anything else is not a registration', () => {
+    assert.equal(parseRegistration('SCHEMA shop.Order'), null, 'no newline, no schema')
+    assert.equal(parseRegistration('{"id":"SCHEMA x\\n"}'), null)
+    assert.equal(parseRegistration('schema shop.Order\nx'), null)
+    assert.equal(parseRegistration('SCHEMA OK'), null, 'the server\'s answer is not a registration')
+    assert.equal(parseRegistration(''), null)
+  })
+})
