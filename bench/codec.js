@@ -10,6 +10,7 @@ import { TESTS, loadPayload, resolveTest } from '../lib/payloads/catalog.js'
 import { testLabel } from '../lib/report/report.js'
 import { perSecond } from '../lib/numbers.js'
 import { BENCH_FORMATS, encodedPayload, selectedFormats } from './formats.js'
+import { startResults } from './results.js'
 
 const TIME_MS = Number(process.env.BENCH_TIME_MS ?? 300)
 // BENCH_TESTS=1,people picks tests; every test by default. BENCH_FORMATS picks codecs; all by default.
@@ -33,9 +34,12 @@ async function contenders (test) {
   })
 }
 
+const results = startResults('codec', 'npm run bench:codec')
+const columns = ['test', 'codec', 'bytes', 'deflate bytes', 'encode ops/s', 'decode ops/s', 'enc+dec ops/s', `enc+dec vs ${(await contenders(SELECTED[0]))[0].name}`]
+const table = []
 console.log(`# bench:codec — tinybench, ${TIME_MS} ms per task; ops/s (± relative margin of error)`)
 console.log(`# ${os.cpus().length} x ${os.cpus()[0].model}, Node ${process.version}`)
-console.log(`| test | codec | bytes | deflate bytes | encode ops/s | decode ops/s | enc+dec ops/s | enc+dec vs ${(await contenders(SELECTED[0]))[0].name} |`)
+console.log(`| ${columns.join(' | ')} |`)
 console.log('|---|---|---:|---:|---:|---:|---:|---:|')
 for (const test of SELECTED) {
   const rows = await contenders(test)
@@ -52,7 +56,15 @@ for (const test of SELECTED) {
   const baseline = rows[0]
   const baselineBoth = throughput(`${baseline.name} both`).mean
   for (const row of rows) {
-    console.log(`| ${testLabel(test)} | ${row.name} | ${row.bytes.length} | ${deflated(row.bytes)} | ${show(`${row.name} encode`)} | ${show(`${row.name} decode`)} | ${show(`${row.name} both`)} | ${(throughput(`${row.name} both`).mean / baselineBoth).toFixed(2)}x |`)
+    table.push([testLabel(test), row.name, row.bytes.length, deflated(row.bytes), show(`${row.name} encode`), show(`${row.name} decode`), show(`${row.name} both`), `${(throughput(`${row.name} both`).mean / baselineBoth).toFixed(2)}x`])
+    console.log(`| ${table.at(-1).join(' | ')} |`)
   }
 }
+results.write({
+  columns,
+  rows: table,
+  notes: [`tinybench: ${TIME_MS} ms and at least 10 samples per task after 100 ms of warm-up; ops/s is the mean, ± its relative margin of error. ` +
+    '"json buffer" encodes to a Buffer and decodes from one, as a WebSocket sends and receives; protobuf is protobuf.js static code, ' +
+    'protobuf-dynamic protobuf.js reflection']
+})
 if (sink === Symbol.for('never')) console.log(sink)

@@ -3,6 +3,7 @@
 // Rounds alternate bare and ours so background noise hits both alike; the median is reported.
 import os from 'node:os'
 import { runNodeScript as runScript, startServerProcess } from '../lib/processes.js'
+import { startResults } from './results.js'
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 100000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
@@ -31,9 +32,12 @@ async function ourRate (test, format) {
 
 const median = (values) => values.slice().sort((a, b) => a - b)[Math.floor(values.length / 2)]
 
+const results = startResults('engine', 'npm run bench:engine')
+const columns = ['test', 'format', 'bare msgs/s', 'ours msgs/s', 'ours/bare']
+const rows = []
 console.log(`# bench:engine — ${MESSAGES} messages, ${INFLIGHT} in flight, median of ${ROUNDS} rounds`)
 console.log(`# ${os.cpus().length} x ${os.cpus()[0].model}, Node ${process.version}`)
-console.log('| test | format | bare msgs/s | ours msgs/s | ours/bare |')
+console.log(`| ${columns.join(' | ')} |`)
 console.log('|---|---|---:|---:|---:|')
 for (const [test, format] of CASES) {
   const bare = []
@@ -44,5 +48,11 @@ for (const [test, format] of CASES) {
   }
   const a = median(bare)
   const b = median(ours)
-  console.log(`| ${test} | ${format} | ${Math.round(a).toLocaleString('en-US')} | ${Math.round(b).toLocaleString('en-US')} | ${(b / a).toFixed(2)} |`)
+  rows.push([test, format, Math.round(a).toLocaleString('en-US'), Math.round(b).toLocaleString('en-US'), (b / a).toFixed(2)])
+  console.log(`| ${rows.at(-1).join(' | ')} |`)
 }
+results.write({
+  columns,
+  rows,
+  notes: [`${MESSAGES.toLocaleString('en-US')} messages per run, ${INFLIGHT} in flight, 1 connection; bare (bench/bare.js) and ours alternate, median of ${ROUNDS} rounds each`]
+})

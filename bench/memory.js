@@ -5,6 +5,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import { spawn } from 'node:child_process'
 import { PROJECT_ROOT as ROOT, startServerProcess } from '../lib/processes.js'
+import { startResults } from './results.js'
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 10_000_000)
 const rssMb = (pid) => {
@@ -12,6 +13,7 @@ const rssMb = (pid) => {
   return match ? Number(match[1]) / 1024 : 0
 }
 
+const results = startResults('memory', 'npm run bench:memory')
 const server = await startServerProcess()
 const client = spawn(process.execPath, ['client_protobuf.js', '5', String(MESSAGES), '--inflight', '100', '--url', server.url, '--json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] })
 let stdout = ''
@@ -30,9 +32,18 @@ const peak = (key) => Math.max(...samples.map((sample) => sample[key]))
 const at = (fraction) => samples[Math.floor((samples.length - 1) * fraction)]
 console.log(`# bench:memory — ${MESSAGES.toLocaleString('en-US')} messages, test 5, protobuf, 100 in flight; ${os.cpus().length} x ${os.cpus()[0].model}, Node ${process.version}`)
 console.log(`sent ${report.messages.sent}, acked ${report.messages.acked}, errors ${report.messages.errors}, lost ${report.messages.lost} in ${(report.durationMs / 1000).toFixed(1)} s (${Math.round(report.rate).toLocaleString('en-US')} msgs/s)`)
-console.log('| process | RSS at 10% | at 50% | at 90% | peak |')
+const columns = ['process', 'RSS at 10%', 'at 50%', 'at 90%', 'peak']
+const rows = ['client', 'server'].map((key) => [key, ...[at(0.1)[key], at(0.5)[key], at(0.9)[key], peak(key)].map((mb) => `${mb.toFixed(0)} MB`)])
+console.log(`| ${columns.join(' | ')} |`)
 console.log('|---|---:|---:|---:|---:|')
-for (const key of ['client', 'server']) {
-  console.log(`| ${key} | ${at(0.1)[key].toFixed(0)} MB | ${at(0.5)[key].toFixed(0)} MB | ${at(0.9)[key].toFixed(0)} MB | ${peak(key).toFixed(0)} MB |`)
-}
-console.log(`client peak ${peak('client').toFixed(0)} MB: ${peak('client') < 150 ? 'under' : 'OVER'} the 150 MB target (${samples.length} samples)`)
+for (const row of rows) console.log(`| ${row.join(' | ')} |`)
+const verdict = `client peak ${peak('client').toFixed(0)} MB: ${peak('client') < 150 ? 'under' : 'OVER'} the 150 MB target (${samples.length} samples)`
+console.log(verdict)
+results.write({
+  columns,
+  rows,
+  notes: [
+    `${MESSAGES.toLocaleString('en-US')} messages, test 5, protobuf, 100 in flight, one client and node server.js; RSS read from /proc/<pid>/status every 500 ms`,
+    `sent ${report.messages.sent}, acked ${report.messages.acked}, errors ${report.messages.errors}, lost ${report.messages.lost} in ${(report.durationMs / 1000).toFixed(1)} s (${Math.round(report.rate).toLocaleString('en-US')} msgs/s); ${verdict}`
+  ]
+})

@@ -1,16 +1,18 @@
 // Result files: every benchmark writes what it measured to docs/results/<name>.json, with the
 // command that made it and the machine it ran on; `npm run docs:results` renders them into the docs.
+// Under `node --test` (the benchmarks' own tests) nothing is written unless BENCH_RESULTS_DIR names
+// a directory: a test run must not replace the published figures.
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { PROJECT_ROOT } from '../lib/processes.js'
 
-/** Where result files live, one per benchmark. */
-export const RESULTS_DIR = path.join(PROJECT_ROOT, 'docs/results')
+/** Where result files live, one per benchmark (BENCH_RESULTS_DIR overrides). */
+export const RESULTS_DIR = process.env.BENCH_RESULTS_DIR ? path.resolve(process.env.BENCH_RESULTS_DIR) : path.join(PROJECT_ROOT, 'docs/results')
 
 /**
- * The machine a benchmark ran on, as the docs print it.
- * @returns {{cpus: number, model: string, memoryGiB: number, node: string, platform: string}}
+ * The machine a benchmark ran on, as the docs print it; the load average says how busy it was.
+ * @returns {{cpus: number, model: string, memoryGiB: number, node: string, platform: string, loadAverage: number}}
  */
 export function machine () {
   const cpus = os.cpus()
@@ -19,25 +21,59 @@ export function machine () {
     model: cpus[0]?.model.trim() ?? 'unknown',
     memoryGiB: Math.round(os.totalmem() / 2 ** 30),
     node: process.version,
-    platform: `${os.platform()} ${os.release()}`
+    platform: `${os.platform()} ${os.release()}`,
+    loadAverage: Math.round(os.loadavg()[0] * 100) / 100
   }
 }
 
 /**
+ * The command as run: BENCH_* variables set in the environment (other than BENCH_RESULTS_DIR) are
+ * put in front, so that rerunning the recorded command measures the same thing.
+ * @param {string} command
+ * @returns {string}
+ */
+function withEnvironment (command) {
+  const settings = Object.entries(process.env)
+    .filter(([key]) => key.startsWith('BENCH_') && key !== 'BENCH_RESULTS_DIR' && !command.includes(`${key}=`))
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([key, value]) => `${key}=${/^[\w.,:/@%+-]*$/.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`}`)
+  return [...settings, command].join(' ')
+}
+
+/**
+ * Writes one result document to RESULTS_DIR/<name>.json.
+ * @param {{name: string, command: string, machine: object, startedAt: string, durationMs: number,
+ *   columns: string[], rows: Array<Array<string|number>>, notes: string[]}} document
+ * @returns {string} the file's path
+ */
+export function writeResultFile (document) {
+  const file = path.join(RESULTS_DIR, `${document.name}.json`)
+  fs.mkdirSync(RESULTS_DIR, { recursive: true })
+  fs.writeFileSync(file, `${JSON.stringify(document, null, 2)}\n`)
+  return file
+}
+
+/**
  * Starts timing a benchmark; `write` saves its table with the command, machine and duration.
- * @param {string} name file name without .json, e.g. 'engine'
+ * The machine (and its load average) is taken at the start, before the benchmark loads it.
+ * @param {string} name file name without .json, e.g. 'engine'; BENCH_RESULTS_NAME overrides it, to keep
+ *   a run with other settings beside the default one (e.g. size-codecs for bench:size over every codec)
  * @param {string} command the command that reproduces it, e.g. 'npm run bench:engine'
- * @returns {{write: (table: {columns: string[], rows: Array<Array<string|number>>, notes?: string[]}) => string}}
- *   write returns the file's path
+ * @returns {{write: (table: {columns: string[], rows: Array<Array<string|number>>, notes?: string[]}) => string|null}}
+ *   write returns the file's path, or null under node --test
  */
 export function startResults (name, command) {
+  name = process.env.BENCH_RESULTS_NAME || name
   const startedAt = new Date()
+  const where = machine()
+  const recorded = withEnvironment(command)
   return {
     write ({ columns, rows, notes = [] }) {
-      const file = path.join(RESULTS_DIR, `${name}.json`)
-      fs.mkdirSync(RESULTS_DIR, { recursive: true })
-      const document = { name, command, machine: machine(), startedAt: startedAt.toISOString(), durationMs: Date.now() - startedAt.getTime(), columns, rows, notes }
-      fs.writeFileSync(file, `${JSON.stringify(document, null, 2)}\n`)
+      if (process.env.NODE_TEST_CONTEXT && !process.env.BENCH_RESULTS_DIR) return null
+      const document = { name, command: recorded, machine: where, startedAt: startedAt.toISOString(), durationMs: Date.now() - startedAt.getTime(), columns, rows, notes }
+      const file = writeResultFile(document)
+      const relative = path.relative(process.cwd(), file)
+      process.stderr.write(`wrote ${relative.startsWith('..') ? file : relative}\n`)
       return file
     }
   }

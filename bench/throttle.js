@@ -4,20 +4,25 @@
 import os from 'node:os'
 import { startServer } from '../lib/server/server.js'
 import { runClientProcess } from '../lib/compare/runner.js'
+import { startResults } from './results.js'
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 30)
 const PROFILES = ['none', 'cable', '3g', '3gslow']
+const results = startResults('throttle', 'npm run bench:throttle')
+const columns = ['test', 'network', 'JSON p50 ms', 'JSON p99 ms', 'JSON msgs/s', 'pb p50 ms', 'pb p99 ms', 'pb msgs/s', 'pb/JSON p50']
+const rows = []
 const server = await startServer({ port: 0 })
 const client = (format, test, messages, extra) => runClientProcess(format, [test, String(messages), '--url', server.url, '--throttle-backend', 'proxy', ...extra])
 
 console.log(`# bench:throttle — ${MESSAGES} messages per run, 1 in flight, proxy backend`)
 console.log(`# ${os.cpus().length} x ${os.cpus()[0].model}, Node ${process.version}`)
-console.log('| test | network | JSON p50 ms | JSON p99 ms | JSON msgs/s | pb p50 ms | pb p99 ms | pb msgs/s | pb/JSON p50 |')
+console.log(`| ${columns.join(' | ')} |`)
 console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|')
 for (const test of ['4', '5']) {
   for (const profile of PROFILES) {
     const [json, pb] = [await client('json', test, MESSAGES, ['--throttle', profile, '--warmup', '2']), await client('protobuf', test, MESSAGES, ['--throttle', profile, '--warmup', '2'])]
-    console.log(`| ${test} | ${profile} | ${json.latencyMs.p50} | ${json.latencyMs.p99} | ${json.rate} | ${pb.latencyMs.p50} | ${pb.latencyMs.p99} | ${pb.rate} | ${(pb.latencyMs.p50 / json.latencyMs.p50).toFixed(2)} |`)
+    rows.push([test, profile, json.latencyMs.p50, json.latencyMs.p99, json.rate, pb.latencyMs.p50, pb.latencyMs.p99, pb.rate, (pb.latencyMs.p50 / json.latencyMs.p50).toFixed(2)])
+    console.log(`| ${rows.at(-1).join(' | ')} |`)
   }
 }
 
@@ -28,8 +33,19 @@ const frameBytes = large.bytes.written / large.messages.sent
 const expectedLarge = 200 + frameBytes * 8 / 400 + 5 * 8 / 400
 const bulk = await client('json', '4', 300, [...slow, '--inflight', '50'])
 const bulkKbits = bulk.bytes.written * 8 / bulk.durationMs
+const accuracy = [
+  `test 5 protobuf p50: ${small.latencyMs.p50} ms (target [200, 215])`,
+  `test 4 JSON p50: ${large.latencyMs.p50} ms, expected ${expectedLarge.toFixed(1)} ms (${frameBytes} B frames): ${((large.latencyMs.p50 / expectedLarge - 1) * 100).toFixed(1)}%`,
+  `bulk, test 4 JSON, 50 in flight: ${bulkKbits.toFixed(0)} kbit/s of frames on the uplink (target 400 within 5%): ${((bulkKbits / 400 - 1) * 100).toFixed(1)}%`
+]
 console.log('\n# accuracy at rtt 200 ms, 400 kbit/s each way')
-console.log(`test 5 protobuf p50: ${small.latencyMs.p50} ms (target [200, 215])`)
-console.log(`test 4 JSON p50: ${large.latencyMs.p50} ms, expected ${expectedLarge.toFixed(1)} ms (${frameBytes} B frames): ${((large.latencyMs.p50 / expectedLarge - 1) * 100).toFixed(1)}%`)
-console.log(`bulk, test 4 JSON, 50 in flight: ${bulkKbits.toFixed(0)} kbit/s of frames on the uplink (target 400 within 5%): ${((bulkKbits / 400 - 1) * 100).toFixed(1)}%`)
+for (const line of accuracy) console.log(line)
 await server.close()
+results.write({
+  columns,
+  rows,
+  notes: [
+    `${MESSAGES} messages per run after 2 warm-up, 1 in flight, userspace shaping proxy (--throttle-backend proxy); pb is protobuf`,
+    `accuracy of the shaping at rtt 200 ms, 400 kbit/s each way: ${accuracy.join('; ')}`
+  ]
+})

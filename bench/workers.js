@@ -4,11 +4,13 @@
 // with the server for CPU, not a dedicated load-generator host.
 import os from 'node:os'
 import { runNodeScript as runScript, startServerProcess } from '../lib/processes.js'
+import { startResults } from './results.js'
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 300_000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 
+const results = startResults('workers', 'npm run bench:workers')
 const server = await startServerProcess()
 const rates = { 1: [], 2: [] }
 try {
@@ -22,7 +24,16 @@ try {
   await server.stop()
 }
 console.log(`# bench:workers — test 3 protobuf, ${MESSAGES.toLocaleString('en-US')} messages, 4 connections x 100 in flight, median of ${ROUNDS}; ${os.cpus().length} x ${os.cpus()[0].model}, Node ${process.version}`)
-console.log('| workers | msgs/s (median) | rounds |')
+const columns = ['workers', 'msgs/s (median)', 'rounds']
+const rows = [1, 2].map((workers) => [workers, Math.round(median(rates[workers])).toLocaleString('en-US'), rates[workers].map(Math.round).join(', ')])
+console.log(`| ${columns.join(' | ')} |`)
 console.log('|---:|---:|---|')
-for (const workers of [1, 2]) console.log(`| ${workers} | ${Math.round(median(rates[workers])).toLocaleString('en-US')} | ${rates[workers].map(Math.round).join(', ')} |`)
-console.log(`2 workers / 1 worker: ${(median(rates[2]) / median(rates[1])).toFixed(2)}`)
+for (const row of rows) console.log(`| ${row.join(' | ')} |`)
+const ratio = `2 workers / 1 worker: ${(median(rates[2]) / median(rates[1])).toFixed(2)}`
+console.log(ratio)
+results.write({
+  columns,
+  rows,
+  notes: [`test 3 protobuf, ${MESSAGES.toLocaleString('en-US')} messages, 4 connections x 100 in flight, --workers 1 and 2 alternating, median of ${ROUNDS}; ` +
+    `client and server share the machine's cores. ${ratio}`]
+})
