@@ -58,7 +58,7 @@ export async function parseClientArgs (argv, format) {
       url: { describe: 'server URL (ws:// or wss://)', default: DEFAULT_URL, type: 'string' },
       connections: { alias: 'c', describe: 'parallel WebSocket connections [default: 1, or one per worker]' },
       inflight: { alias: 'i', describe: 'messages outstanding per connection (1 = strict request/response) [default: 1, with --rate 1000]' },
-      rate: { alias: 'r', describe: 'open loop: messages per second in total, latency from the schedule', type: 'number' },
+      rate: { alias: 'r', describe: 'open loop: messages per second in total, latency from the schedule', type: 'string' },
       duration: { alias: 'd', describe: 'run for this long instead of a message count: 30s, 500ms, 2m', type: 'string' },
       warmup: { alias: 'w', describe: 'messages (or a time: 2s) sent first and not recorded', default: '0', type: 'string' },
       workers: { describe: 'worker threads, each with its share of connections, messages and rate', default: 1 },
@@ -76,10 +76,10 @@ export async function parseClientArgs (argv, format) {
       direction: { describe: 'up: send the payload, server ACKs; down: server sends it; echo: server sends it back', choices: DIRECTIONS, default: 'up' },
       json: { describe: 'print one JSON object instead of the human report', type: 'boolean', default: false },
       throttle: { describe: `network profile: none, ${Object.keys(PROFILES).join(', ')}`, type: 'string' },
-      up: { describe: 'client-to-server bandwidth, kbit/s (overrides the profile)', type: 'number' },
-      down: { describe: 'server-to-client bandwidth, kbit/s (overrides the profile)', type: 'number' },
-      rtt: { describe: 'round-trip time to add, ms (overrides the profile)', type: 'number' },
-      loss: { describe: 'packet loss %, kernel shaping (tc) only', type: 'number' },
+      up: { describe: 'client-to-server bandwidth, kbit/s (overrides the profile)', type: 'string' },
+      down: { describe: 'server-to-client bandwidth, kbit/s (overrides the profile)', type: 'string' },
+      rtt: { describe: 'round-trip time to add, ms (overrides the profile)', type: 'string' },
+      loss: { describe: 'packet loss %, kernel shaping (tc) only', type: 'string' },
       'throttle-backend': { describe: 'auto: tc when it can work here, else proxy', choices: BACKENDS, default: 'auto' }
     })
     .example(`node ${script} 4 100 --throttle 3g`, 'test 4 over a 3G profile')
@@ -129,6 +129,7 @@ export async function parseClientArgs (argv, format) {
     compress: args.compress,
     direction: args.direction,
     json: args.json,
+    // Strings from the command line, so a typo is quoted as typed: --rate abc, not NaN.
     network: resolveNetwork({ profile: args.throttle, up: args.up, down: args.down, rtt: args.rtt, loss: args.loss }),
     throttleBackend: args.throttleBackend
   }

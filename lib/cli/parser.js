@@ -49,8 +49,10 @@ const DURATION_UNITS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
  */
 export function duration (name, text) {
   const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(String(text).trim())
-  if (!match || Number(match[1]) <= 0) throw new UsageError(`--${name} must be a duration such as 30s, 500ms or 2m, got '${text}'`)
-  return Math.round(Number(match[1]) * DURATION_UNITS[match[2] ?? 's'])
+  // Checked after rounding: under half a millisecond would be 0, which the engine reads as no deadline.
+  const ms = match ? Math.round(Number(match[1]) * DURATION_UNITS[match[2] ?? 's']) : 0
+  if (ms <= 0) throw new UsageError(`--${name} must be a duration such as 30s, 500ms or 2m, got '${text}'`)
+  return ms
 }
 
 /**
@@ -101,7 +103,10 @@ export function parseWsUrl (text) {
 export function hostAndPort (text, defaultHost) {
   const match = /^(?:(.+):)?(\d+)$/.exec(text)
   if (!match) throw new UsageError(`expected [host:]port, got '${text}'`)
-  return [match[1] ?? defaultHost, wholeNumber('port', match[2], 0)]
+  const port = wholeNumber('port', match[2], 0)
+  if (port > 65535) throw new UsageError(`a port is at most 65535, got ${port}`)
+  // [::1]:7070 names an IPv6 host the way URLs do; the brackets are not part of the address.
+  return [match[1]?.replace(/^\[(.*)\]$/, '$1') ?? defaultHost, port]
 }
 
 /** Options that run a user's own JSON document instead of a built-in test (clients and compare). */

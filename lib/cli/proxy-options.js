@@ -15,9 +15,9 @@ export async function parseProxyArgs (argv) {
       listen: { describe: 'port (or host:port) to listen on', type: 'string', demandOption: true },
       target: { describe: 'host:port to forward to', type: 'string', demandOption: true },
       throttle: { describe: `profile: ${Object.keys(PROFILES).join(', ')}`, type: 'string' },
-      up: { describe: 'client-to-server kbit/s', type: 'number' },
-      down: { describe: 'server-to-client kbit/s', type: 'number' },
-      rtt: { describe: 'round trip to add, ms', type: 'number' }
+      up: { describe: 'client-to-server kbit/s', type: 'string' },
+      down: { describe: 'server-to-client kbit/s', type: 'string' },
+      rtt: { describe: 'round trip to add, ms', type: 'string' }
     })
     .example('node bin/shaping-proxy.js --listen 7071 --target 127.0.0.1:7070 --throttle 3g', 'then point a client at ws://127.0.0.1:7071')
     .parseAsync()

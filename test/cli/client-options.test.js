@@ -234,3 +234,9 @@ describe('parseClientArgs: command-line mistakes', () => {
       usage('Invalid values: Argument: direction, Given: "sideways", Choices: "up", "down", "echo" (see --help)'))
   })
 })
+
+test('a number option given text is quoted as typed, not as NaN', async () => {
+  await assert.rejects(json('5', '--rate', 'abc'), usage("--rate must be a number > 0, got 'abc'"))
+  await assert.rejects(json('5', '--up', 'abc'), usage("--up must be a positive number of kbit/s, got 'abc'"))
+  assert.equal((await json('5', '--rate', '2500')).rate, 2500)
+})
