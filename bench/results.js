@@ -41,14 +41,15 @@ function withEnvironment (command) {
 }
 
 /**
- * Writes one result document to RESULTS_DIR/<name>.json.
+ * Writes one result document to <directory>/<name>.json.
  * @param {{name: string, command: string, machine: object, startedAt: string, durationMs: number,
- *   columns: string[], rows: Array<Array<string|number>>, notes: string[]}} document
+ *   columns: string[], rows: Array<Array<string|number|null>>, notes: string[]}} document
+ * @param {string} [directory] RESULTS_DIR unless given
  * @returns {string} the file's path
  */
-export function writeResultFile (document) {
-  const file = path.join(RESULTS_DIR, `${document.name}.json`)
-  fs.mkdirSync(RESULTS_DIR, { recursive: true })
+export function writeResultFile (document, directory = RESULTS_DIR) {
+  const file = path.join(directory, `${document.name}.json`)
+  fs.mkdirSync(directory, { recursive: true })
   fs.writeFileSync(file, `${JSON.stringify(document, null, 2)}\n`)
   return file
 }

@@ -1,0 +1,225 @@
+#!/usr/bin/env node
+// npm run docs:results — fills the generated regions of README.md and docs/*.md:
+//   <!-- results:NAME --> ... <!-- /results:NAME -->  a table from docs/results/NAME.json, with the
+//                                                      command, machine, date and duration under it
+//   <!-- help:NAME --> ... <!-- /help:NAME -->        a command's --help output (see HELP below)
+// Options:
+//   --check                   change nothing; exit 1 naming the docs that are out of date
+//   --from-compare <file>     first record an `npm run compare` results.json as docs/results/compare.json
+//                             (the verdicts) and compare-figures.json (the figures); --name picks
+//                             another name than compare, --command states the command if it had options
+//                             this script cannot see (it reads them back from the results)
+//   --root <dir>              the project copy whose README.md, docs/ and docs/results/ to use
+import { execFile } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { parseArgs, promisify } from 'node:util'
+import { UsageError, runMain } from '../lib/errors.js'
+import { PROJECT_ROOT } from '../lib/processes.js'
+
+/** The commands whose --help docs/cli.md shows, by marker name: the arguments given to node. */
+const HELP = {
+  server: ['server.js', '--help'],
+  client_json: ['client_json.js', '--help'],
+  client: ['client.js', '--help'],
+  compare: ['bin/compare.js', '--help'],
+  merge: ['bin/merge.js', '--help'],
+  'shaping-proxy': ['bin/shaping-proxy.js', '--help'],
+  pbjson: ['bin/pbjson.js', '--help'],
+  'pbjson-infer': ['bin/pbjson.js', 'infer', '--help'],
+  'pbjson-check': ['bin/pbjson.js', 'check', '--help']
+}
+const REGION = /<!-- (results|help):([\w.-]+) -->\n[^]*?<!-- \/\1:\2 -->/g
+
+async function main () {
+  const { values } = parseArgs({
+    options: {
+      check: { type: 'boolean', default: false },
+      'from-compare': { type: 'string' },
+      name: { type: 'string', default: 'compare' },
+      command: { type: 'string' },
+      root: { type: 'string', default: PROJECT_ROOT }
+    }
+  })
+  const root = path.resolve(values.root)
+  const resultsDir = path.join(root, 'docs/results')
+  if (values['from-compare']) {
+    if (values.check) throw new UsageError('--check and --from-compare do not go together: --check changes nothing')
+    for (const file of await recordComparison(values['from-compare'], values.name, values.command, resultsDir)) {
+      process.stdout.write(`wrote ${path.relative(process.cwd(), file)}\n`)
+    }
+  }
+  const docs = ['README.md', ...fs.readdirSync(path.join(root, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)]
+    .filter((doc) => fs.existsSync(path.join(root, doc)))
+  const texts = Object.fromEntries(docs.map((doc) => [doc, fs.readFileSync(path.join(root, doc), 'utf8')]))
+  const helpNeeded = new Set(Object.values(texts).flatMap((text) => [...text.matchAll(REGION)].filter((m) => m[1] === 'help').map((m) => m[2])))
+  const help = await helpTexts([...helpNeeded])
+  const shown = new Set()
+  const stale = []
+  for (const doc of docs) {
+    const updated = texts[doc].replace(REGION, (_, kind, name) => {
+      if (kind === 'help') {
+        if (!help[name]) throw new Error(`${doc}: <!-- help:${name} --> names no known command: expected one of ${Object.keys(HELP).join(', ')}`)
+        return region(kind, name, help[name])
+      }
+      const file = path.join(resultsDir, `${name}.json`)
+      if (!fs.existsSync(file)) throw new Error(`${doc}: <!-- results:${name} --> needs docs/results/${name}.json, which does not exist`)
+      shown.add(`${name}.json`)
+      return region(kind, name, renderResults(JSON.parse(fs.readFileSync(file, 'utf8'))))
+    })
+    if (updated !== texts[doc]) stale.push([doc, updated])
+  }
+  // Written only once every region rendered, so a missing result file leaves every doc as it was.
+  if (!values.check) for (const [doc, updated] of stale) fs.writeFileSync(path.join(root, doc), updated)
+  if (values.check) {
+    if (stale.length) {
+      process.stderr.write(`out of date with docs/results and --help: ${stale.map(([doc]) => doc).join(', ')} (run npm run docs:results)\n`)
+      return 1
+    }
+    process.stdout.write(`up to date: ${docs.length} docs\n`)
+    return 0
+  }
+  const unshown = fs.existsSync(resultsDir) ? fs.readdirSync(resultsDir).filter((f) => f.endsWith('.json') && !shown.has(f)) : []
+  if (unshown.length) process.stderr.write(`note: shown in no doc: ${unshown.map((f) => `docs/results/${f}`).join(', ')}\n`)
+  process.stdout.write(stale.length ? `updated ${stale.map(([doc]) => doc).join(', ')}\n` : `up to date: ${docs.length} docs\n`)
+  return 0
+}
+
+const region = (kind, name, body) => `<!-- ${kind}:${name} -->\n${body}\n<!-- /${kind}:${name} -->`
+
+/** Each named command's --help, run from the project in a plain environment (no PORT, token or width). */
+async function helpTexts (names) {
+  const env = { ...process.env }
+  for (const key of ['PORT', 'BENCH_TOKEN', 'COLUMNS', 'DEBUG']) delete env[key]
+  const outputs = await Promise.all(names.map(async (name) => {
+    if (!HELP[name]) return [name, null]
+    const { stdout } = await promisify(execFile)(process.execPath, HELP[name], { cwd: PROJECT_ROOT, env })
+    const text = stdout.split('\n').map((line) => line.trimEnd()).join('\n').trimEnd()
+    return [name, `\`\`\`text\n$ node ${HELP[name].join(' ')}\n${text}\n\`\`\``]
+  }))
+  return Object.fromEntries(outputs)
+}
+
+/**
+ * A result document as markdown: the table, then one line with the command, the machine, the date
+ * and the duration, then its notes.
+ * @param {{command: string, machine: object, startedAt: string, durationMs: number, columns: string[],
+ *   rows: Array<Array<string|number|null>>, notes?: string[]}} result
+ * @returns {string}
+ */
+function renderResults ({ command, machine, startedAt, durationMs, columns, rows, notes = [] }) {
+  const cell = (value) => String(value ?? '').replaceAll('|', '\\|')
+  const numeric = /^[-+]?[\d,]*\.?\d+(e[-+]?\d+)?( ?(x|%|ms|s|MB|µs))?( ±[\d.]+%)?( \([\d.]+-[\d.]+\))?( ≈)?$/
+  const right = columns.map((_, i) => {
+    const cells = rows.map((row) => String(row[i] ?? '')).filter((text) => !['', 'n/a', '-'].includes(text))
+    return cells.length > 0 && cells.every((text) => numeric.test(text))
+  })
+  const line = (cells) => `| ${cells.map(cell).join(' | ')} |`
+  const { cpus, model, memoryGiB, node, platform, loadAverage } = machine
+  const where = [`${cpus} cores (${model})`, memoryGiB ? `${memoryGiB} GiB` : null, `Node ${node.replace(/^v?/, 'v')}`, platform]
+    .filter(Boolean).join(', ')
+  const load = loadAverage === undefined ? '' : `, load average ${loadAverage} at the start`
+  const date = `${startedAt.slice(0, 10)} ${startedAt.slice(11, 16)} UTC`
+  return [
+    line(columns),
+    `|${right.map((r) => r ? '---:' : '---').join('|')}|`,
+    ...rows.map(line),
+    '',
+    `\`${command}\` on ${where}${load}; ${date}, ${duration(durationMs)}.`,
+    ...(notes.length ? ['', notes.map((note) => note.trim().replace(/([^.])$/, '$1.')).join(' ')] : [])
+  ].join('\n')
+}
+
+function duration (ms) {
+  const seconds = Math.round(ms / 1000)
+  if (seconds < 60) return `${(ms / 1000).toFixed(1)} s`
+  return `${Math.floor(seconds / 60)} min ${seconds % 60} s`
+}
+
+/**
+ * Records an `npm run compare` results document as two result files: NAME.json, the verdict of
+ * each format against the first per test and network (ratios with their 95% intervals), and
+ * NAME-figures.json, the figures table of results.md.
+ * @returns {Promise<string[]>} the files written
+ */
+async function recordComparison (file, name, command, resultsDir) {
+  let results
+  try {
+    results = JSON.parse(fs.readFileSync(file, 'utf8'))
+  } catch (err) {
+    throw new UsageError(`--from-compare: cannot read ${file}: ${err.code ?? err.message}`)
+  }
+  if (!Array.isArray(results.rows) || !results.settings || !results.formats) throw new UsageError(`--from-compare: ${file} is not an npm run compare results.json`)
+  const { METRICS } = await import('../lib/compare/statistics.js')
+  const { describeRun, ratioMeaning, ratioText, tableCells, verdictMeaning } = await import('../lib/compare/results.js')
+  const { formats, rows, settings } = results
+  const metrics = Object.keys(METRICS)
+  const verdictRows = rows.flatMap((row) => formats.slice(1).map((label) => {
+    const verdicts = row.verdicts?.[label] ?? {}
+    const called = (call) => metrics.filter((metric) => verdicts[metric]?.call === call).map((metric) => METRICS[metric].label).join(', ')
+    const call = row.calls?.[label] ?? 'n/a'
+    return [
+      row.test, row.profile === 'none' ? 'loopback' : row.profile, `${label} vs ${formats[0]}`,
+      ...metrics.map((metric) => verdicts[metric] ? `${ratioText(verdicts[metric])}${verdicts[metric].call === 'no difference' ? ' ≈' : ''}` : 'n/a'),
+      call === 'mixed' ? `mixed (better: ${called('better')}; worse: ${called('worse')})` : call
+    ]
+  }))
+  const { machine: thisMachine, writeResultFile } = await import('../bench/results.js')
+  const here = thisMachine()
+  const m = results.machine
+  const sameMachine = m.cpu === here.model && m.cores === here.cpus && `v${m.node}` === here.node
+  const machine = { cpus: m.cores, model: m.cpu, memoryGiB: sameMachine ? here.memoryGiB : null, node: m.node, platform: m.platform }
+  const startedAt = new Date(Date.parse(results.generatedAt) - (settings.elapsedMs ?? 0)).toISOString()
+  const common = { command: command ?? await compareCommand(results), machine, startedAt, durationMs: settings.elapsedMs ?? 0 }
+  const { header, body } = tableCells(rows, formats)
+  const write = (document) => writeResultFile(document, resultsDir)
+  return [
+    write({
+      name,
+      ...common,
+      columns: ['test', 'network', 'format', ...metrics.map((metric) => `${METRICS[metric].label}${METRICS[metric].unit ?? ''}`), 'verdict'],
+      rows: verdictRows,
+      notes: [verdictMeaning(settings), describeRun(results)]
+    }),
+    write({
+      name: `${name}-figures`,
+      ...common,
+      columns: header,
+      rows: body,
+      notes: [`Figures are medians over the trials; ratios are ${ratioMeaning(formats)}, ≈ where the trials cannot tell them from 1`, describeRun(results)]
+    })
+  ]
+}
+
+/** The command line that reproduces a comparison, read back from its results. */
+async function compareCommand ({ formats, rows, settings, reports }) {
+  const { DEFAULT_FORMATS, DEFAULT_TRIALS } = await import('../lib/defaults.js')
+  const { ALL_TESTS } = await import('../lib/payloads/catalog.js')
+  const { runLength } = await import('../lib/compare/runner.js')
+  const args = []
+  const asked = formats.map((label) => label.replace(/#\d+$/, ''))
+  if (asked.join() !== DEFAULT_FORMATS.join()) args.push('--formats', asked.join(','))
+  const custom = reports.find((report) => report.payloadFile)
+  const tests = [...new Set(rows.map((row) => row.testName))]
+  if (custom) args.push('--payload', custom.payloadFile, ...(custom.schema && custom.schema !== 'inferred' ? ['--proto', '<file.proto>', '--type', custom.schema] : []))
+  else if (tests.join() !== ALL_TESTS.join()) args.push('--tests', tests.join(','))
+  if (settings.profiles.join() !== 'none') args.push('--throttle', settings.profiles.join(','))
+  if (settings.trials !== DEFAULT_TRIALS) args.push('--trials', String(settings.trials))
+  if (settings.direction && settings.direction !== 'up') args.push('--direction', settings.direction)
+  if (settings.compress) args.push('--compress')
+  if (settings.inflight !== 1) args.push('--inflight', String(settings.inflight))
+  if (settings.connections !== 1) args.push('--connections', String(settings.connections))
+  // Messages and warm-up: explicit when every test ran the same count that the defaults would not give.
+  const runs = Object.values(settings.runs)
+  const defaults = rows.map((row) => {
+    const json = reports.find((report) => report.test === row.testName && report.format === 'json')
+    return json ? runLength(json.bytes.payloadPerMessage, {}) : null
+  })
+  for (const [key, flag] of [['messages', '-n'], ['warmup', '-w']]) {
+    const counts = new Set(runs.map((run) => run[key]))
+    if (counts.size === 1 && defaults.some((length) => length && length[key] !== runs[0][key])) args.push(flag, String(runs[0][key]))
+  }
+  return `npm run compare${args.length ? ` -- ${args.join(' ')}` : ''}`
+}
+
+runMain(main)

@@ -1,0 +1,120 @@
+// npm run docs:results (bin/docs-results.js) on a temporary copy of the docs: tables written from
+// result files, idempotent, --check catching a stale or hand-edited table, a missing result file
+// as one line, a real comparison recorded with --from-compare; and the committed docs up to date.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { runScript } from '../helpers.js'
+
+const SCRIPT = 'bin/docs-results.js'
+
+function tempProject (readme) {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'docs-results-'))
+  fs.mkdirSync(path.join(root, 'docs/results'), { recursive: true })
+  fs.writeFileSync(path.join(root, 'README.md'), readme)
+  return root
+}
+
+const result = (rows) => ({
+  name: 'size',
+  command: 'npm run bench:size',
+  machine: { cpus: 2, model: 'Test CPU', memoryGiB: 8, node: 'v20.20.2', platform: 'linux 6.1', loadAverage: 0.5 },
+  startedAt: '2026-01-02T03:04:05.000Z',
+  durationMs: 1500,
+  columns: ['test', 'format', 'bytes'],
+  rows,
+  notes: ['one note']
+})
+
+const README = '# Sizes\n\n<!-- results:size -->\n<!-- /results:size -->\n\nAfter.\n'
+
+test('writes the table with command, machine, date and duration; idempotent; --check finds stale and hand-edited tables', async (t) => {
+  const root = tempProject(README)
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+  const file = path.join(root, 'docs/results/size.json')
+  fs.writeFileSync(file, JSON.stringify(result([['5 small', 'json', 22], ['5 small', 'protobuf', 6]])))
+
+  const stale = await runScript(SCRIPT, ['--root', root, '--check'])
+  assert.equal(stale.code, 1, 'an empty region is out of date')
+  assert.equal(stale.stderr, 'out of date with docs/results and --help: README.md (run npm run docs:results)\n')
+
+  const run = await runScript(SCRIPT, ['--root', root])
+  assert.equal(run.code, 0, run.stderr)
+  const written = fs.readFileSync(path.join(root, 'README.md'), 'utf8')
+  assert.equal(written, [
+    '# Sizes',
+    '',
+    '<!-- results:size -->',
+    '| test | format | bytes |',
+    '|---|---|---:|',
+    '| 5 small | json | 22 |',
+    '| 5 small | protobuf | 6 |',
+    '',
+    '`npm run bench:size` on 2 cores (Test CPU), 8 GiB, Node v20.20.2, linux 6.1, load average 0.5 at the start; 2026-01-02 03:04 UTC, 1.5 s.',
+    '',
+    'one note.',
+    '<!-- /results:size -->',
+    '',
+    'After.',
+    ''
+  ].join('\n'))
+
+  const again = await runScript(SCRIPT, ['--root', root])
+  assert.equal(again.code, 0, again.stderr)
+  assert.equal(fs.readFileSync(path.join(root, 'README.md'), 'utf8'), written, 'a second run changes nothing')
+  assert.equal((await runScript(SCRIPT, ['--root', root, '--check'])).code, 0)
+
+  // A new result file: the doc is now stale, and --check leaves it as it is.
+  fs.writeFileSync(file, JSON.stringify(result([['5 small', 'json', 22], ['5 small', 'protobuf', 7]])))
+  const check = await runScript(SCRIPT, ['--root', root, '--check'])
+  assert.equal(check.code, 1)
+  assert.match(check.stderr, /README\.md/)
+  assert.equal(fs.readFileSync(path.join(root, 'README.md'), 'utf8'), written)
+
+  // A hand edit inside the region is caught too, and undone by a run.
+  fs.writeFileSync(file, JSON.stringify(result([['5 small', 'json', 22], ['5 small', 'protobuf', 6]])))
+  fs.writeFileSync(path.join(root, 'README.md'), written.replace('| 5 small | protobuf | 6 |', '| 5 small | protobuf | 5 |'))
+  assert.equal((await runScript(SCRIPT, ['--root', root, '--check'])).code, 1)
+  assert.equal((await runScript(SCRIPT, ['--root', root])).code, 0)
+  assert.equal(fs.readFileSync(path.join(root, 'README.md'), 'utf8'), written)
+})
+
+test('a marker naming a missing result file fails with one line and writes nothing', async (t) => {
+  const root = tempProject(`${README}\n<!-- results:nowhere -->\n<!-- /results:nowhere -->\n`)
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+  fs.writeFileSync(path.join(root, 'docs/results/size.json'), JSON.stringify(result([['1 numbers', 'json', 292]])))
+  const before = fs.readFileSync(path.join(root, 'README.md'), 'utf8')
+  const run = await runScript(SCRIPT, ['--root', root])
+  assert.equal(run.code, 1)
+  assert.equal(run.stderr, 'error: README.md: <!-- results:nowhere --> needs docs/results/nowhere.json, which does not exist\n')
+  assert.equal(fs.readFileSync(path.join(root, 'README.md'), 'utf8'), before)
+})
+
+test('--from-compare records a real comparison as the verdict table and the figures table', async (t) => {
+  const root = tempProject('<!-- results:compare -->\n<!-- /results:compare -->\n\n<!-- results:compare-figures -->\n<!-- /results:compare-figures -->\n')
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+  const out = path.join(root, 'compare-report')
+  const compare = await runScript('bin/compare.js', ['--tests', 'small', '--trials', '2', '-n', '50', '-w', '5', '--out', out])
+  assert.equal(compare.code, 0, compare.stderr)
+
+  const run = await runScript(SCRIPT, ['--root', root, '--from-compare', path.join(out, 'results.json')])
+  assert.equal(run.code, 0, run.stderr)
+  const verdicts = JSON.parse(fs.readFileSync(path.join(root, 'docs/results/compare.json'), 'utf8'))
+  assert.equal(verdicts.command, 'npm run compare -- --tests small --trials 2 -n 50 -w 5')
+  assert.deepEqual(verdicts.columns, ['test', 'network', 'format', 'p50', 'p99', 'msgs/s', 'wire bytes', 'client CPU/msg', 'server CPU/msg', 'verdict'])
+  assert.equal(verdicts.rows.length, 1)
+  assert.deepEqual(verdicts.rows[0].slice(0, 3), ['5 small', 'loopback', 'protobuf vs json'])
+  assert.match(verdicts.rows[0][6], /^0\.43x/, 'wire bytes: 12 vs 28 per message')
+  const figures = JSON.parse(fs.readFileSync(path.join(root, 'docs/results/compare-figures.json'), 'utf8'))
+  assert.deepEqual(figures.rows.map((row) => row[2]), ['json', 'protobuf', 'protobuf/json'])
+  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8')
+  assert.match(readme, /\| 5 small \| loopback \| protobuf vs json \|/)
+  assert.match(readme, /`npm run compare -- --tests small --trials 2 -n 50 -w 5` on \d+ cores/)
+})
+
+test('the committed README and docs are up to date with docs/results and every --help', async () => {
+  const check = await runScript(SCRIPT, ['--check'])
+  assert.equal(check.code, 0, check.stderr)
+})
