@@ -2,7 +2,7 @@
 // value messages, JSON text) and hand-written ones alike.
 import protobuf from 'protobufjs'
 import { UsageError } from '../errors.js'
-import { JSON_VALUE_OPTION, VALUE_FIELDS } from './infer.js'
+import { VALUE_FIELDS } from './infer.js'
 import { childPath, linkedPathText, parseJsonExact, setOwn, stringifyJsonExact } from './json-exact.js'
 
 const { Enum, Type } = protobuf
@@ -202,12 +202,21 @@ function acceptsNull (field) {
       [VALUE_FIELDS.null, VALUE_FIELDS.text].includes(candidate.protoName ?? candidate.name))
 }
 
-// The option as protobufjs records it: `(json_value)`, or qualified, `(pbjson.json_value)`.
-const VALUE_MESSAGE_OPTION = new RegExp(`^\\((?:[\\w.]+\\.)?${JSON_VALUE_OPTION}\\)$`)
+const VALUE_FIELD_NAMES = new Set(Object.values(VALUE_FIELDS))
 
-/** Whether a message is marked `option (json_value) = true` (an inferred value message). */
+/**
+ * Whether a message is an inferred value message, told by its shape alone (no custom option, so
+ * the schema loads in any protobuf toolchain): every field named for a JSON kind (VALUE_FIELDS),
+ * and two or more alternatives in a oneof named `kind`, or one alternative beside the list, or
+ * the JSON text alone.
+ */
 function isValueMessage (type) {
-  return Object.entries(type.options ?? {}).some(([name, value]) => value === true && VALUE_MESSAGE_OPTION.test(name))
+  const fields = type.fieldsArray
+  const declared = (field) => field.protoName ?? field.name
+  if (fields.length === 0 || !fields.every((field) => VALUE_FIELD_NAMES.has(declared(field)))) return false
+  const alternatives = fields.filter((field) => !field.repeated)
+  if (alternatives.length >= 2) return alternatives.every((field) => field.partOf?.name === 'kind')
+  return alternatives.length === 0 || fields.length === 2 || declared(alternatives[0]) === VALUE_FIELDS.text
 }
 
 /** JSON kind that picks a value message field; integers are those a double or an int field tell apart. */

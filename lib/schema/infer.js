@@ -7,13 +7,17 @@
 //   and an absent key stays absent;
 // - array -> `repeated`; when the array itself needs presence, or sits inside another array,
 //   it lives in a list message (below);
+// - an object whose keys are data rather than names (numeric or ID-like keys, or many keys whose
+//   values share one kind), present wherever its parent is -> `map<string, T>`;
 // - a key or array element holding more than one JSON kind (null counts as a kind) -> a
-//   "value message": marked with `option (json_value) = true`, it stands for one JSON value,
-//   whichever of its fields is set: null_value, bool_value, integer_value, number_value,
-//   string_value, object_value (a oneof named `kind`), else the array in list_value;
+//   "value message", told by its shape alone (no custom option, so any toolchain loads the
+//   schema): it stands for one JSON value, whichever of its fields is set: null_value,
+//   bool_value, integer_value, number_value, string_value, object_value (a oneof named `kind`),
+//   else the array in list_value;
 // - values nested deeper than protobuf decoders accept, or never seen with content (elements of
 //   arrays that are always empty) -> JsonText, a value message carrying the exact JSON text.
 
+import pluralize from 'pluralize'
 import { UsageError } from '../errors.js'
 import { MAX_JSON_DEPTH, childPath, linkedPathText } from './json-exact.js'
 
@@ -24,11 +28,11 @@ import { MAX_JSON_DEPTH, childPath, linkedPathText } from './json-exact.js'
  */
 export const MAX_MESSAGE_DEPTH = 100
 
-/** Name of the MessageOptions extension that marks a value message: `option (json_value) = true;`. */
-export const JSON_VALUE_OPTION = 'json_value'
+/** Objects with at least this many keys whose values share one kind are maps (dictionaries), not messages. */
+export const MAP_MIN_KEYS = 20
 
-/** Field number of the json_value extension, in the range protobuf leaves for private use. */
-const JSON_VALUE_EXTENSION_NUMBER = 51000
+/** Keys that are data: integers, UUIDs, long hex strings, or a short prefix and a number (`sku-10492`). */
+const DATA_KEY = /^(-?\d+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{16,}|[A-Za-z]{1,4}[-_:]?\d{3,})$/i
 
 /**
  * Field names inside a value message, by the JSON kind each one carries. `text` holds exact
@@ -183,8 +187,6 @@ function kindsOf (shape) {
 // ---------------------------------------------------------------------------------------------
 // Naming
 
-const pascalWords = (text) => asciiWords(text).map((word) => word[0].toUpperCase() + word.slice(1)).join('')
-
 /** Lowercase ASCII words of a key: camelCase and punctuation split it, accents are dropped. */
 function asciiWords (text) {
   return text
@@ -203,15 +205,25 @@ function fieldNameFor (key) {
   return RESERVED_FIELD_NAMES.has(name) ? `${name}_` : name
 }
 
-/** Message name for the objects under a key; `element` for the elements of an array under it. */
+// `data` and `metadata` are plurals to a grammarian and mass nouns to a programmer: no `Datum`.
+pluralize.addUncountableRule(/data$/i)
+
+/**
+ * Message name for the objects under a key; `element` for the elements of an array (or the values
+ * of a map) under it: the key's last word made singular (`statuses` -> `Status`), or `...Item`
+ * when it is not a plural.
+ */
 function messageNameFor (key, { element = false } = {}) {
-  let name = pascalWords(key) || 'Object'
+  const words = asciiWords(key)
+  if (element && words.length > 0) {
+    const last = words[words.length - 1]
+    const singular = pluralize.singular(last)
+    if (singular !== last && /^[a-z]/.test(singular)) words[words.length - 1] = singular
+    else words.push('item')
+  }
+  let name = words.map((word) => word[0].toUpperCase() + word.slice(1)).join('') || (element ? 'ObjectItem' : 'Object')
   if (/^[0-9]/.test(name)) name = `Object${name}`
-  if (!element) return name
-  if (/ies$/.test(name)) return name.replace(/ies$/, 'y')
-  if (/sses$/.test(name)) return name.replace(/es$/, '')
-  if (/[^su]s$/.test(name)) return name.slice(0, -1)
-  return `${name}Item`
+  return name
 }
 
 /** Allocates field names (unique as protoc requires: ignoring case and underscores) and numbers. */
@@ -264,12 +276,41 @@ function protoString (text) {
  *   surrogate, a non-JSON value), or for an invalid type or package name
  */
 export function inferSchema (value, { typeName = 'Payload', packageName = 'pbjson' } = {}) {
-  if (!/^[A-Za-z][A-Za-z0-9_]*$/.test(typeName)) throw new UsageError(`invalid message name "${typeName}": use letters, digits and _`)
-  if (!/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/.test(packageName)) throw new UsageError(`invalid package name "${packageName}": use dot-separated identifiers`)
+  checkNames(typeName, packageName)
   const root = newShape()
   observe(root, value, null, 1)
   const messages = emitMessages(root, typeName)
-  return { proto: renderFile(packageName, messages), typeName: `${packageName}.${typeName}` }
+  return { proto: renderFile(packageName, messages, 'a JSON document'), typeName: `${packageName}.${typeName}`, maps: messages.maps }
+}
+
+/**
+ * Infers one schema for a corpus of messages, as inferSchema does for one document: every
+ * message is observed at the root, so a key some messages lack is optional, a key that holds
+ * different kinds in different messages is a value message, and messages of several kinds (a
+ * shared `type` tag) share one message with the union of their fields.
+ * @param {Array<{value: *, where: string}>} messages each with where it came from, for errors (`line 12`)
+ * @param {{typeName?: string, packageName?: string}} [options]
+ * @returns {{proto: string, typeName: string, maps: string[]}} maps: the JSON paths that became maps
+ * @throws {UsageError} naming the message and JSON path of a value no protobuf type holds
+ */
+export function inferCorpusSchema (messages, { typeName = 'Payload', packageName = 'pbjson' } = {}) {
+  checkNames(typeName, packageName)
+  const root = newShape()
+  for (const { value, where } of messages) {
+    try {
+      observe(root, value, null, 1)
+    } catch (err) {
+      throw new UsageError(`${where}: ${err.message}`)
+    }
+  }
+  const emitted = emitMessages(root, typeName)
+  const source = `a corpus of ${messages.length} JSON message${messages.length === 1 ? '' : 's'}`
+  return { proto: renderFile(packageName, emitted, source), typeName: `${packageName}.${typeName}`, maps: emitted.maps }
+}
+
+function checkNames (typeName, packageName) {
+  if (!/^[A-Za-z][A-Za-z0-9_]*$/.test(typeName)) throw new UsageError(`invalid message name "${typeName}": use letters, digits and _`)
+  if (!/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/.test(packageName)) throw new UsageError(`invalid package name "${packageName}": use dot-separated identifiers`)
 }
 
 /**
@@ -281,6 +322,7 @@ function emitMessages (rootShape, rootName) {
   const definitions = []
   const signatures = new Map() // message name -> body text when shareable (value messages), else null
   const unionNames = new Set()
+  const maps = []
   let usesNullValue = false
 
   // Reserves a message name; value messages with the same name and body share one definition.
@@ -352,7 +394,11 @@ function emitMessages (rootShape, rootName) {
     const allocator = createFieldAllocator()
     for (const [key, { shape, count }] of objectShape.keys) {
       const fieldName = allocator.name(fieldNameFor(key))
-      const type = typeOf(shape, depth + 1, nameHint(key), { plainRepeatedAllowed: count === objectShape.instances })
+      // A map, like a repeated field, is always there: only where the key is in every instance.
+      const always = count === objectShape.instances
+      const type = always && isMap(shape)
+        ? mapType(shape, depth, key)
+        : typeOf(shape, depth + 1, nameHint(key), { plainRepeatedAllowed: always })
       const label = type.repeatedOf ? 'repeated ' : SCALAR_TYPES.has(type) ? 'optional ' : ''
       const jsonName = fieldName === key ? '' : ` [json_name = ${protoString(key)}]`
       definition.lines.push(`  ${label}${type.repeatedOf ?? type} ${fieldName} = ${allocator.number()}${jsonName};`)
@@ -360,10 +406,60 @@ function emitMessages (rootShape, rootName) {
     return name
   }
 
+  // The values of every key, merged into one shape: what a map's values hold.
+  const mapType = (shape, depth, key) => {
+    maps.push(key)
+    const values = newShape()
+    for (const slot of shape.object.keys.values()) mergeShape(values, slot.shape)
+    return `map<string, ${typeOf(values, depth + 1, nameHint(key, 1))}>`
+  }
+
   const rootKinds = kindsOf(rootShape)
   if (rootKinds.length === 1 && rootKinds[0].kind === 'object') objectMessage(rootShape.object, 1, rootName)
   else valueMessage(rootShape, rootKinds, 1, nameHint(rootName), rootName)
-  return { definitions, usesNullValue }
+  return { definitions, usesNullValue, maps }
+}
+
+/**
+ * Whether an object position holds a dictionary (keys that are data) rather than a record:
+ * only objects were seen there, and either every key looks like an ID or a number, or there
+ * are many keys and their values are all of one kind.
+ */
+function isMap (shape) {
+  if (kindsOf(shape).length !== 1 || !shape.object) return false
+  const keys = [...shape.object.keys.keys()]
+  if (keys.length === 0) return false
+  if (keys.every((key) => DATA_KEY.test(key))) return true
+  if (keys.length < MAP_MIN_KEYS) return false
+  const values = newShape()
+  for (const slot of shape.object.keys.values()) mergeShape(values, slot.shape)
+  return kindsOf(values).length === 1
+}
+
+/** Adds what `from` saw into `into`, as if `into` had seen those values too. */
+function mergeShape (into, from) {
+  into.null ||= from.null
+  into.bool ||= from.bool
+  into.string ||= from.string
+  into.double ||= from.double
+  if (from.intMin !== null && (into.intMin === null || from.intMin < into.intMin)) into.intMin = from.intMin
+  if (from.intMax !== null && (into.intMax === null || from.intMax > into.intMax)) into.intMax = from.intMax
+  into.negativeAt ??= from.negativeAt
+  into.beyondInt64At ??= from.beyondInt64At
+  if (from.object) {
+    into.object ??= { keys: new Map(), instances: 0 }
+    into.object.instances += from.object.instances
+    for (const [key, slot] of from.object.keys) {
+      if (!into.object.keys.has(key)) into.object.keys.set(key, { shape: newShape(), count: 0 })
+      const target = into.object.keys.get(key)
+      target.count += slot.count
+      mergeShape(target.shape, slot.shape)
+    }
+  }
+  if (from.array) {
+    into.array ??= { element: newShape() }
+    mergeShape(into.array.element, from.array.element)
+  }
 }
 
 /** Names for object messages found under a key, or in (nested) arrays under it. */
@@ -382,25 +478,13 @@ function valueNamePart ({ type, repeated }) {
   return repeated ? `${typeName}List` : typeName
 }
 
-function renderFile (packageName, { definitions, usesNullValue }) {
-  const usesValueMessages = definitions.some((definition) => definition.valueMessage)
-  const out = ['// Generated by pbjson: a lossless schema inferred from a JSON document.', 'syntax = "proto3";', '', `package ${packageName};`, '']
-  if (usesValueMessages) out.push('import "google/protobuf/descriptor.proto";')
-  if (usesNullValue) out.push('import "google/protobuf/struct.proto";')
-  if (usesValueMessages || usesNullValue) out.push('')
-  if (usesValueMessages) {
-    out.push(
-      '// Marks a message that stands for one JSON value (whichever field is set; else the list) rather than a JSON object.',
-      'extend google.protobuf.MessageOptions {',
-      `  bool ${JSON_VALUE_OPTION} = ${JSON_VALUE_EXTENSION_NUMBER};`,
-      '}',
-      ''
-    )
-  }
+function renderFile (packageName, { definitions, usesNullValue }, source) {
+  const out = [`// Generated by pbjson: a lossless schema inferred from ${source}.`, 'syntax = "proto3";', '', `package ${packageName};`, '']
+  if (usesNullValue) out.push('import "google/protobuf/struct.proto";', '')
   for (const { name, comment, lines, valueMessage } of definitions) {
-    const body = valueMessage ? [`  option (${JSON_VALUE_OPTION}) = true;`, ...lines] : lines
     if (comment) out.push(comment)
-    out.push(...(body.length ? [`message ${name} {`, ...body, '}'] : [`message ${name} {}`]), '')
+    else if (valueMessage) out.push('// One JSON value: whichever field of kind is set, else the list.')
+    out.push(...(lines.length ? [`message ${name} {`, ...lines, '}'] : [`message ${name} {}`]), '')
   }
   return out.join('\n')
 }
