@@ -24,18 +24,19 @@ const exactJsonCodec = Object.freeze({
 })
 
 /**
- * The JSON codec for a test: the built-ins, unless a user's payload needs the exact codec. A
- * custom test without a payload (the server's side) decodes with the built-ins.
- * @param {{payload?: object}} test
+ * The JSON codec for a test: the built-ins, unless one of a user's messages needs the exact
+ * codec. A custom test without payloads (the server's side) decodes with the built-ins.
+ * @param {{payloads?: object[]}} test
  * @returns {import('./registry.js').Codec}
  */
 export function codecFor (test) {
-  if (!test.payload) return jsonCodec
-  let builtIn
+  return (test.payloads ?? []).every(builtInsAreExact) ? jsonCodec : exactJsonCodec
+}
+
+function builtInsAreExact (payload) {
   try {
-    builtIn = JSON.stringify(test.payload)
+    return JSON.stringify(payload) === stringifyJsonExact(payload)
   } catch {
-    return exactJsonCodec // BigInt
+    return false // BigInt
   }
-  return builtIn === stringifyJsonExact(test.payload) ? jsonCodec : exactJsonCodec
 }

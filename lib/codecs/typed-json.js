@@ -2,7 +2,7 @@
 // JSON.parse to decode. The same bytes as JSON, produced faster when the schema is known: the fair
 // contender for protobuf's generated code. The schema is derived from the payload (shape.js).
 import fastJson from 'fast-json-stringify'
-import { shapeOf } from './shape.js'
+import { mergeShapes, shapeOf } from './shape.js'
 import { loadPayload } from '../payloads/catalog.js'
 import { codecFor as jsonCodecFor, jsonCodec } from './json.js'
 
@@ -30,19 +30,19 @@ export function jsonSchemaOf (shape) {
  * @returns {import('./registry.js').Codec}
  */
 export function codecFor (test) {
-  if (!test.custom) return typedJsonCodec(loadPayload(test), jsonCodec.decode)
-  if (test.payload) return typedJsonCodec(test.payload, jsonCodecFor(test).decode)
+  if (!test.custom) return typedJsonCodec([loadPayload(test)], jsonCodec.decode)
+  if (test.payloads) return typedJsonCodec(test.payloads, jsonCodecFor(test).decode)
   return Object.freeze({ ...jsonCodec, name: 'fast-json', needsSchema: true })
 }
 
 /**
- * The fast-json-stringify codec for a payload.
- * @param {object} payload the test's plain payload, to derive the schema from
+ * The fast-json-stringify codec for some payloads.
+ * @param {object[]} payloads the test's plain payloads, to derive the one schema that fits them all from
  * @param {(frame: Buffer) => unknown} decode the JSON decoder the payload needs (exact for BigInts)
  * @returns {import('./registry.js').Codec}
  */
-export function typedJsonCodec (payload, decode) {
-  const stringify = fastJson(jsonSchemaOf(shapeOf(payload)))
+export function typedJsonCodec (payloads, decode) {
+  const stringify = fastJson(jsonSchemaOf(payloads.map(shapeOf).reduce(mergeShapes)))
   return Object.freeze({
     name: 'fast-json',
     binary: false,

@@ -59,7 +59,9 @@ async function payloadsToRun (tests, custom, allowLossy) {
     // Loaded here too so a broken file or schema fails once, before the server starts.
     const test = await loadCustomTest(custom)
     const args = ['--payload', custom.payload, ...(custom.proto ? ['--proto', custom.proto, '--type', custom.type] : []), ...(allowLossy ? ['--allow-lossy'] : [])]
-    const jsonBytes = Buffer.byteLength(stringifyJsonExact(test.payload))
+    // A corpus: its mean message size decides the run length, as one document's size does.
+    const total = test.payloads.reduce((sum, payload) => sum + Buffer.byteLength(stringifyJsonExact(payload)), 0)
+    const jsonBytes = total / test.payloads.length
     return [{ label: testLabel(test), testName: test.name, args, jsonBytes }]
   }
   return tests.map(resolveTest).map((test) => ({

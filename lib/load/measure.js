@@ -31,7 +31,7 @@ export async function prepareRun (format, options, { quiet = false } = {}) {
  * @returns {{differences: number, examples: object[]}|null} what the report records, null when lossless
  */
 function checkLossless (test, codec, allowLossy, quiet) {
-  const { lossless, differences, examples } = checkCustomFidelity(test, codec)
+  const { lossless, differences, messages, examples } = checkCustomFidelity(test, codec)
   if (lossless) return null
   if (!quiet) {
     const shown = (value) => value === undefined ? '(absent)' : stringifyJsonExact(value).slice(0, 80)
@@ -40,8 +40,9 @@ function checkLossless (test, codec, allowLossy, quiet) {
   }
   const what = codec.name === 'protobuf' ? 'the schema' : `the ${codec.name} encoding`
   const fix = codec.name === 'protobuf' ? 'fix the schema, or ' : ''
-  if (!allowLossy) throw new UsageError(`${what} is lossy for ${test.file} (${differences} values differ); ${fix}run anyway with --allow-lossy`)
-  return { differences, examples }
+  const where = test.payloads.length > 1 ? ` in ${messages} of ${test.payloads.length} messages` : ''
+  if (!allowLossy) throw new UsageError(`${what} is lossy for ${test.file} (${differences} values differ${where}); ${fix}run anyway with --allow-lossy`)
+  return { differences, messages, examples }
 }
 
 /**
@@ -56,7 +57,7 @@ export async function measure ({ format, test, codec, lossy }, options, { connec
     connectUrl,
     url: options.url,
     test,
-    payload: test.custom ? test.payload : loadPayload(test),
+    payloads: test.custom ? test.payloads : [loadPayload(test)],
     codec,
     messages: options.messages,
     durationMs: options.durationMs,

@@ -37,6 +37,7 @@ export function mergeReports (reports) {
       : null,
     bytes: {
       payloadPerMessage: first.bytes.payloadPerMessage,
+      payloadSizes: first.bytes.payloadSizes,
       written: sum((r) => r.bytes.written),
       read: sum((r) => r.bytes.read)
     },

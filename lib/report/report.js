@@ -57,13 +57,26 @@ export function buildReport (result, context) {
     timeSeries: result.timeSeries ?? [],
     histogram: encodeHistogram(histogram),
     uncorrectedHistogram: uncorrected ? encodeHistogram(uncorrected) : null,
-    // A user's payload: which file, which schema, and whether it arrived unchanged.
+    // A user's payload: which file (and how many messages), which schema, and whether it arrived unchanged.
     ...(context.test.custom && {
       payloadFile: context.test.file,
+      corpus: context.test.corpus ?? null,
       schema: context.test.inferred ? 'inferred' : context.test.typeName,
       lossy: context.lossy ?? null
     })
   }
+}
+
+/** The encoded size: one figure, or for a corpus its mean and spread. */
+function payloadSizeText ({ payloadPerMessage, payloadSizes: sizes }) {
+  if (!sizes || sizes.messages === 1) return `${int(payloadPerMessage)} B/msg`
+  return `${int(sizes.mean)} B/msg mean of ${int(sizes.messages)} messages (min ${int(sizes.min)}, p50 ${int(sizes.p50)}, ` +
+    `p99 ${int(sizes.p99)}, max ${int(sizes.max)})`
+}
+
+function cpuLine ({ userUs, systemUs, perMessageUs }) {
+  return `cpu       ${(userUs / 1000).toFixed(1)} ms user  ${(systemUs / 1000).toFixed(1)} ms system  ` +
+    `${perMessageUs ?? 'n/a'} µs/msg (this client process, measured phase)`
 }
 
 /**
@@ -103,9 +116,8 @@ export function formatReport (report, histogram) {
     `${report.format} · test ${testLabel({ id: report.testId, name: report.test, file: report.payloadFile })} · ${report.direction} · ${report.connections} connection(s) × ${report.inflight} in flight · network: ${describeNetwork(report.network)}`,
     `messages  sent ${int(m.sent)}  acked ${int(m.acked)}  errors ${int(m.errors)}  lost ${int(m.lost)}`,
     `elapsed   ${(report.durationMs / 1000).toFixed(2)} s  rate ${int(report.rate)} msg/s`,
-    `bytes     payload ${int(b.payloadPerMessage)} B/msg  written ${size(b.written)}  read ${size(b.read)} (on the socket, frames included)`,
-    ...(report.cpu ? [`cpu       ${(report.cpu.userUs / 1000).toFixed(1)} ms user  ${(report.cpu.systemUs / 1000).toFixed(1)} ms system  ` +
-      `${report.cpu.perMessageUs ?? 'n/a'} µs/msg (this client process, measured phase)`] : []),
+    `bytes     payload ${payloadSizeText(b)}  written ${size(b.written)}  read ${size(b.read)} (on the socket, frames included)`,
+    ...(report.cpu ? [cpuLine(report.cpu)] : []),
     `latency   min ${ms(l.min)}  mean ${ms(l.mean)}  stdev ${ms(l.stdev)}  p50 ${ms(l.p50)}  p90 ${ms(l.p90)}  p99 ${ms(l.p99)}  p99.9 ${ms(l.p999)}  max ${ms(l.max)}${report.target ? '  (from the schedule)' : ''}`,
     ...(report.uncorrectedLatencyMs ? [`uncorr.   p50 ${ms(report.uncorrectedLatencyMs.p50)}  p90 ${ms(report.uncorrectedLatencyMs.p90)}  p99 ${ms(report.uncorrectedLatencyMs.p99)}  p99.9 ${ms(report.uncorrectedLatencyMs.p999)}  max ${ms(report.uncorrectedLatencyMs.max)}  (from the actual send: hides stalls)`] : []),
     ...formatBands(latencyBands(histogram), histogram.totalCount)

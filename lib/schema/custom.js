@@ -1,14 +1,15 @@
-// A user's own JSON document as a test: read exactly, given a schema (theirs or an inferred one),
-// checked for fidelity, and registered with the server at connect.
+// A user's own traffic as a test: one document or a corpus of messages, read exactly, given one
+// schema (theirs or one inferred from every message), checked for fidelity message by message, and
+// registered with the server at connect.
 import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
+import { readCorpus } from './corpus.js'
 import { UsageError } from '../errors.js'
 import { CUSTOM_TEST, REGISTRATION_PREFIX, parseRegistration, registrationFrame as frameOf } from '../protocol.js'
 import { compileSchema } from './compile.js'
 import { checkCodecFidelity, checkFidelity } from './fidelity.js'
-import { inferSchema } from './infer.js'
-import { parseJsonExact } from './json-exact.js'
+import { inferCorpusSchema, inferSchema } from './infer.js'
 
 /** The root message of an inferred schema. */
 const INFERRED_TYPE = 'pbjson.Payload'
@@ -20,7 +21,9 @@ const INFERRED_TYPE = 'pbjson.Payload'
  * @property {string} file the payload's file name, for reports
  * @property {string} description
  * @property {true} custom
- * @property {object} payload the document, BigInt past 2^53
+ * @property {object[]} payloads the messages, in order (one for a single document), BigInt past 2^53
+ * @property {string[]} wheres where each message came from (`line 12`, a file name), for fidelity reports
+ * @property {{kind: 'document'|'lines'|'directory', messages: number}} corpus
  * @property {string} protoText the schema, the user's or inferred
  * @property {string} typeName its root message
  * @property {boolean} inferred whether the schema was inferred
@@ -28,8 +31,9 @@ const INFERRED_TYPE = 'pbjson.Payload'
  */
 
 /**
- * Reads a user's payload and schema before any connection: `--payload` alone infers a lossless
- * schema; with `--proto` and `--type` the user's schema is used as given.
+ * Reads a user's payload (a document or a corpus, see readCorpus) and schema before any
+ * connection: `--payload` alone infers one lossless schema for every message; with `--proto` and
+ * `--type` the user's schema is used as given.
  * @param {{payload: string, proto?: string, type?: string}} files
  * @returns {Promise<CustomTest>}
  * @throws {UsageError} one line for an unreadable file, invalid JSON, a schema that does not compile
@@ -37,20 +41,24 @@ const INFERRED_TYPE = 'pbjson.Payload'
 export async function loadCustomTest ({ payload: payloadFile, proto: protoFile, type: typeName }) {
   if (protoFile && !typeName) throw new UsageError('--proto needs --type <message name>')
   if (typeName && !protoFile) throw new UsageError('--type needs --proto <file.proto>')
-  const payload = parseJson(await readText(payloadFile), payloadFile)
-  if (payload === null || typeof payload !== 'object') {
-    throw new UsageError(`${payloadFile}: the payload must be a JSON object or array, not ${payload === null ? 'null' : typeof payload}`)
-  }
+  const corpus = await readCorpus(payloadFile)
   const inferred = !protoFile
-  const protoText = inferred ? inferSchema(payload, { typeName: 'Payload', packageName: 'pbjson' }).proto : await readText(protoFile)
+  const names = { typeName: 'Payload', packageName: 'pbjson' }
+  const protoText = !inferred
+    ? await readText(protoFile)
+    : corpus.kind === 'document' ? inferSchema(corpus.messages[0].value, names).proto : inferCorpusSchema(corpus.messages, names).proto
   const type = compileSchema(protoText, inferred ? INFERRED_TYPE : typeName, { filename: inferred ? 'the inferred schema' : protoFile })
+  const count = corpus.messages.length
+  const what = corpus.kind === 'document' ? corpus.file : `${corpus.file} (${count} message${count === 1 ? '' : 's'})`
   return {
     id: null,
     name: CUSTOM_TEST,
-    file: path.basename(payloadFile),
-    description: `${path.basename(payloadFile)} with ${inferred ? 'an inferred schema' : `${path.basename(protoFile)} (${typeName})`}`,
+    file: corpus.file,
+    description: `${what} with ${inferred ? 'an inferred schema' : `${path.basename(protoFile)} (${typeName})`}`,
     custom: true,
-    payload,
+    payloads: corpus.messages.map((message) => message.value),
+    wheres: corpus.messages.map((message) => message.where),
+    corpus: { kind: corpus.kind, messages: count },
     protoText,
     typeName: type.fullName.slice(1),
     inferred,
@@ -66,23 +74,29 @@ async function readText (file) {
   }
 }
 
-function parseJson (text, file) {
-  try {
-    return parseJsonExact(text)
-  } catch (err) {
-    throw new UsageError(`${file}: ${err.message}`)
-  }
-}
-
 /**
- * Checks that the format carries the payload unchanged: decode(encode(x)), converted back with the
- * original keys, must deep-equal x.
+ * Checks that the format carries every message unchanged: decode(encode(x)), converted back with
+ * the original keys, must deep-equal x. For a corpus, each example's path names its message.
  * @param {CustomTest} test
  * @param {import('../codecs/registry.js').Codec} codec
- * @returns {{lossless: boolean, differences: number, examples: Array<{path: string, expected: unknown, actual: unknown}>}}
+ * @returns {{lossless: boolean, differences: number, messages: number,
+ *   examples: Array<{path: string, expected: unknown, actual: unknown}>}} messages: how many changed
  */
 export function checkCustomFidelity (test, codec) {
-  return codec.name === 'protobuf' ? checkFidelity(test.type, test.payload) : checkCodecFidelity(codec, test.payload)
+  const corpus = test.payloads.length > 1
+  let differences = 0
+  let messages = 0
+  const examples = []
+  test.payloads.forEach((payload, i) => {
+    const result = codec.name === 'protobuf' ? checkFidelity(test.type, payload) : checkCodecFidelity(codec, payload)
+    if (result.lossless) return
+    differences += result.differences
+    messages++
+    for (const example of result.examples) {
+      if (examples.length < 5) examples.push(corpus ? { ...example, path: `${test.wheres[i]}: ${example.path}` } : example)
+    }
+  })
+  return { lossless: differences === 0, differences, messages, examples }
 }
 
 /**

@@ -280,7 +280,7 @@ export function inferSchema (value, { typeName = 'Payload', packageName = 'pbjso
   const root = newShape()
   observe(root, value, null, 1)
   const messages = emitMessages(root, typeName)
-  return { proto: renderFile(packageName, messages, 'a JSON document'), typeName: `${packageName}.${typeName}`, maps: messages.maps }
+  return { proto: renderFile(packageName, messages, 'a JSON document'), typeName: `${packageName}.${typeName}`, ...summary(messages) }
 }
 
 /**
@@ -290,7 +290,8 @@ export function inferSchema (value, { typeName = 'Payload', packageName = 'pbjso
  * shared `type` tag) share one message with the union of their fields.
  * @param {Array<{value: *, where: string}>} messages each with where it came from, for errors (`line 12`)
  * @param {{typeName?: string, packageName?: string}} [options]
- * @returns {{proto: string, typeName: string, maps: string[]}} maps: the JSON paths that became maps
+ * @returns {{proto: string, typeName: string, maps: string[], unions: string[]}} maps: the keys that became
+ *   maps; unions: the value messages (positions holding several JSON kinds)
  * @throws {UsageError} naming the message and JSON path of a value no protobuf type holds
  */
 export function inferCorpusSchema (messages, { typeName = 'Payload', packageName = 'pbjson' } = {}) {
@@ -305,7 +306,13 @@ export function inferCorpusSchema (messages, { typeName = 'Payload', packageName
   }
   const emitted = emitMessages(root, typeName)
   const source = `a corpus of ${messages.length} JSON message${messages.length === 1 ? '' : 's'}`
-  return { proto: renderFile(packageName, emitted, source), typeName: `${packageName}.${typeName}`, maps: emitted.maps }
+  return { proto: renderFile(packageName, emitted, source), typeName: `${packageName}.${typeName}`, ...summary(emitted) }
+}
+
+/** What a reader of an inferred schema wants to know first: which keys became maps, which positions unions. */
+function summary ({ maps, definitions }) {
+  const isUnion = (definition) => definition.valueMessage && definition.lines.includes('  oneof kind {')
+  return { maps, unions: definitions.filter(isUnion).map((definition) => definition.name) }
 }
 
 function checkNames (typeName, packageName) {

@@ -70,7 +70,7 @@ describe('every payload, through node server.js and both clients', () => {
     const lossy = await runScript('client_protobuf.js', [...args, '--allow-lossy', '--json'])
     assert.equal(lossy.code, 0, lossy.stderr)
     const report = JSON.parse(lossy.stdout)
-    assert.deepEqual(report.lossy, { differences: 1, examples: [{ path: '$.items[1].price', expected: 0.1, actual: 0.10000000149011612 }] })
+    assert.deepEqual(report.lossy, { differences: 1, messages: 1, examples: [{ path: '$.items[1].price', expected: 0.1, actual: 0.10000000149011612 }] })
     assert.deepEqual(report.messages, { sent: 10, acked: 10, errors: 0, lost: 0 })
     const human = await runScript('client_protobuf.js', [...args, '--allow-lossy'])
     assert.match(human.stdout, /^LOSSY {5}the schema changed 1 value\(s\) of user-order\.json, first at \$\.items\[1\]\.price$/m)
