@@ -1,10 +1,14 @@
 // One load connection: its socket, the send times of its outstanding messages, the bytes it
-// carried. It reports what happens on it to the run's current phase and keeps nothing else.
+// carried. It reports what happens on it (a message sent, a reply, messages lost, the connection
+// closed or back) to the run and its current phase, and keeps nothing else.
 import { performance } from 'node:perf_hooks'
 import WebSocket from 'ws'
 
 /** How long to wait for the close handshake of each connection after the run. */
 const CLOSE_GRACE_MS = 1000
+
+/** An open-loop connection with this much unsent data takes no more messages until it drains. */
+const MAX_BUFFERED_BYTES = 1024 * 1024
 
 /** Between reconnection attempts while a server is away (--reconnect). */
 const RECONNECT_BACKOFF_MS = 100
@@ -15,7 +19,7 @@ export class Channel {
    * @param {WebSocket} ws an open connection
    * @param {import('node:net').Socket} socket its TCP socket, whose byte counters are read
    * @param {number} capacity messages it may have outstanding
-   * @param {import('./engine.js').Run} run what to send, and the phase to report to
+   * @param {import('./engine.js').Run} run what to send, and where to report (run.phase)
    */
   constructor (ws, socket, capacity, run) {
     this.run = run
@@ -46,7 +50,7 @@ export class Channel {
     this.reconnecting = false
     this.socketWrittenMark = socket.bytesWritten
     this.socketReadMark = socket.bytesRead
-    ws.on('message', (data, isBinary) => this.onReply(data, isBinary))
+    ws.on('message', (data, isBinary) => this.onMessage(data, isBinary))
     ws.on('close', (code, reason) => this.onClose(code, reason))
     ws.on('error', () => {}) // the close event that follows carries what the run needs
   }
@@ -55,6 +59,16 @@ export class Channel {
   fill (now) {
     const phase = this.run.phase
     while (this.open && this.outstanding < this.capacity && phase.canSend(now)) this.sendOne(now, now)
+  }
+
+  /** Open loop: whether it may take a scheduled message now (open, below its cap, socket draining). */
+  hasRoom () {
+    return this.open && this.outstanding < this.capacity && this.ws.bufferedAmount < MAX_BUFFERED_BYTES
+  }
+
+  /** Whether it is still part of the run: open, or coming back (--reconnect). */
+  isLive () {
+    return this.open || this.reconnecting
   }
 
   /** Sends one message, stamped with when it was due and when it went. Hot path. */
@@ -67,15 +81,15 @@ export class Channel {
     this.ws.send(this.run.nextFrame(), this.run.sendOptions)
   }
 
-  /** A reply settles the oldest outstanding message. Hot path. */
-  onReply (data, isBinary) {
+  /** A reply settles the oldest outstanding message; the phase judges and records it. Hot path. */
+  onMessage (data, isBinary) {
     if (this.outstanding === 0) return // a reply to a message already counted as lost
     const now = performance.now()
     const scheduledAt = this.scheduledTimes[this.head]
     const sentAt = this.sentTimes[this.head]
     this.head = (this.head + 1) % this.capacity
     this.outstanding--
-    this.run.phase.onReply(this, this.run.isSuccess(data, isBinary), now, scheduledAt, sentAt)
+    this.run.phase.onReply(this, data, isBinary, scheduledAt, sentAt, now)
   }
 
   /** Marks the connection gone, keeping the bytes it carried in the counts. */
@@ -99,30 +113,29 @@ export class Channel {
     this.run.phase.onClosed(this, code, reason, this.dropOutstanding())
   }
 
-  /** --reconnect: tries again every RECONNECT_BACKOFF_MS until the server is back or --timeout passes. */
+  /**
+   * --reconnect: tries again every RECONNECT_BACKOFF_MS until the server is back, the phase stops
+   * sending or --timeout passes, and tells the run how it went.
+   */
   async reconnectLater () {
     const run = this.run
     this.reconnecting = true
     const downSince = performance.now()
-    while (!run.phase.stopped && !this.closing) {
+    let timedOut = false
+    while (run.isSending() && !this.closing) {
       try {
-        const { ws, socket } = await run.reconnect()
+        const { ws, socket } = await run.openConnection()
         if (this.closing) return ws.terminate()
-        run.reconnects.count++
-        run.reconnects.gapMs += Math.round(performance.now() - downSince)
         this.attach(ws, socket)
-        return run.phase.onReopened(this)
+        return run.onReconnected(this, performance.now() - downSince)
       } catch {
-        if (performance.now() - downSince > run.timeoutMs) {
-          this.reconnecting = false
-          run.fail(`the server did not come back within ${run.timeoutMs} ms (--reconnect, --timeout)`)
-          return run.phase.checkDone()
-        }
+        timedOut = performance.now() - downSince > run.timeoutMs
+        if (timedOut) break
         await new Promise((resolve) => setTimeout(resolve, RECONNECT_BACKOFF_MS))
       }
     }
     this.reconnecting = false
-    run.phase.checkDone()
+    run.onReconnectAbandoned(timedOut)
   }
 
   /** Gives up on this connection: its outstanding messages are lost. */

@@ -11,7 +11,8 @@ const DOWN_REQUEST_FRAME = Buffer.from(DOWN_REQUEST)
  * @typedef {object} LoadOptions
  * @property {string} url server URL (ws:// or wss://); test and format are added to its query
  * @property {import('../payloads/catalog.js').TestInfo} test
- * @property {object} payload the plain JSON payload sent in every message
+ * @property {object[]} payloads the plain JSON messages sent, in order, cycling when there are more
+ *   messages to send than payloads (one payload: the same message every time)
  * @property {import('../codecs/registry.js').Codec} codec
  * @property {number} [messages] messages to send and record (or durationMs)
  * @property {number} [durationMs] send for this long instead of a count
@@ -69,10 +70,12 @@ const DOWN_REQUEST_FRAME = Buffer.from(DOWN_REQUEST)
  * @returns {Promise<LoadResult>}
  */
 export async function runLoad (options) {
-  const { codec, payload, connections = 1, inflight = 1, warmup = {}, signal } = options
-  const native = codec.prepare(payload)
-  const payloadPerMessage = byteLength(codec.encode(native))
-  const run = new Run(options, native)
+  const { codec, payloads, connections = 1, inflight = 1, warmup = {}, signal } = options
+  // Prepared once, before the run (for protobuf, message objects, as an application holds them);
+  // the hot path only encodes and sends.
+  const natives = payloads.map((payload) => codec.prepare(payload))
+  const payloadSizes = sizeDistribution(natives.map((native) => byteLength(codec.encode(native))))
+  const run = new Run(options, natives)
   const opened = await Promise.all(Array.from({ length: connections }, () => connect(options)))
   run.channels.push(...opened.map(({ ws, socket }) => new Channel(ws, socket, inflight, run)))
   const reason = () => typeof signal.reason === 'string' ? signal.reason : 'interrupted'
@@ -87,7 +90,8 @@ export async function runLoad (options) {
     const measured = run.failure || signal?.aborted
       ? run.emptyResult()
       : await run.runPhase({ count, durationMs, rate, recording: true })
-    return { ...measured, bytes: { payloadPerMessage, ...measured.bytes }, interrupted: Boolean(signal?.aborted) }
+    const bytes = { payloadPerMessage: payloadSizes.mean, payloadSizes, ...measured.bytes }
+    return { ...measured, bytes, interrupted: Boolean(signal?.aborted) }
   } finally {
     signal?.removeEventListener('abort', stop)
     await Promise.all(run.channels.map((channel) => channel.close()))
@@ -101,19 +105,21 @@ export async function runLoad (options) {
 export class Run {
   /**
    * @param {LoadOptions} options
-   * @param {unknown} native the payload in the codec's own form, encoded for every message
+   * @param {unknown[]} natives the payloads in the codec's own form, encoded in turn for every message
    */
-  constructor (options, native) {
+  constructor (options, natives) {
     const { codec, timeoutMs = 10000, direction = 'up', ack, reconnect, onTick } = options
     this.codec = codec
-    this.native = native
+    this.natives = natives
+    this.cursor = 0
     this.request = direction === 'down' ? DOWN_REQUEST_FRAME : null
     this.expectsPayload = direction !== 'up'
     this.acceptsAny = Boolean(ack?.any)
     this.ackText = Buffer.from(ack?.text ?? ACK)
     this.sendOptions = { binary: direction === 'down' ? false : codec.binary }
     this.timeoutMs = timeoutMs
-    this.reconnect = reconnect ? () => connect(options) : null
+    this.connectOptions = options
+    this.reconnectOnClose = Boolean(reconnect)
     this.onTick = onTick
     /** @type {import('./channel.js').Channel[]} */
     this.channels = []
@@ -135,9 +141,12 @@ export class Run {
     return { ...result, reconnects: { ...this.reconnects }, errorReplies: this.errorReplies, failure: this.failure }
   }
 
-  /** The frame for the next message: the payload encoded now (the cost measured), or a down request. Hot path. */
+  /** The frame for the next message: the next payload encoded now (the cost measured), or a down request. Hot path. */
   nextFrame () {
-    return this.request ?? this.codec.encode(this.native)
+    if (this.request) return this.request
+    const native = this.natives[this.cursor]
+    this.cursor = this.cursor + 1 === this.natives.length ? 0 : this.cursor + 1
+    return this.codec.encode(native)
   }
 
   /**
@@ -163,6 +172,37 @@ export class Run {
   keepErrorReply (text) {
     if (this.errorReplies.length < 5) this.errorReplies.push(text)
     return false
+  }
+
+  /** Opens one more connection like the first ones (--reconnect). */
+  openConnection () {
+    return connect(this.connectOptions)
+  }
+
+  /** Whether the phase under way still sends: a dropped connection is worth reconnecting. */
+  isSending () {
+    return !this.phase.stopped
+  }
+
+  /**
+   * A channel is back after --reconnect: counted with how long it was away, and it takes messages again.
+   * @param {import('./channel.js').Channel} channel
+   * @param {number} gapMs
+   */
+  onReconnected (channel, gapMs) {
+    this.reconnects.count++
+    this.reconnects.gapMs += Math.round(gapMs)
+    this.phase.onReopened(channel)
+  }
+
+  /**
+   * A channel stopped trying to reconnect: the phase stopped sending, or the server stayed away
+   * past --timeout, which fails the run.
+   * @param {boolean} timedOut
+   */
+  onReconnectAbandoned (timedOut) {
+    if (timedOut) this.fail(`the server did not come back within ${this.timeoutMs} ms (--reconnect, --timeout)`)
+    this.phase.checkDone()
   }
 
   /** Stops new sends everywhere: after a failure the run drains what is in flight and ends. */
@@ -198,6 +238,18 @@ export class Run {
       failure: this.failure
     }
   }
+}
+
+/**
+ * The encoded sizes of the payloads: mean (rounded), min, p50, p99, max, and how many.
+ * @param {number[]} sizes
+ * @returns {{messages: number, mean: number, min: number, p50: number, p99: number, max: number}}
+ */
+function sizeDistribution (sizes) {
+  const sorted = sizes.slice().sort((a, b) => a - b)
+  const at = (percentile) => sorted[Math.min(sorted.length - 1, Math.ceil(percentile / 100 * sorted.length) - 1)]
+  const mean = Math.round(sorted.reduce((sum, size) => sum + size, 0) / sorted.length)
+  return { messages: sorted.length, mean, min: sorted[0], p50: at(50), p99: at(99), max: sorted[sorted.length - 1] }
 }
 
 function byteLength (frame) {

@@ -5,9 +5,6 @@ import os from 'node:os'
 import { performance } from 'node:perf_hooks'
 import { createLatencyHistogram, encodeHistogram, summarizeLatency } from '../histogram.js'
 
-/** An open-loop connection with this much unsent data takes no more messages until it drains. */
-const MAX_BUFFERED_BYTES = 1024 * 1024
-
 /** Which process measured its CPU: --workers threads share one, so merging takes its largest figure once. */
 const PROCESS_ID = `${os.hostname()}:${process.pid}`
 
@@ -105,17 +102,19 @@ export class Phase {
   }
 
   /**
-   * A channel's oldest outstanding message got its reply. Hot path: records it, then sends the
-   * next message (closed loop) or lets the schedule go on (open loop).
+   * A channel's oldest outstanding message got its reply. Hot path: judges it (run.isSuccess),
+   * counts and records it, then sends the next message (closed loop) or lets the schedule go on
+   * (open loop).
    * @param {import('./channel.js').Channel} channel
-   * @param {boolean} success an ACK or a payload that decoded
-   * @param {number} now
+   * @param {Buffer} data the reply
+   * @param {boolean} isBinary
    * @param {number} scheduledAt when it was due (open loop), else when it was sent
    * @param {number} sentAt when it was sent
+   * @param {number} now when the reply arrived
    */
-  onReply (channel, success, now, scheduledAt, sentAt) {
+  onReply (channel, data, isBinary, scheduledAt, sentAt, now) {
     this.lastReplyAt = now
-    if (success) {
+    if (this.run.isSuccess(data, isBinary)) {
       this.acked++
       if (this.recording) this.record(now, scheduledAt, sentAt)
     } else {
@@ -151,7 +150,7 @@ export class Phase {
    */
   onClosed (channel, code, reason, lost) {
     this.lost += lost
-    if (this.run.reconnect && this.active && !this.stopped) {
+    if (this.run.reconnectOnClose && this.active && !this.stopped) {
       channel.reconnectLater()
     } else {
       const why = reason?.length ? `: ${reason}` : ''
@@ -199,8 +198,7 @@ export class Phase {
     for (let tries = 0; tries < channels.length; tries++) {
       this.nextChannel = (this.nextChannel + 1) % channels.length
       const channel = channels[this.nextChannel]
-      const hasRoom = channel.outstanding < channel.capacity && channel.ws.bufferedAmount < MAX_BUFFERED_BYTES
-      if (channel.open && hasRoom) return channel
+      if (channel.hasRoom()) return channel
     }
     return null
   }
@@ -235,7 +233,7 @@ export class Phase {
     if (!this.active) return
     if (this.sent !== this.acked + this.errors + this.lost) return
     const now = performance.now()
-    const channelsLeft = this.channels.some((channel) => channel.open || channel.reconnecting)
+    const channelsLeft = this.channels.some((channel) => channel.isLive())
     if (this.canSend(now) && channelsLeft) return
     this.active = false
     this.stopTimers()
