@@ -4,10 +4,10 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { spawnSync } from 'node:child_process'
-import { createCodec, FORMATS } from '../../lib/codecs/registry.js'
+import { CUSTOM_FORMATS, FORMATS, createCodec, loadCodecs } from '../../lib/codecs/registry.js'
+import { UsageError } from '../../lib/errors.js'
+import { compileSchema } from '../../lib/schema/compile.js'
 import { TESTS, loadPayload, resolveTest } from '../../lib/payloads/catalog.js'
-import { checkCodecFidelity } from '../../lib/schema/fidelity.js'
-import { avroCodec } from '../../lib/codecs/avro.js'
 import { runScript } from '../helpers.js'
 
 const PROTOBUF_IMPLEMENTATIONS = ['protobuf', 'protobuf-dynamic', 'protobuf-es', 'google-protobuf']
@@ -57,25 +57,18 @@ test('every wire format declares its name, frame type and whether it needs a sch
   await assert.rejects(createCodec('xml', resolveTest(1)), /unknown format 'xml'/)
 })
 
-test('a codec that cannot carry a payload exactly is reported lossy, with paths', () => {
-  // Avro has no "absent": the second item's missing key comes back as null.
-  const payload = { items: [{ sku: 'a', note: 'gift' }, { sku: 'b' }] }
-  const result = checkCodecFidelity(avroCodec(payload), payload)
-  assert.deepEqual(result, { lossless: false, differences: 1, examples: [{ path: '$.items[1].note', expected: undefined, actual: null }] })
-  assert.throws(() => avroCodec({ 'with-dash': 1 }), /avro: the key "with-dash" at \$ is not a valid Avro field name/)
-  assert.throws(() => avroCodec({ mixed: [1, 'one'] }), /avro: \$\.mixed\[\] holds several kinds of value/)
-})
-
-test('avro refuses an array block that declares more items than the frame has bytes, before building it', () => {
-  const codec = avroCodec({ list: [1, 2] })
-  assert.deepEqual(codec.toPlain(codec.decode(Buffer.from(codec.encode({ list: [1, 2] })))), { list: [1, 2] })
-  const varint = (value) => {
-    const bytes = []
-    for (; value >= 0x80n; value >>= 7n) bytes.push(Number(value & 0x7fn) | 0x80)
-    return [...bytes, Number(value)]
+test('loadCodecs: built-in codecs made once per format and test, custom ones each time, custom refused where a format cannot carry it', async () => {
+  const protobuf = await loadCodecs('protobuf')
+  assert.equal(protobuf(resolveTest(3)), await createCodec('protobuf', resolveTest(3)), 'cached')
+  assert.notEqual(protobuf(resolveTest(3)), protobuf(resolveTest(2)))
+  const custom = { custom: true, type: compileSchema('syntax = "proto3";\nmessage A { int32 x = 1; }', 'A') }
+  assert.notEqual(protobuf(custom), protobuf(custom), 'a custom test brings its own type: never cached')
+  assert.deepEqual(CUSTOM_FORMATS, ['json', 'protobuf', 'fast-json', 'msgpack', 'cbor'])
+  for (const format of FORMATS.filter((name) => !CUSTOM_FORMATS.includes(name))) {
+    const make = await loadCodecs(format)
+    assert.throws(() => make({ custom: true }), (err) => err instanceof UsageError && err.message === `format '${format}' does not support custom payloads: use json, protobuf, fast-json, msgpack, cbor`, format)
   }
-  const billions = Buffer.from([...varint(2n * 2n ** 40n), 0x02]) // zigzag count 2^40, then one item byte
-  assert.throws(() => codec.decode(billions), /^Error: an array block of 1099511627776 items in the 1 bytes left$/)
+  await assert.rejects(loadCodecs('protobuf-static'), (err) => err instanceof UsageError && /^unknown format 'protobuf-static': expected one of json, protobuf, /.test(err.message))
 })
 
 test('decode throws on truncated protobuf and invalid JSON', async () => {

@@ -5,12 +5,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { after, describe, it } from 'node:test'
-import protobuf from 'protobufjs'
 import { UsageError } from '../../lib/errors.js'
-import { MAX_SCHEMA_BYTES } from '../../lib/defaults.js'
+import { jsonCodec, codecFor as jsonCodecFor } from '../../lib/codecs/json.js'
 import { compileSchema } from '../../lib/schema/compile.js'
-import { createAdapter } from '../../lib/schema/adapter.js'
-import { checkFidelity } from '../../lib/schema/fidelity.js'
+import { checkCodecFidelity, checkFidelity, jsonDifferences } from '../../lib/schema/fidelity.js'
 import { inferSchema } from '../../lib/schema/infer.js'
 import { parseJsonExact } from '../../lib/schema/json-exact.js'
 import { roundTrip } from '../fixtures/infer/support.js'
@@ -39,21 +37,6 @@ describe('checkFidelity with a hand-written .proto', () => {
     assert.deepStrictEqual(roundTrip(orderType(), value), value)
   })
 
-  it('takes 64-bit integers as numbers, BigInt or exact decimal strings', () => {
-    for (const orderId of [9007199254740993n, '9007199254740993']) {
-      assert.equal(roundTrip(orderType(), { order_id: orderId }).order_id, 9007199254740993n)
-    }
-    assert.equal(roundTrip(orderType(), { order_id: 42 }).order_id, 42)
-    assert.equal(roundTrip(orderType(), { reference: '18446744073709551615' }).reference, 18446744073709551615n)
-  })
-
-  it('accepts the lowerCamelCase JSON name and the declared name on input, and writes json_name or the declared name', () => {
-    const decoded = roundTrip(orderType(), { orderId: 7, customer_name: 'Bob', status: 1 })
-    assert.equal(decoded.order_id, 7)
-    assert.equal(decoded.customer, 'Bob')
-    assert.equal(decoded.status, 'PAID')
-  })
-
   it('reports what implicit presence and google.protobuf.Value lose', () => {
     const result = checkFidelity(orderType(), { extra: 9007199254740993n, coupon: null, status: 0 }, { maxExamples: 3 })
     assert.equal(result.lossless, false)
@@ -67,7 +50,8 @@ describe('checkFidelity with a hand-written .proto', () => {
     assert.ok(all.includes('$.order_id') && all.includes('$.items'), 'absent implicit-presence fields come back as defaults')
   })
 
-  it('reports keys the schema has no field for and values a field cannot take, and toMessage refuses them by path', () => {
+  // adapter.test.js checks that toMessage refuses these in strict mode; here they are differences.
+  it('reports keys the schema has no field for and values a field cannot take', () => {
     const value = order()
     value.items[0].colour = 'red'
     value.status = 'LOST'
@@ -76,10 +60,6 @@ describe('checkFidelity with a hand-written .proto', () => {
       { path: '$.items[0].colour', expected: 'red', actual: undefined },
       { path: '$.items[1].price', expected: 0.1, actual: FLOAT_OF_0_1 }
     ])
-    const adapter = createAdapter(orderType())
-    assert.throws(() => adapter.toMessage({ items: [{ sku: 'A', colour: 'red' }] }), (err) => err instanceof UsageError && err.message === '$.items[0].colour: shop.Item has no field for key "colour"')
-    assert.throws(() => adapter.toMessage({ status: 'LOST' }), /^UsageError: \$\.status: enum Status has no value string "LOST"$/)
-    assert.throws(() => adapter.toMessage({ customer: 5 }), /^UsageError: \$\.customer: string field cannot hold number 5$/)
   })
 
   it('compares numbers exactly: -0 differs from 0, a BigInt equals a number of the same value', () => {
@@ -88,56 +68,59 @@ describe('checkFidelity with a hand-written .proto', () => {
     assert.deepStrictEqual(checkFidelity(type, { a: -0 }).examples, [{ path: '$.a', expected: -0, actual: 0 }])
     assert.equal(checkFidelity(type, { a: 5n }).lossless, true)
   })
-})
 
-describe('createAdapter', () => {
-  it('works on an inferred schema loaded by plain protobufjs (camelCase field names)', () => {
-    const value = parseJsonExact(readFixture('api-response.json'))
-    const { proto, typeName } = inferSchema(value)
-    const file = join(scratch, 'plain.proto')
-    writeFileSync(file, proto)
-    const type = protobuf.loadSync(file).lookupType(typeName)
-    assert.ok(type.fields.perPage, 'protobufjs renamed per_page')
-    assert.deepStrictEqual(roundTrip(type, value), value)
-  })
-
-  it('gives toMessage output that protobufjs can verify and encode', () => {
-    const value = parseJsonExact(readFixture('geojson.json'))
-    const { proto, typeName } = inferSchema(value)
-    const type = compileSchema(proto, typeName)
-    const message = createAdapter(type).toMessage(value)
-    assert.equal(type.verify(message), null)
-    assert.ok(type.encode(message).finish().length > 0)
-  })
-
-  it('refuses something that is not a protobufjs Type', () => {
-    assert.throws(() => createAdapter({}), TypeError)
+  it('turns what protobufjs cannot encode or decode into a UsageError naming the type', () => {
+    let node = { name: 'leaf', children: [] }
+    for (let level = 0; level < 150; level++) node = { name: `n${level}`, children: [node] }
+    assert.throws(() => checkFidelity(orderType(), { categories: node }), (err) => err instanceof UsageError && /^shop\.Order: cannot encode or decode this document: /.test(err.message))
   })
 })
 
-describe('compileSchema', () => {
-  const failures = [
-    ['a syntax error', 'syntax = "proto3";\nmessage A { int32 x = ; }', 'A', /^bad\.proto: illegal id ';' \(line 2\)$/],
-    ['an unknown field type', 'syntax = "proto3";\nmessage A { Missing x = 1; }', 'A', /^bad\.proto: no such Type or Enum 'Missing' in Type \.A$/],
-    ['an import of another file', 'syntax = "proto3";\nimport "other.proto";\nmessage A {}', 'A', /^bad\.proto: cannot import "other\.proto"/],
-    ['an unknown message type', 'syntax = "proto3";\npackage p;\nmessage A {}', 'B', /^bad\.proto: no message type "B" \(it has p\.A\)$/],
-    ['an enum named as the type', 'syntax = "proto3";\nenum E { X = 0; }', 'E', /^bad\.proto: no message type "E"/],
-    ['text over the size limit', `syntax = "proto3";\n// ${'x'.repeat(MAX_SCHEMA_BYTES)}\nmessage A {}`, 'A', /more than the 1048576 allowed$/],
-    ['something that is not text', Buffer.from('message A {}'), 'A', /schema must be text/]
-  ]
-  for (const [what, text, typeName, message] of failures) {
-    it(`turns ${what} into a one-line UsageError`, () => {
-      assert.throws(() => compileSchema(text, typeName, { filename: 'bad.proto' }), (err) => {
-        assert.ok(err instanceof UsageError, `${err.name}: ${err.message}`)
-        assert.match(err.message, message)
-        assert.doesNotMatch(err.message, /\n/)
-        return true
-      })
+describe('jsonDifferences', () => {
+  it('counts every difference and describes the first few, with absent as undefined on either side', () => {
+    const expected = { a: [1, 2, 3], b: 1, nested: { x: 'same', y: true } }
+    const actual = { b: 1n, a: [1, 2], c: null, nested: { y: false, x: 'same' } }
+    assert.deepStrictEqual(jsonDifferences(expected, actual), {
+      lossless: false,
+      differences: 3,
+      examples: [
+        { path: '$.a[2]', expected: 3, actual: undefined },
+        { path: '$.nested.y', expected: true, actual: false },
+        { path: '$.c', expected: undefined, actual: null }
+      ]
     })
-  }
+    assert.deepStrictEqual(jsonDifferences(expected, actual, { maxExamples: 1 }).examples, [{ path: '$.a[2]', expected: 3, actual: undefined }])
+    assert.equal(jsonDifferences(expected, actual, { maxExamples: 0 }).differences, 3, 'counted even when none is described')
+  })
 
-  it('finds a type by its simple name and provides the well-known types', () => {
-    assert.equal(compileSchema(readFixture('user-order.proto'), 'Order').fullName, '.shop.Order')
+  it('compares numbers by value across BigInt and number, but tells -0 from 0 and 1.5 from a BigInt', () => {
+    assert.equal(jsonDifferences({ n: 9007199254740993n, m: [5] }, { n: 9007199254740993n, m: [5n] }).lossless, true)
+    assert.deepStrictEqual(jsonDifferences(9007199254740993n, 9007199254740992).examples, [{ path: '$', expected: 9007199254740993n, actual: 9007199254740992 }])
+    assert.equal(jsonDifferences(-0, 0).differences, 1)
+    assert.equal(jsonDifferences(1n, 1.5).differences, 1)
+    assert.equal(jsonDifferences(NaN, NaN).lossless, true, 'Object.is: the same number')
+  })
+
+  it('sees a change of kind (array vs object, null vs object, string vs number) as one difference at that path', () => {
+    assert.deepStrictEqual(jsonDifferences({ a: [] }, { a: {} }).examples, [{ path: '$.a', expected: [], actual: {} }])
+    assert.equal(jsonDifferences({ a: null }, { a: {} }).differences, 1)
+    assert.equal(jsonDifferences({ 'with-dash': '1' }, { 'with-dash': 1 }).examples[0].path, '$["with-dash"]')
+  })
+})
+
+describe('checkCodecFidelity', () => {
+  it('reports what a codec changes: JSON.stringify writes -0 as 0', () => {
+    assert.deepStrictEqual(checkCodecFidelity(jsonCodec, { a: -0, b: [1, -0] }), {
+      lossless: false,
+      differences: 2,
+      examples: [{ path: '$.a', expected: -0, actual: 0 }, { path: '$.b[1]', expected: -0, actual: 0 }]
+    })
+    // The JSON codec a payload with -0 gets carries it exactly.
+    assert.deepEqual(checkCodecFidelity(jsonCodecFor({ payloads: [{ a: -0 }] }), { a: -0 }), { lossless: true, differences: 0, examples: [] })
+  })
+
+  it('turns a codec that throws into a UsageError naming the codec', () => {
+    assert.throws(() => checkCodecFidelity(jsonCodec, { big: 9007199254740993n }), (err) => err instanceof UsageError && /^json cannot carry this document: .*BigInt/.test(err.message))
   })
 })
 

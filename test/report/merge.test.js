@@ -1,0 +1,140 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { UsageError } from '../../lib/errors.js'
+import { createLatencyHistogram, decodeHistogram, encodeHistogram } from '../../lib/histogram.js'
+import { resolveTest } from '../../lib/payloads/catalog.js'
+import { mergeReports } from '../../lib/report/merge.js'
+import { buildReport } from '../../lib/report/report.js'
+
+const T0 = 1_700_000_000_000
+
+/** A histogram holding `count` values of each of `values` µs. */
+function histogramOf (values, count) {
+  const histogram = createLatencyHistogram()
+  for (const value of values) histogram.recordValueWithCount(value, count)
+  return histogram
+}
+
+/** One client's report, built as the client builds it. */
+function part ({ format = 'json', test = 'medium', direction = 'up', startedAt = T0, durationMs = 1000, values = [1000], count = 10, seconds = [T0 / 1000], ...rest } = {}) {
+  const histogram = histogramOf(values, count)
+  const perSecond = seconds.map((t) => ({ t, acked: count / seconds.length, errors: 0, p50: 1, p99: 1, histogram: encodeHistogram(histogramOf(values, count / seconds.length)) }))
+  const messages = { sent: values.length * count, acked: values.length * count, errors: 0, lost: 0 }
+  return buildReport({
+    messages,
+    startedAt,
+    durationMs,
+    histogram,
+    uncorrectedHistogram: null,
+    bytes: { payloadPerMessage: 423, written: 500 * messages.sent, read: 5 * messages.sent },
+    cpu: null,
+    timeSeries: perSecond,
+    target: null,
+    reconnects: { count: 0, gapMs: 0 },
+    interrupted: false,
+    errorReplies: [],
+    failure: null,
+    ...rest
+  }, { format, test: resolveTest(test), url: 'ws://127.0.0.1:8080', connections: 1, inflight: 2, warmup: 0, direction })
+}
+
+test('counts, bytes and connections summed; the span from the earliest start to the last reply', () => {
+  const merged = mergeReports([
+    part({ startedAt: T0, durationMs: 1000, values: [1000], count: 10 }),
+    part({ startedAt: T0 + 500, durationMs: 1500, values: [2000, 4000], count: 20 })
+  ])
+  assert.equal(merged.mergedFrom, 2)
+  assert.deepEqual(merged.messages, { sent: 50, acked: 50, errors: 0, lost: 0 })
+  assert.deepEqual([merged.bytes.payloadPerMessage, merged.bytes.written, merged.bytes.read], [423, 25_000, 250])
+  assert.equal(merged.connections, 2)
+  assert.equal(merged.inflight, 2)
+  assert.equal(merged.startedAt, T0)
+  assert.equal(merged.durationMs, 2000)
+  assert.equal(merged.rate, 25, '50 acked over 2 s')
+  assert.deepEqual([merged.format, merged.test, merged.testId, merged.direction, merged.ok], ['json', 'medium', 3, 'up', true])
+})
+
+test('histograms are added exactly: every count, the maximum, the percentiles of the whole', () => {
+  const a = part({ values: [1000], count: 90 })
+  const b = part({ values: [50_000], count: 10 })
+  const merged = mergeReports([a, b])
+  const histogram = decodeHistogram(merged.histogram)
+  assert.equal(histogram.totalCount, 100)
+  // Equal up to the histogram's precision (3 significant digits: 49,984 to 50,015 are one bucket).
+  assert.equal(histogram.lowestEquivalentValue(histogram.maxValue), histogram.lowestEquivalentValue(50_000))
+  assert.equal(histogram.getCountAtIndex(histogram.countsArrayIndex(1000)), 90)
+  // Not an average of the parts' p99s (1 and 50 ms): the whole run's p90 and p99.
+  assert.equal(merged.latencyMs.p90, 1)
+  assert.ok(Math.abs(merged.latencyMs.p99 - 50) <= 0.05, `p99 ${merged.latencyMs.p99}`)
+  assert.equal(merged.latencyMs.min, 1)
+  assert.equal(merged.uncorrectedHistogram, null, 'no part had one')
+})
+
+test('time series: entries of one second from several parts are added up, in time order', () => {
+  const s = T0 / 1000
+  const merged = mergeReports([
+    part({ values: [1000], count: 10, seconds: [s + 1, s] }),
+    part({ values: [3000], count: 4, seconds: [s + 1, s + 2] })
+  ])
+  assert.deepEqual(merged.timeSeries.map(({ t, acked, errors }) => [t - s, acked, errors]), [[0, 5, 0], [1, 7, 0], [2, 2, 0]])
+  const second = merged.timeSeries[1]
+  assert.equal(decodeHistogram(second.histogram).totalCount, 7)
+  assert.equal(second.p50, 1, 'percentiles of the added histogram')
+  assert.ok(Math.abs(second.p99 - 3) <= 0.003, `p99 ${second.p99}: 3 ms within the histogram's 0.1%`)
+})
+
+test('targets add up when every part had one; CPU counts each process once; errors and reconnects add up', () => {
+  const withTarget = (rate, sendRate, cpu, extra = {}) => part({ target: { rate, sendRate }, cpu, ...extra })
+  const merged = mergeReports([
+    withTarget(100, 99.96, { userUs: 1000, systemUs: 100, process: 'a:1' }, { errorReplies: ['ERR one'], reconnects: { count: 1, gapMs: 5 } }),
+    withTarget(100, 90.01, { userUs: 1500, systemUs: 100, process: 'a:1' }, { errorReplies: ['ERR two'] }),
+    withTarget(50, 50, { userUs: 700, systemUs: 0, process: 'b:2' })
+  ])
+  assert.deepEqual(merged.target, { rate: 250, sendRate: 240, met: false, missedByPercent: 4 })
+  // Threads of one process (a:1) each measured the whole process: its largest figure counts once.
+  assert.deepEqual(merged.cpu, { userUs: 2200, systemUs: 100, perMessageUs: 76.67, process: '2 processes' })
+  assert.deepEqual(merged.errorReplies, ['ERR one', 'ERR two'])
+  assert.deepEqual(merged.reconnects, { count: 1, gapMs: 5 })
+  assert.equal(mergeReports([withTarget(100, 100, null), part()]).target, null, 'a part without a target: none')
+  assert.equal(mergeReports([part({ cpu: { userUs: 1, systemUs: 1 } }), part()]).cpu, null, 'a part without CPU: none')
+})
+
+test('a part\'s own failure fails the whole; failed messages are counted again, not copied', () => {
+  const lost = part({ messages: { sent: 10, acked: 9, errors: 0, lost: 1 } })
+  assert.match(lost.failure, /^1 of 10 messages failed/)
+  const merged = mergeReports([lost, part()])
+  assert.equal(merged.ok, false)
+  assert.equal(merged.failure, '1 of 20 messages failed (0 errors, 1 lost)')
+  const crashed = mergeReports([part(), part({ failure: 'server closed the connection' }), lost])
+  assert.equal(crashed.failure, 'server closed the connection')
+  assert.equal(mergeReports([part({ interrupted: true }), part()]).interrupted, true)
+})
+
+test('a single report merges into itself, counted once', () => {
+  const one = part({ values: [1000, 2000], count: 5 })
+  const merged = mergeReports([one])
+  assert.equal(merged.mergedFrom, 1)
+  assert.deepEqual(merged.messages, one.messages)
+  assert.equal(decodeHistogram(merged.histogram).totalCount, 10)
+  assert.equal(merged.durationMs, one.durationMs)
+})
+
+test('refuses, with a UsageError, nothing to merge and reports of different formats, tests or directions', () => {
+  assert.throws(() => mergeReports([]), (err) => err instanceof UsageError && err.message === 'nothing to merge')
+  for (const [other, message] of [
+    [part({ format: 'protobuf' }), "cannot merge a format 'protobuf' report with a 'json' one: merge runs of one format and test"],
+    [part({ test: 'small' }), "cannot merge a test 'small' report with a 'medium' one: merge runs of one format and test"],
+    [part({ direction: 'echo' }), "cannot merge a direction 'echo' report with a 'up' one: merge runs of one format and test"]
+  ]) {
+    assert.throws(() => mergeReports([part(), other]), (err) => err instanceof UsageError && err.message === message)
+  }
+})
+
+test('a user\'s payload keeps its file, schema and what the schema loses', () => {
+  const custom = (file) => {
+    const report = part()
+    return { ...report, test: 'custom', testId: null, payloadFile: file, schema: 'inferred', lossy: { differences: 1, examples: [{ path: '$.a' }] } }
+  }
+  const merged = mergeReports([custom('order.json'), custom('order.json')])
+  assert.deepEqual([merged.test, merged.testId, merged.payloadFile, merged.schema, merged.lossy.differences], ['custom', null, 'order.json', 'inferred', 1])
+})

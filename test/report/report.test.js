@@ -1,0 +1,186 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { createLatencyHistogram, decodeHistogram } from '../../lib/histogram.js'
+import { resolveTest } from '../../lib/payloads/catalog.js'
+import { buildReport, cpuPerMessage, describeNetwork, describeTarget, formatReport, testLabel } from '../../lib/report/report.js'
+
+const NETWORK = { profile: '3g', up: 768, down: 1600, rtt: 150, loss: 0, backend: 'proxy', reason: 'userspace shaping proxy' }
+
+/** A histogram of 90 replies at 800 µs and 10 at 3 ms. */
+function latencies () {
+  const histogram = createLatencyHistogram()
+  for (let i = 0; i < 90; i++) histogram.recordValue(800)
+  for (let i = 0; i < 10; i++) histogram.recordValue(3000)
+  return histogram
+}
+
+/** A LoadResult as runLoad returns it, with overrides. */
+function loadResult (overrides = {}) {
+  return {
+    messages: { sent: 100, acked: 100, errors: 0, lost: 0 },
+    startedAt: 1_700_000_000_000,
+    durationMs: 250.12345,
+    histogram: latencies(),
+    uncorrectedHistogram: null,
+    bytes: { payloadPerMessage: 423, written: 45_000, read: 3000 },
+    cpu: { userUs: 20_000, systemUs: 5000, process: 'host:1' },
+    timeSeries: [{ t: 1_700_000_000, acked: 100, errors: 0, p50: 0.8, p99: 3, histogram: 'x' }],
+    target: null,
+    reconnects: { count: 0, gapMs: 0 },
+    interrupted: false,
+    errorReplies: [],
+    failure: null,
+    ...overrides
+  }
+}
+
+const CONTEXT = { format: 'protobuf', test: resolveTest('medium'), url: 'ws://127.0.0.1:8080', connections: 2, inflight: 4, warmup: 10 }
+
+test('buildReport: what ran, exact accounting, latency from the histogram, rate and CPU per message', () => {
+  const result = loadResult()
+  const report = buildReport(result, CONTEXT)
+  assert.equal(report.format, 'protobuf')
+  assert.equal(report.test, 'medium')
+  assert.equal(report.testId, 3)
+  assert.deepEqual([report.url, report.connections, report.inflight, report.warmup], ['ws://127.0.0.1:8080', 2, 4, 10])
+  assert.equal(report.direction, 'up', 'the default direction')
+  assert.deepEqual(report.network, { profile: 'none' }, 'no network: no shaping')
+  assert.deepEqual(report.messages, { sent: 100, acked: 100, errors: 0, lost: 0 })
+  assert.notEqual(report.messages, result.messages, 'a copy: the report does not change with the result')
+  assert.equal(report.durationMs, 250.123)
+  assert.equal(report.rate, 399.8, 'acked per second over the measured phase')
+  assert.deepEqual(report.latencyMs, { min: 0.8, mean: 1.02, stdev: 0.66, p50: 0.8, p90: 0.8, p99: 3, p999: 3, max: 3 })
+  assert.equal(report.uncorrectedLatencyMs, null)
+  assert.equal(report.uncorrectedHistogram, null)
+  assert.deepEqual(report.cpu, { userUs: 20_000, systemUs: 5000, perMessageUs: 250, process: 'host:1' })
+  assert.deepEqual([report.ok, report.failure, report.interrupted, report.target], [true, null, false, null])
+  assert.equal(report.timeSeries, result.timeSeries)
+  // The whole histogram travels, exactly: a merge adds it up later.
+  const histogram = decodeHistogram(report.histogram)
+  assert.deepEqual([histogram.totalCount, histogram.getCountAtIndex(histogram.countsArrayIndex(800))], [100, 90])
+  // Decoded, the maximum is the top of its bucket (3 significant digits): 3000 and 3001 share one.
+  assert.equal(histogram.lowestEquivalentValue(histogram.maxValue), 3000)
+  assert.equal(report.payloadFile, undefined, 'only a user\'s payload names a file')
+})
+
+test('buildReport: lost or errored messages fail the run with a line; a failure or an interruption does too', () => {
+  const lost = buildReport(loadResult({ messages: { sent: 101, acked: 98, errors: 2, lost: 1 }, errorReplies: ['ERR cannot decode'] }), CONTEXT)
+  assert.equal(lost.ok, false)
+  assert.equal(lost.failure, '3 of 101 messages failed (2 errors, 1 lost); first error reply: ERR cannot decode')
+  assert.equal(buildReport(loadResult({ messages: { sent: 1, acked: 0, errors: 0, lost: 1 } }), CONTEXT).failure, '1 of 1 messages failed (0 errors, 1 lost)')
+  const failed = buildReport(loadResult({ failure: 'server closed the connection' }), CONTEXT)
+  assert.deepEqual([failed.ok, failed.failure], [false, 'server closed the connection'])
+  const interrupted = buildReport(loadResult({ interrupted: true }), CONTEXT)
+  assert.deepEqual([interrupted.ok, interrupted.interrupted], [false, true])
+  assert.equal(buildReport(loadResult({ durationMs: 0 }), CONTEXT).rate, 0, 'no time, no rate (not Infinity)')
+  assert.equal(buildReport(loadResult({ cpu: null }), CONTEXT).cpu, null)
+})
+
+test('buildReport: with a target rate, latency from the schedule and from the actual send, and whether the rate was met', () => {
+  const uncorrected = createLatencyHistogram()
+  for (let i = 0; i < 100; i++) uncorrected.recordValue(700)
+  const report = buildReport(loadResult({ target: { rate: 500, sendRate: 404 }, uncorrectedHistogram: uncorrected }), CONTEXT)
+  assert.deepEqual(report.target, { rate: 500, sendRate: 404, met: false, missedByPercent: 19.2 })
+  assert.equal(report.uncorrectedLatencyMs.p99, 0.7)
+  assert.equal(report.latencyMs.p99, 3)
+  assert.equal(decodeHistogram(report.uncorrectedHistogram).totalCount, 100)
+})
+
+test('buildReport: a user\'s payload names its file, its schema and what the schema loses', () => {
+  const custom = { id: null, name: 'custom', custom: true, file: 'order.json', inferred: false, typeName: 'shop.Order' }
+  const lossy = { differences: 1, examples: [{ path: '$.items[1].price', expected: 0.1, actual: 0.10000000149011612 }] }
+  const report = buildReport(loadResult(), { ...CONTEXT, test: custom, lossy })
+  assert.deepEqual([report.test, report.testId, report.payloadFile, report.schema, report.lossy], ['custom', null, 'order.json', 'shop.Order', lossy])
+  assert.equal(buildReport(loadResult(), { ...CONTEXT, test: { ...custom, inferred: true } }).schema, 'inferred')
+  assert.equal(buildReport(loadResult(), { ...CONTEXT, test: { ...custom, inferred: true } }).lossy, null)
+})
+
+test('formatReport: the human text, line by line, with the compact histogram', () => {
+  const histogram = latencies()
+  const report = buildReport(loadResult({ histogram }), { ...CONTEXT, direction: 'echo' })
+  assert.equal(formatReport(report, histogram), [
+    'protobuf · test 3 medium · echo · 2 connection(s) × 4 in flight · network: none (no shaping)',
+    'messages  sent 100  acked 100  errors 0  lost 0',
+    'elapsed   0.25 s  rate 400 msg/s',
+    'bytes     payload 423 B/msg  written 43.9 KiB  read 2.9 KiB (on the socket, frames included)',
+    'cpu       20.0 ms user  5.0 ms system  250 µs/msg (this client process, measured phase)',
+    'latency   min 0.800  mean 1.020  stdev 0.660  p50 0.800  p90 0.800  p99 3.000  p99.9 3.000  max 3.000',
+    // Power-of-two bands from the lowest value, the widest band a full bar.
+    '  512 µs–1.024 ms ██████████████████████████████  90.0%  90',
+    '1.024 ms–2.048 ms                                  0.0%  0',
+    '2.048 ms–4.096 ms ███                             10.0%  10',
+    ''
+  ].join('\n'))
+})
+
+test('formatReport: shaping, target, uncorrected latency, reconnects, lossy and failure lines when they apply', () => {
+  const histogram = latencies()
+  const uncorrected = createLatencyHistogram()
+  uncorrected.recordValue(700)
+  const custom = { id: null, name: 'custom', custom: true, file: 'order.json', inferred: true }
+  const lossy = { differences: 2, examples: [{ path: '$.a', expected: -0, actual: 0 }] }
+  const report = buildReport(loadResult({
+    histogram,
+    uncorrectedHistogram: uncorrected,
+    target: { rate: 500, sendRate: 404 },
+    reconnects: { count: 1, gapMs: 12 },
+    messages: { sent: 101, acked: 100, errors: 0, lost: 1 }
+  }), { ...CONTEXT, test: custom, network: NETWORK, lossy })
+  const lines = formatReport(report, histogram).trimEnd().split('\n')
+  assert.equal(lines[0], 'protobuf · test custom (order.json) · up · 2 connection(s) × 4 in flight · network: 3g (up 768 kbit/s, down 1600 kbit/s, rtt 150 ms, proxy)')
+  assert.equal(lines[1], 'shaping   userspace shaping proxy')
+  assert.ok(lines.includes('target    500 msg/s, sent at 404 msg/s: MISSED by 19.2%'))
+  assert.match(lines.find((line) => line.startsWith('latency')), /max 3\.000 {2}\(from the schedule\)$/)
+  assert.ok(lines.includes('uncorr.   p50 0.700  p90 0.700  p99 0.700  p99.9 0.700  max 0.700  (from the actual send: hides stalls)'))
+  assert.deepEqual(lines.slice(-3), [
+    'reconnect 1 time(s), 12 ms without a connection',
+    'LOSSY     the schema changed 2 value(s) of order.json, first at $.a',
+    'FAILED    1 of 101 messages failed (0 errors, 1 lost)'
+  ])
+  const met = buildReport(loadResult({ target: { rate: 500, sendRate: 499 } }), CONTEXT)
+  assert.match(formatReport(met, histogram), /^target {4}500 msg\/s, sent at 499 msg\/s: met$/m)
+})
+
+test('formatReport: the target line sits right after the elapsed line, with or without a shaping line', { todo: 'lib/report/report.js splices the target line at index 3 after the shaping line was spliced in at 1, so with shaping it lands before "elapsed"' }, () => {
+  const histogram = latencies()
+  for (const network of [undefined, NETWORK]) {
+    const lines = formatReport(buildReport(loadResult({ histogram, target: { rate: 500, sendRate: 499 } }), { ...CONTEXT, network }), histogram).split('\n')
+    assert.match(lines[lines.findIndex((line) => line.startsWith('elapsed')) + 1], /^target/, network?.profile ?? 'none')
+  }
+})
+
+test('formatReport: an empty run has no bands and no division by zero', () => {
+  const histogram = createLatencyHistogram()
+  const report = buildReport(loadResult({ histogram, messages: { sent: 0, acked: 0, errors: 0, lost: 0 }, durationMs: 0, cpu: { userUs: 0, systemUs: 0 } }), CONTEXT)
+  const text = formatReport(report, histogram)
+  assert.match(text, /^latency {3}min 0\.000 .* max 0\.000$/m)
+  assert.match(text, /n\/a µs\/msg/)
+  assert.doesNotMatch(text, /NaN|Infinity|█/)
+})
+
+test('describeNetwork: none, or the profile with its figures and backend', () => {
+  assert.equal(describeNetwork(null), 'none (no shaping)')
+  assert.equal(describeNetwork(undefined), 'none (no shaping)')
+  assert.equal(describeNetwork({ profile: 'none' }), 'none (no shaping)')
+  assert.equal(describeNetwork(NETWORK), '3g (up 768 kbit/s, down 1600 kbit/s, rtt 150 ms, proxy)')
+  assert.equal(describeNetwork({ profile: 'custom', up: 1000, down: 2000, rtt: 0 }), 'custom (up 1000 kbit/s, down 2000 kbit/s, rtt 0 ms)')
+})
+
+test('describeTarget: met within 1%, else missed by how much; sending faster is met', () => {
+  assert.deepEqual(describeTarget({ rate: 1000, sendRate: 990 }), { rate: 1000, sendRate: 990, met: true, missedByPercent: 1 })
+  assert.deepEqual(describeTarget({ rate: 1000, sendRate: 989 }), { rate: 1000, sendRate: 989, met: false, missedByPercent: 1.1 })
+  assert.deepEqual(describeTarget({ rate: 1000, sendRate: 1200 }), { rate: 1000, sendRate: 1200, met: true, missedByPercent: 0 })
+})
+
+test('testLabel: number and name, the name alone, or the name and file of a user\'s payload', () => {
+  assert.equal(testLabel({ id: 3, name: 'medium' }), '3 medium')
+  assert.equal(testLabel({ id: null, name: 'people' }), 'people')
+  assert.equal(testLabel({ id: undefined, name: 'people' }), 'people')
+  assert.equal(testLabel({ id: 0, name: 'zero' }), '0 zero')
+  assert.equal(testLabel({ id: null, name: 'custom', file: 'order.json' }), 'custom (order.json)')
+})
+
+test('cpuPerMessage: user plus system over the messages sent, none when nothing was sent', () => {
+  assert.deepEqual(cpuPerMessage({ userUs: 300, systemUs: 100, process: 'h:1' }, 3), { userUs: 300, systemUs: 100, perMessageUs: 133.33, process: 'h:1' })
+  assert.equal(cpuPerMessage({ userUs: 300, systemUs: 100 }, 0).perMessageUs, null)
+})
