@@ -29,7 +29,9 @@ function typeCodec (name, type) {
  * presence, 64-bit integers and unions to and from the schema's fields.
  */
 function customCodec (type) {
-  const adapter = createAdapter(type)
+  // Lenient: what the schema cannot hold is left out. The fidelity check has already said what
+  // that is, and a run only goes on with it under --allow-lossy.
+  const adapter = createAdapter(type, { strict: false })
   return Object.freeze({
     name: 'protobuf',
     binary: true,

@@ -29,7 +29,7 @@ export function connect ({ url, connectUrl, test, codec, compress = false, direc
       ws.once('message', (data) => {
         const answer = data.toString('utf8', 0, 500)
         if (answer === handshake.expect) return resolve({ ws, socket })
-        reject(new Error(`server refused the handshake on ${target.href}: ${answer}`))
+        reject(new Error(`server refused the handshake on ${target.href}: ${oneLine(answer)}`))
         ws.terminate()
       })
       ws.once('close', (code) => reject(new Error(`server closed the connection during the handshake on ${target.href} (code ${code})`)))
@@ -40,10 +40,15 @@ export function connect ({ url, connectUrl, test, codec, compress = false, direc
       response.setEncoding('utf8')
       response.on('data', (chunk) => { body += chunk })
       response.on('end', () => {
-        reject(new Error(`server refused ${target.href}: ${response.statusCode} ${body.trim()}`))
+        reject(new Error(`server refused ${target.href}: ${response.statusCode} ${oneLine(body)}`))
         ws.terminate()
       })
     })
     ws.once('error', (err) => reject(new Error(`cannot connect to ${url}: ${err.code ?? err.message}`)))
   })
+}
+
+/** What a server said, on one line: an HTML error page or a multi-line answer reads as one. */
+function oneLine (text) {
+  return text.trim().replace(/\s*\n\s*/g, ' ')
 }

@@ -112,21 +112,20 @@ function describeFailedMessages ({ sent, errors, lost }, errorReplies) {
  */
 export function formatReport (report, histogram) {
   const { messages: m, latencyMs: l, bytes: b } = report
+  const target = report.target && (({ rate, sendRate, met, missedByPercent }) =>
+    `target    ${int(rate)} msg/s, sent at ${int(sendRate)} msg/s: ${met ? 'met' : `MISSED by ${missedByPercent}%`}`)(report.target)
   const lines = [
     `${report.format} · test ${testLabel({ id: report.testId, name: report.test, file: report.payloadFile })} · ${report.direction} · ${report.connections} connection(s) × ${report.inflight} in flight · network: ${describeNetwork(report.network)}`,
+    ...(report.network.reason ? [`shaping   ${report.network.reason}`] : []),
     `messages  sent ${int(m.sent)}  acked ${int(m.acked)}  errors ${int(m.errors)}  lost ${int(m.lost)}`,
     `elapsed   ${(report.durationMs / 1000).toFixed(2)} s  rate ${int(report.rate)} msg/s`,
+    ...(target ? [target] : []),
     `bytes     payload ${payloadSizeText(b)}  written ${size(b.written)}  read ${size(b.read)} (on the socket, frames included)`,
     ...(report.cpu ? [cpuLine(report.cpu)] : []),
     `latency   min ${ms(l.min)}  mean ${ms(l.mean)}  stdev ${ms(l.stdev)}  p50 ${ms(l.p50)}  p90 ${ms(l.p90)}  p99 ${ms(l.p99)}  p99.9 ${ms(l.p999)}  max ${ms(l.max)}${report.target ? '  (from the schedule)' : ''}`,
     ...(report.uncorrectedLatencyMs ? [`uncorr.   p50 ${ms(report.uncorrectedLatencyMs.p50)}  p90 ${ms(report.uncorrectedLatencyMs.p90)}  p99 ${ms(report.uncorrectedLatencyMs.p99)}  p99.9 ${ms(report.uncorrectedLatencyMs.p999)}  max ${ms(report.uncorrectedLatencyMs.max)}  (from the actual send: hides stalls)`] : []),
     ...formatBands(latencyBands(histogram), histogram.totalCount)
   ]
-  if (report.network.reason) lines.splice(1, 0, `shaping   ${report.network.reason}`)
-  if (report.target) {
-    const { rate, sendRate, met, missedByPercent } = report.target
-    lines.splice(3, 0, `target    ${int(rate)} msg/s, sent at ${int(sendRate)} msg/s: ${met ? 'met' : `MISSED by ${missedByPercent}%`}`)
-  }
   if (report.reconnects.count > 0) lines.push(`reconnect ${report.reconnects.count} time(s), ${report.reconnects.gapMs} ms without a connection`)
   if (report.lossy) lines.push(`LOSSY     the schema changed ${report.lossy.differences} value(s) of ${report.payloadFile}, first at ${report.lossy.examples[0]?.path}`)
   if (report.failure) lines.push(`FAILED    ${report.failure}`)
