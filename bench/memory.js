@@ -7,7 +7,8 @@ import { spawn } from 'node:child_process'
 import { PROJECT_ROOT as ROOT, startServerProcess } from '../lib/processes.js'
 import { startResults } from './results.js'
 
-const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 10_000_000)
+const DEFAULT_MESSAGES = 10_000_000
+const MESSAGES = Number(process.env.BENCH_MESSAGES ?? DEFAULT_MESSAGES)
 const rssMb = (pid) => {
   const match = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))
   return match ? Number(match[1]) / 1024 : 0
@@ -43,7 +44,7 @@ results.write({
   columns,
   rows,
   notes: [
-    `${MESSAGES.toLocaleString('en-US')} messages, test 5, protobuf, 100 in flight, one client and node server.js; RSS read from /proc/<pid>/status every 500 ms`,
+    `${MESSAGES.toLocaleString('en-US')} messages${MESSAGES === DEFAULT_MESSAGES ? '' : ` (BENCH_MESSAGES; the default is ${DEFAULT_MESSAGES.toLocaleString('en-US')})`}, test 5, protobuf, 100 in flight, one client and node server.js; RSS read from /proc/<pid>/status every 500 ms`,
     `sent ${report.messages.sent}, acked ${report.messages.acked}, errors ${report.messages.errors}, lost ${report.messages.lost} in ${(report.durationMs / 1000).toFixed(1)} s (${Math.round(report.rate).toLocaleString('en-US')} msgs/s); ${verdict}`
   ]
 })

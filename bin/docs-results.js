@@ -8,7 +8,8 @@
 //   --from-compare <file>     first record an `npm run compare` results.json as docs/results/compare.json
 //                             (the verdicts) and compare-figures.json (the figures); --name picks
 //                             another name than compare, --command states the command if it had options
-//                             this script cannot see (it reads them back from the results)
+//                             this script cannot see (it reads them back from the results), --note
+//                             adds a sentence to the notes (e.g. how busy the machine was)
 //   --root <dir>              the project copy whose README.md, docs/ and docs/results/ to use
 import { execFile } from 'node:child_process'
 import fs from 'node:fs'
@@ -31,21 +32,30 @@ const HELP = {
 }
 const REGION = /<!-- (results|help):([\w.-]+) -->\n[^]*?<!-- \/\1:\2 -->/g
 
+const USAGE = 'Usage: npm run docs:results [-- --check] [-- --from-compare <results.json> [--name NAME] [--command "..."] [--note "..."]] [--root <dir>]'
+
 async function main () {
-  const { values } = parseArgs({
+  const { values } = parseOptions({
     options: {
+      help: { type: 'boolean', short: 'h', default: false },
       check: { type: 'boolean', default: false },
       'from-compare': { type: 'string' },
       name: { type: 'string', default: 'compare' },
       command: { type: 'string' },
+      note: { type: 'string', multiple: true, default: [] },
       root: { type: 'string', default: PROJECT_ROOT }
     }
   })
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n\nFills README.md and docs/*.md between <!-- results:NAME --> markers from docs/results/NAME.json,\n` +
+      'and between <!-- help:NAME --> markers with that command\'s --help. --check changes nothing and exits 1 when a doc is out of date.\n')
+    return 0
+  }
   const root = path.resolve(values.root)
   const resultsDir = path.join(root, 'docs/results')
   if (values['from-compare']) {
     if (values.check) throw new UsageError('--check and --from-compare do not go together: --check changes nothing')
-    for (const file of await recordComparison(values['from-compare'], values.name, values.command, resultsDir)) {
+    for (const file of await recordComparison(values['from-compare'], values, resultsDir)) {
       process.stdout.write(`wrote ${path.relative(process.cwd(), file)}\n`)
     }
   }
@@ -85,6 +95,15 @@ async function main () {
   return 0
 }
 
+/** parseArgs, with its errors as one usage line. */
+function parseOptions (config) {
+  try {
+    return parseArgs(config)
+  } catch (err) {
+    throw new UsageError(`${err.message} (${USAGE})`)
+  }
+}
+
 const region = (kind, name, body) => `<!-- ${kind}:${name} -->\n${body}\n<!-- /${kind}:${name} -->`
 
 /** Each named command's --help, run from the project in a plain environment (no PORT, token or width). */
@@ -109,7 +128,7 @@ async function helpTexts (names) {
  */
 function renderResults ({ command, machine, startedAt, durationMs, columns, rows, notes = [] }) {
   const cell = (value) => String(value ?? '').replaceAll('|', '\\|')
-  const numeric = /^[-+]?[\d,]*\.?\d+(e[-+]?\d+)?( ?(x|%|ms|s|MB|µs))?( ±[\d.]+%)?( \([\d.]+-[\d.]+\))?( ≈)?$/
+  const numeric = /^([-+]?[\d,]*\.?\d+(e[-+]?\d+)?( ?(x|%|ms|s|MB|µs))?( ±[\d.]+%)?( \([\d.]+-[\d.]+\))?( ≈)?|\d+(\/\d+)+)$/
   const right = columns.map((_, i) => {
     const cells = rows.map((row) => String(row[i] ?? '')).filter((text) => !['', 'n/a', '-'].includes(text))
     return cells.length > 0 && cells.every((text) => numeric.test(text))
@@ -142,7 +161,7 @@ function duration (ms) {
  * NAME-figures.json, the figures table of results.md.
  * @returns {Promise<string[]>} the files written
  */
-async function recordComparison (file, name, command, resultsDir) {
+async function recordComparison (file, { name, command, note }, resultsDir) {
   let results
   try {
     results = JSON.parse(fs.readFileSync(file, 'utf8'))
@@ -151,7 +170,7 @@ async function recordComparison (file, name, command, resultsDir) {
   }
   if (!Array.isArray(results.rows) || !results.settings || !results.formats) throw new UsageError(`--from-compare: ${file} is not an npm run compare results.json`)
   const { METRICS } = await import('../lib/compare/statistics.js')
-  const { describeRun, ratioMeaning, ratioText, tableCells, verdictMeaning } = await import('../lib/compare/results.js')
+  const { ratioMeaning, ratioText, tableCells } = await import('../lib/compare/results.js')
   const { formats, rows, settings } = results
   const metrics = Object.keys(METRICS)
   const verdictRows = rows.flatMap((row) => formats.slice(1).map((label) => {
@@ -179,16 +198,28 @@ async function recordComparison (file, name, command, resultsDir) {
       ...common,
       columns: ['test', 'network', 'format', ...metrics.map((metric) => `${METRICS[metric].label}${METRICS[metric].unit ?? ''}`), 'verdict'],
       rows: verdictRows,
-      notes: [verdictMeaning(settings), describeRun(results)]
+      notes: [runSummary(settings), ...note]
     }),
     write({
       name: `${name}-figures`,
       ...common,
       columns: header,
       rows: body,
-      notes: [`Figures are medians over the trials; ratios are ${ratioMeaning(formats)}, ≈ where the trials cannot tell them from 1`, describeRun(results)]
+      notes: [runSummary(settings), `Figures are medians over the trials; ratios are ${ratioMeaning(formats)}, ≈ where the trials cannot tell them from 1`, ...note]
     })
   ]
+}
+
+/** How a comparison ran, in one sentence: trials, run lengths (the usual one, then the exceptions), load shape. */
+function runSummary ({ trials = 1, runs, connections, inflight, direction = 'up', compress }) {
+  const length = ({ messages, warmup }) => `${messages} messages after ${warmup} of warm-up`
+  const counts = new Map()
+  for (const run of Object.values(runs)) counts.set(length(run), (counts.get(length(run)) ?? 0) + 1)
+  const usual = [...counts].sort((a, b) => b[1] - a[1])[0][0]
+  const exceptions = Object.entries(runs).filter(([, run]) => length(run) !== usual).map(([test, run]) => `${test}: ${length(run)}`)
+  return `${trials} trial${trials === 1 ? '' : 's'} of each format in alternating order, each a fresh client process; ` +
+    `per trial ${usual}${exceptions.length ? ` (${exceptions.join('; ')})` : ''}; ${connections} connection${connections === 1 ? '' : 's'} × ` +
+    `${inflight} in flight, direction ${direction}, permessage-deflate ${compress ? 'on' : 'off'}, a server of its own on loopback`
 }
 
 /** The command line that reproduces a comparison, read back from its results. */
