@@ -1,7 +1,11 @@
 // npm run bench:engine — our server + client against a bare ws pair, in one run.
 // For tests 5 and 3, both formats, 100 in flight: msgs/s of each and the ratio ours/bare.
-// Rounds alternate bare and ours so background noise hits both alike; the median is reported.
+// Then a 10,000-message corpus (--payload feed.jsonl) against one of its messages sent every time:
+// replaying a corpus must cost no more than one payload (corpus/single at least 0.9).
+// Rounds alternate so background noise hits both alike; the median is reported.
+import fs from 'node:fs'
 import os from 'node:os'
+import path from 'node:path'
 import { runNodeScript as runScript, startServerProcess } from '../lib/processes.js'
 import { startResults } from './results.js'
 
@@ -32,6 +36,33 @@ async function ourRate (test, format) {
 
 const median = (values) => values.slice().sort((a, b) => a - b)[Math.floor(values.length / 2)]
 
+/** A market-data feed of `count` messages in four kinds, and the one message closest to its mean size. */
+function writeCorpus (dir, count) {
+  const messages = Array.from({ length: count }, (_, i) => JSON.stringify([
+    { type: 'ticker', symbol: 'BTC-USD', price: 43000 + i * 0.25, volume: i * 10, ts: 1_700_000_000_000 + i },
+    { type: 'book', symbol: 'ETH-USD', bids: [[2300.5, 1.2], [2300.25, 0.4]], asks: [[2301, 2]], seq: i },
+    { type: 'trade', symbol: 'BTC-USD', price: 43001.5, size: 0.01, side: i % 8 ? 'buy' : 'sell', id: `t${i}` },
+    { type: 'heartbeat', ts: 1_700_000_000_000 + i }
+  ][i % 4]))
+  const mean = messages.reduce((sum, text) => sum + text.length, 0) / count
+  const single = messages.reduce((best, text) => Math.abs(text.length - mean) < Math.abs(best.length - mean) ? text : best)
+  const corpus = path.join(dir, 'feed.jsonl')
+  fs.writeFileSync(corpus, messages.join('\n') + '\n')
+  const one = path.join(dir, 'one.json')
+  fs.writeFileSync(one, single)
+  return { corpus, one }
+}
+
+async function payloadRate (file, format) {
+  const server = await startServerProcess()
+  try {
+    const { stdout } = await runScript(`client_${format}.js`, ['--payload', file, String(MESSAGES), '--inflight', String(INFLIGHT), '--url', server.url, '--json'])
+    return JSON.parse(stdout).rate
+  } finally {
+    await server.stop()
+  }
+}
+
 const results = startResults('engine', 'npm run bench:engine')
 const columns = ['test', 'format', 'bare msgs/s', 'ours msgs/s', 'ours/bare']
 const rows = []
@@ -55,4 +86,31 @@ results.write({
   columns,
   rows,
   notes: [`${MESSAGES.toLocaleString('en-US')} messages per run, ${INFLIGHT} in flight, 1 connection; bare (bench/bare.js) and ours alternate, median of ${ROUNDS} rounds each`]
+})
+
+const CORPUS_MESSAGES = 10_000
+const corpusResults = startResults('engine-corpus', 'npm run bench:engine')
+const corpusColumns = ['format', 'one message msgs/s', `${CORPUS_MESSAGES.toLocaleString('en-US')}-message corpus msgs/s`, 'corpus/one']
+const corpusRows = []
+const files = writeCorpus(fs.mkdtempSync(path.join(os.tmpdir(), 'bench-corpus-')), CORPUS_MESSAGES)
+console.log(`\n# replaying a ${CORPUS_MESSAGES.toLocaleString('en-US')}-message corpus against one of its messages, same run`)
+console.log(`| ${corpusColumns.join(' | ')} |`)
+console.log('|---|---:|---:|---:|')
+for (const format of ['json', 'protobuf']) {
+  const one = []
+  const corpus = []
+  for (let round = 0; round < ROUNDS; round++) {
+    one.push(await payloadRate(files.one, format))
+    corpus.push(await payloadRate(files.corpus, format))
+  }
+  const a = median(one)
+  const b = median(corpus)
+  corpusRows.push([format, Math.round(a).toLocaleString('en-US'), Math.round(b).toLocaleString('en-US'), (b / a).toFixed(2)])
+  console.log(`| ${corpusRows.at(-1).join(' | ')} |`)
+}
+corpusResults.write({
+  columns: corpusColumns,
+  rows: corpusRows,
+  notes: [`${MESSAGES.toLocaleString('en-US')} messages per run, ${INFLIGHT} in flight; the one message is the corpus message closest to its mean size; ` +
+    `a feed of tickers, book updates, trades and heartbeats; median of ${ROUNDS} rounds each, alternating`]
 })
