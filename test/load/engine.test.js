@@ -1,0 +1,276 @@
+// runLoad in this process against real ws servers on port 0: each server here is the least that
+// shows one rule of the engine (replies, error replies, a close, silence), no mocks.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { once } from 'node:events'
+import { WebSocketServer } from 'ws'
+import { runLoad } from '../../lib/load/engine.js'
+import { createCodec } from '../../lib/codecs/registry.js'
+import { loadPayload, resolveTest } from '../../lib/payloads/catalog.js'
+
+// An engine that loses count never settles: fail such a test instead of hanging the run.
+const LIMIT = { timeout: 10_000 }
+
+const small = resolveTest('5')
+const jsonCodec = await createCodec('json', small)
+const protobufCodec = await createCodec('protobuf', small)
+
+/**
+ * A ws server on a free port; `onMessage(ws, data, isBinary, count)` answers each message, count
+ * being the messages the server has had so far (all connections).
+ * @returns {Promise<{url: string, received: () => number, connections: () => number, close: () => Promise<void>}>}
+ */
+async function startWsServer (onMessage) {
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false })
+  await once(wss, 'listening')
+  let received = 0
+  let connections = 0
+  wss.on('connection', (ws) => {
+    connections++
+    ws.on('message', (data, isBinary) => onMessage(ws, data, isBinary, ++received))
+  })
+  return {
+    url: `ws://127.0.0.1:${wss.address().port}`,
+    received: () => received,
+    connections: () => connections,
+    close () {
+      for (const client of wss.clients) client.terminate()
+      return new Promise((resolve) => wss.close(() => resolve()))
+    }
+  }
+}
+
+const ackEach = (ws) => ws.send('ACK')
+
+function options (server, extra = {}) {
+  return { url: server.url, test: small, payloads: [loadPayload(small)], codec: jsonCodec, ...extra }
+}
+
+/** Every sent message is acked, errored or lost, whatever happened. */
+function assertAccounted ({ messages }) {
+  assert.equal(messages.sent, messages.acked + messages.errors + messages.lost, JSON.stringify(messages))
+}
+
+test('closed loop, 3 connections x 4 in flight: every message acked and recorded, bytes counted on the sockets', LIMIT, async (t) => {
+  const server = await startWsServer(ackEach)
+  t.after(() => server.close())
+  const result = await runLoad(options(server, { messages: 600, connections: 3, inflight: 4 }))
+  assert.deepEqual(result.messages, { sent: 600, acked: 600, errors: 0, lost: 0 })
+  assert.equal(server.received(), 600)
+  assert.equal(server.connections(), 3)
+  assert.equal(result.histogram.totalCount, 600)
+  assert.equal(result.uncorrectedHistogram, null)
+  assert.equal(result.target, null)
+  assert.equal(result.failure, null)
+  assert.equal(result.interrupted, false)
+  assert.deepEqual(result.reconnects, { count: 0, gapMs: 0 })
+  assert.deepEqual(result.errorReplies, [])
+  const { payloadPerMessage, written, read } = result.bytes
+  assert.equal(payloadPerMessage, Buffer.byteLength(jsonCodec.encode(jsonCodec.prepare(loadPayload(small)))))
+  assert.equal(result.bytes.payloadSizes.messages, 1)
+  // On the wire each message carries a frame header and a mask; each ACK a 2-byte header.
+  assert.ok(written >= 600 * (payloadPerMessage + 6), `written ${written}`)
+  assert.ok(read >= 600 * (3 + 2), `read ${read}`)
+  assert.ok(result.durationMs > 0)
+  assert.ok(result.startedAt > 0 && result.startedAt <= Date.now())
+  assert.ok(result.timeSeries.length >= 1, 'the last partial second is in the time series')
+  assert.equal(result.timeSeries.reduce((sum, second) => sum + second.acked, 0), 600)
+  assert.equal(typeof result.cpu.userUs, 'number')
+})
+
+test('echo with protobuf: replies are decoded, and a binary reply that does not decode is an error', LIMIT, async (t) => {
+  const server = await startWsServer((ws, data, isBinary, count) => {
+    ws.send(count % 10 === 0 ? Buffer.from([0xff, 0xff, 0xff]) : data, { binary: isBinary })
+  })
+  t.after(() => server.close())
+  const result = await runLoad(options(server, { codec: protobufCodec, direction: 'echo', messages: 100, inflight: 5 }))
+  assert.deepEqual(result.messages, { sent: 100, acked: 90, errors: 10, lost: 0 })
+  assert.equal(result.histogram.totalCount, 90)
+  assert.match(result.errorReplies[0], /^client decode failed: /)
+  assert.equal(result.errorReplies.length, 5, 'only the first few are kept')
+})
+
+test('several payloads are sent in turn, cycling', LIMIT, async (t) => {
+  const seen = []
+  const server = await startWsServer((ws, data) => {
+    seen.push(JSON.parse(data).id)
+    ws.send('ACK')
+  })
+  t.after(() => server.close())
+  const payloads = [{ id: 1, status: 'ok' }, { id: 2, status: 'ok' }, { id: 3, status: 'a longer status' }]
+  const result = await runLoad(options(server, { payloads, messages: 7 }))
+  assert.deepEqual(seen, [1, 2, 3, 1, 2, 3, 1])
+  assert.deepEqual(result.messages, { sent: 7, acked: 7, errors: 0, lost: 0 })
+  assert.equal(result.bytes.payloadSizes.messages, 3)
+  assert.ok(result.bytes.payloadSizes.max > result.bytes.payloadSizes.min)
+})
+
+test('ERR replies count as errors, not acks, and their text is kept', LIMIT, async (t) => {
+  const server = await startWsServer((ws, data, isBinary, count) => {
+    ws.send(count % 4 === 0 ? `ERR json decode failed for test small: #${count}` : 'ACK')
+  })
+  t.after(() => server.close())
+  const result = await runLoad(options(server, { messages: 200, connections: 2, inflight: 3 }))
+  assert.deepEqual(result.messages, { sent: 200, acked: 150, errors: 50, lost: 0 })
+  assert.equal(result.histogram.totalCount, 150, 'error replies are not latencies')
+  assert.equal(result.errorReplies.length, 5)
+  for (const text of result.errorReplies) assert.match(text, /^ERR json decode failed for test small: #\d+$/)
+  assert.equal(result.failure, null, 'error replies alone do not fail the run')
+  assertAccounted(result)
+})
+
+test('--ack: any reply, or a given text, completes a message', LIMIT, async (t) => {
+  const server = await startWsServer((ws) => ws.send('OK'))
+  t.after(() => server.close())
+  const byText = await runLoad(options(server, { messages: 20, ack: { text: 'OK' } }))
+  assert.deepEqual(byText.messages, { sent: 20, acked: 20, errors: 0, lost: 0 })
+  const byAny = await runLoad(options(server, { messages: 20, ack: { any: true } }))
+  assert.deepEqual(byAny.messages, { sent: 20, acked: 20, errors: 0, lost: 0 })
+  const byDefault = await runLoad(options(server, { messages: 20 }))
+  assert.deepEqual(byDefault.messages, { sent: 20, acked: 0, errors: 20, lost: 0 }, 'OK is not ACK')
+  assert.deepEqual(byDefault.errorReplies, ['OK', 'OK', 'OK', 'OK', 'OK'])
+})
+
+test('a server that closes mid-run: its in-flight messages are lost and the run fails, accounting exact', LIMIT, async (t) => {
+  const server = await startWsServer((ws, data, isBinary, count) => {
+    if (count < 100) ws.send('ACK')
+    else if (count === 100) ws.close(1011, 'going away')
+  })
+  t.after(() => server.close())
+  const result = await runLoad(options(server, { messages: 1000, inflight: 8 }))
+  assertAccounted(result)
+  assert.equal(result.messages.acked, 99)
+  assert.ok(result.messages.lost >= 1, JSON.stringify(result.messages))
+  assert.ok(result.messages.sent < 1000)
+  assert.equal(result.failure, 'connection closed by the server (code 1011: going away)')
+  assert.equal(result.histogram.totalCount, 99)
+})
+
+test('--reconnect: a dropped connection comes back and the run goes on to its count', LIMIT, async (t) => {
+  const server = await startWsServer((ws, data, isBinary, count) => {
+    if (count === 50) ws.terminate()
+    else ws.send('ACK')
+  })
+  t.after(() => server.close())
+  const result = await runLoad(options(server, { messages: 300, inflight: 4, reconnect: true }))
+  assertAccounted(result)
+  assert.equal(result.messages.sent, 300)
+  assert.ok(result.messages.lost >= 1)
+  assert.equal(result.reconnects.count, 1)
+  assert.equal(server.connections(), 2)
+  assert.equal(result.failure, null)
+})
+
+test('handshake: sent first on every connection and not measured', LIMIT, async (t) => {
+  const firsts = []
+  const greeted = new WeakSet()
+  const server = await startWsServer((ws, data) => {
+    if (!greeted.has(ws)) {
+      greeted.add(ws)
+      firsts.push(data.toString())
+      return ws.send('WELCOME')
+    }
+    ws.send('ACK')
+  })
+  t.after(() => server.close())
+  const result = await runLoad(options(server, { messages: 40, connections: 2, handshake: { frame: 'HELLO', expect: 'WELCOME' } }))
+  assert.deepEqual(firsts, ['HELLO', 'HELLO'])
+  assert.deepEqual(result.messages, { sent: 40, acked: 40, errors: 0, lost: 0 })
+  assert.equal(server.received(), 42)
+})
+
+test('open loop: rate over a duration follows the schedule, with both histograms', LIMIT, async (t) => {
+  const server = await startWsServer(ackEach)
+  t.after(() => server.close())
+  const result = await runLoad(options(server, { rate: 2000, durationMs: 500, connections: 2, inflight: 1000 }))
+  assert.deepEqual(result.messages, { sent: 1000, acked: 1000, errors: 0, lost: 0 }, 'the schedule says 2000/s x 0.5 s')
+  assert.equal(result.target.rate, 2000)
+  assert.ok(Math.abs(result.target.sendRate - 2000) / 2000 < 0.2, `sendRate ${result.target.sendRate}`)
+  assert.equal(result.histogram.totalCount, 1000)
+  assert.equal(result.uncorrectedHistogram.totalCount, 1000)
+  // Latency from the schedule is never shorter than from the actual send.
+  assert.ok(result.histogram.maxValue >= result.uncorrectedHistogram.maxValue)
+  assert.ok(result.durationMs >= 450, `durationMs ${result.durationMs}`)
+})
+
+test('open loop with a stalled server: messages wait for room, and latency from the schedule shows it', LIMIT, async (t) => {
+  const held = []
+  const server = await startWsServer((ws, data, isBinary, count) => {
+    // The first 20 get no reply until the 20th arrives: a stall the schedule keeps counting.
+    if (count > 20) return ws.send('ACK')
+    held.push(ws)
+    if (count === 20) setTimeout(() => { for (const socket of held) socket.send('ACK') }, 100)
+  })
+  t.after(() => server.close())
+  const result = await runLoad(options(server, { rate: 1000, messages: 200, inflight: 20 }))
+  assert.deepEqual(result.messages, { sent: 200, acked: 200, errors: 0, lost: 0 })
+  // Message 21 was due at 20 ms and could only go once a reply made room, after the 100 ms stall.
+  assert.ok(result.histogram.maxValue >= 80_000, `corrected max ${result.histogram.maxValue} µs`)
+  assert.ok(result.histogram.getValueAtPercentile(50) > result.uncorrectedHistogram.getValueAtPercentile(50))
+})
+
+test('warm-up by count and by time is sent first and not counted', LIMIT, async (t) => {
+  const server = await startWsServer(ackEach)
+  t.after(() => server.close())
+  const byCount = await runLoad(options(server, { messages: 100, inflight: 2, warmup: { messages: 50 } }))
+  assert.deepEqual(byCount.messages, { sent: 100, acked: 100, errors: 0, lost: 0 })
+  assert.equal(byCount.histogram.totalCount, 100)
+  assert.equal(server.received(), 150)
+  const before = server.received()
+  const byTime = await runLoad(options(server, { messages: 100, warmup: { durationMs: 100 } }))
+  assert.deepEqual(byTime.messages, { sent: 100, acked: 100, errors: 0, lost: 0 })
+  assert.ok(server.received() - before > 100, 'the warm-up sent for 100 ms')
+  // Bytes are the measured phase's: about 100 messages' worth, not the warm-up's.
+  assert.ok(byTime.bytes.written < 100 * (byTime.bytes.payloadPerMessage + 14) + 1, `written ${byTime.bytes.written}`)
+})
+
+test('abort: sending stops, replies in flight get a grace, the rest is lost, accounting exact', LIMIT, async (t) => {
+  const controller = new AbortController()
+  const server = await startWsServer((ws, data, isBinary, count) => {
+    if (count === 100) controller.abort('stopped by the test')
+    if (count < 100) ws.send('ACK') // then silent: what is in flight when the signal comes is lost
+  })
+  t.after(() => server.close())
+  const result = await runLoad(options(server, { messages: 100_000, inflight: 10, timeoutMs: 300, signal: controller.signal }))
+  assertAccounted(result)
+  assert.equal(result.interrupted, true)
+  assert.equal(result.failure, 'stopped by the test')
+  assert.equal(result.messages.acked, 99)
+  assert.ok(result.messages.lost >= 1, JSON.stringify(result.messages))
+  assert.ok(result.messages.sent < 100_000)
+})
+
+test('abort: replies to messages in flight that come within the grace still count', LIMIT, async (t) => {
+  const controller = new AbortController()
+  const server = await startWsServer((ws, data, isBinary, count) => {
+    if (count === 100) controller.abort('stopped by the test')
+    // After the signal the server is slow (50 ms), but well within the grace (300 ms).
+    if (count < 100) ws.send('ACK')
+    else setTimeout(() => ws.send('ACK'), 50)
+  })
+  t.after(() => server.close())
+  const result = await runLoad(options(server, { messages: 100_000, inflight: 10, timeoutMs: 300, signal: controller.signal }))
+  assert.equal(result.interrupted, true)
+  assert.equal(result.messages.lost, 0, JSON.stringify(result.messages))
+  assert.equal(result.messages.acked, result.messages.sent)
+  assert.ok(result.messages.sent >= 100 && result.messages.sent < 100_000)
+})
+
+test('abort before the run: nothing is sent', LIMIT, async (t) => {
+  const server = await startWsServer(ackEach)
+  t.after(() => server.close())
+  const result = await runLoad(options(server, { messages: 100, signal: AbortSignal.abort() }))
+  assert.equal(result.interrupted, true)
+  assert.equal(result.failure, 'interrupted')
+  assert.deepEqual(result.messages, { sent: 0, acked: 0, errors: 0, lost: 0 })
+  assert.equal(server.received(), 0)
+})
+
+test('--timeout: a server that never replies loses every message and fails the run', LIMIT, async (t) => {
+  const server = await startWsServer(() => {})
+  t.after(() => server.close())
+  const result = await runLoad(options(server, { messages: 20, connections: 2, inflight: 3, timeoutMs: 100 }))
+  assert.deepEqual(result.messages, { sent: 6, acked: 0, errors: 0, lost: 6 })
+  assert.equal(result.failure, 'no reply within 100 ms (--timeout)')
+  assert.equal(result.histogram.totalCount, 0)
+})

@@ -1,0 +1,144 @@
+// prepareRun + measure in this process against the real server (startServer on port 0): the
+// report every tool reads, its shape and its accounting.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { measure, prepareRun } from '../../lib/load/measure.js'
+import { startServer } from '../../lib/server/server.js'
+import { decodeHistogram } from '../../lib/histogram.js'
+
+const LIMIT = { timeout: 20_000 }
+const LATENCY_FIELDS = ['min', 'mean', 'stdev', 'p50', 'p90', 'p99', 'p999', 'max']
+
+/** What the client command line gives measure, checked: the defaults of client-options.js. */
+function clientOptions (url, extra = {}) {
+  return {
+    test: '5',
+    custom: null,
+    allowLossy: false,
+    messages: 300,
+    warmup: { messages: 0 },
+    workers: 1,
+    headers: {},
+    insecure: false,
+    ack: { text: 'ACK' },
+    reconnect: false,
+    url,
+    connections: 1,
+    inflight: 1,
+    timeout: 10000,
+    compress: false,
+    direction: 'up',
+    ...extra
+  }
+}
+
+function assertLatency (latency) {
+  assert.deepEqual(Object.keys(latency).sort(), LATENCY_FIELDS.slice().sort())
+  for (const field of LATENCY_FIELDS) assert.ok(Number.isFinite(latency[field]) && latency[field] >= 0, `${field}: ${latency[field]}`)
+  assert.ok(latency.min > 0)
+  assert.ok(latency.min <= latency.p50 && latency.p50 <= latency.p99 && latency.p99 <= latency.max, JSON.stringify(latency))
+}
+
+test('json, closed loop: the report names the run and accounts for every message', LIMIT, async (t) => {
+  const server = await startServer({ port: 0 })
+  t.after(() => server.close())
+  const options = clientOptions(server.url, { connections: 2, inflight: 3, warmup: { messages: 20 } })
+  const prepared = await prepareRun('json', options)
+  assert.equal(prepared.format, 'json')
+  assert.equal(prepared.test.name, 'small')
+  assert.equal(prepared.codec.name, 'json')
+  assert.equal(prepared.lossy, null)
+  const report = await measure(prepared, options, { network: null })
+  assert.equal(report.format, 'json')
+  assert.equal(report.test, 'small')
+  assert.equal(report.testId, 5)
+  assert.equal(report.url, server.url)
+  assert.equal(report.connections, 2)
+  assert.equal(report.inflight, 3)
+  assert.deepEqual(report.warmup, { messages: 20 })
+  assert.equal(report.direction, 'up')
+  assert.deepEqual(report.network, { profile: 'none' })
+  assert.deepEqual(report.messages, { sent: 300, acked: 300, errors: 0, lost: 0 })
+  assert.equal(report.ok, true)
+  assert.equal(report.failure, null)
+  assert.equal(report.interrupted, false)
+  assert.ok(report.rate > 0 && report.durationMs > 0)
+  assert.equal(report.target, null)
+  assertLatency(report.latencyMs)
+  assert.equal(report.uncorrectedLatencyMs, null)
+  assert.equal(decodeHistogram(report.histogram).totalCount, 300)
+  assert.ok(report.bytes.payloadPerMessage > 0)
+  assert.ok(report.bytes.written >= 300 * report.bytes.payloadPerMessage, JSON.stringify(report.bytes))
+  assert.ok(report.bytes.read >= 300 * 'ACK'.length, JSON.stringify(report.bytes))
+  assert.ok(report.cpu.perMessageUs > 0)
+  assert.ok(Array.isArray(report.timeSeries) && report.timeSeries.length >= 1)
+  assert.deepEqual(report.errorReplies, [])
+  // The server decoded every message, the warm-up's too.
+  assert.equal(server.stats.forTarget('json', 'small').messages, 320)
+})
+
+test('protobuf echo at a rate: target and uncorrected latency in the report, replies decoded', LIMIT, async (t) => {
+  const server = await startServer({ port: 0 })
+  t.after(() => server.close())
+  const options = clientOptions(server.url, { test: 'medium', messages: undefined, rate: 1000, durationMs: 300, inflight: 1000, direction: 'echo' })
+  const prepared = await prepareRun('protobuf', options)
+  const report = await measure(prepared, options, { network: null })
+  assert.equal(report.format, 'protobuf')
+  assert.equal(report.test, 'medium')
+  assert.equal(report.direction, 'echo')
+  assert.deepEqual(report.messages, { sent: 300, acked: 300, errors: 0, lost: 0 })
+  assert.equal(report.target.rate, 1000)
+  assert.equal(typeof report.target.met, 'boolean')
+  assertLatency(report.latencyMs)
+  assertLatency(report.uncorrectedLatencyMs)
+  assert.equal(decodeHistogram(report.uncorrectedHistogram).totalCount, 300)
+  // Echo: the payload travels both ways.
+  assert.ok(report.bytes.read >= 300 * report.bytes.payloadPerMessage, JSON.stringify(report.bytes))
+})
+
+test('down: the server sends the payload, the client decodes it', LIMIT, async (t) => {
+  const server = await startServer({ port: 0 })
+  t.after(() => server.close())
+  const options = clientOptions(server.url, { messages: 100, direction: 'down' })
+  const report = await measure(await prepareRun('protobuf', options), options, { network: null })
+  assert.deepEqual(report.messages, { sent: 100, acked: 100, errors: 0, lost: 0 })
+  assert.equal(report.direction, 'down')
+  assert.ok(report.bytes.read > 0 && report.bytes.written > 0)
+})
+
+test('a custom payload over protobuf registers its schema first (the handshake), then runs', LIMIT, async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'measure-test-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const file = path.join(dir, 'order.json')
+  fs.writeFileSync(file, JSON.stringify({ order: 'A-17', items: [{ sku: 'x', quantity: 2 }], paid: true }))
+  const server = await startServer({ port: 0 })
+  t.after(() => server.close())
+  const options = clientOptions(server.url, { test: null, custom: { payload: file }, messages: 50, connections: 2 })
+  const prepared = await prepareRun('protobuf', options)
+  assert.equal(prepared.test.custom, true)
+  const report = await measure(prepared, options, { network: null })
+  assert.equal(report.test, 'custom')
+  assert.equal(report.payloadFile, path.basename(file))
+  assert.equal(report.schema, 'inferred')
+  assert.deepEqual(report.messages, { sent: 50, acked: 50, errors: 0, lost: 0 })
+  assert.equal(report.ok, true)
+})
+
+test('a server that goes away: the report says why and is not ok', LIMIT, async (t) => {
+  const server = await startServer({ port: 0 })
+  const options = clientOptions(server.url, { messages: 1_000_000, inflight: 4 })
+  const prepared = await prepareRun('json', options)
+  // At the first progress tick (1 s in), the server closes every connection with 1001.
+  let closing = null
+  const report = await measure(prepared, options, { network: null, onTick: () => { closing ??= server.close() } })
+  await closing
+  assert.equal(report.ok, false)
+  assert.match(report.failure, /^connection closed by the server \(code 1001/)
+  const { sent, acked, errors, lost } = report.messages
+  assert.equal(sent, acked + errors + lost)
+  assert.ok(acked > 0 && sent < 1_000_000)
+  assert.equal(report.timeSeries.length >= 1, true)
+})
