@@ -8,7 +8,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import protobuf from 'protobufjs'
-import { writeCorpora, feedMessages } from '../fixtures/corpora.js'
+import { writeCorpora, feedMessages } from '../../data/corpora.js'
 import { runScript, startServerProcess } from '../helpers.js'
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'corpus-e2e-'))
