@@ -4,7 +4,7 @@ import { DEFAULT_CLIENT_MESSAGES, DEFAULT_URL } from '../defaults.js'
 import { ACK, DIRECTIONS } from '../protocol.js'
 import { FORMATS } from '../codecs/registry.js'
 import { BACKENDS, PROFILES, resolveNetwork } from '../network/profiles.js'
-import { PAYLOAD_OPTIONS, commandLine, duration, parseWsUrl, payloadFiles, positiveNumber, wholeNumber } from './parser.js'
+import { PAYLOAD_OPTIONS, commandLine, duration, futureInstant, parseWsUrl, payloadFiles, positiveNumber, wholeNumber } from './parser.js'
 
 /**
  * @typedef {object} ClientOptions a load client's command line, checked
@@ -15,6 +15,7 @@ import { PAYLOAD_OPTIONS, commandLine, duration, parseWsUrl, payloadFiles, posit
  * @property {number} [durationMs]
  * @property {number} [rate] open loop, messages per second in total
  * @property {{messages?: number, durationMs?: number}} warmup
+ * @property {number} [startAt] epoch ms at which the measured phase starts
  * @property {number} workers
  * @property {string} [out] JSON report file
  * @property {string} [hdrOut] HdrHistogram interval log file
@@ -61,6 +62,7 @@ export async function parseClientArgs (argv, format) {
       rate: { alias: 'r', describe: 'open loop: messages per second in total, latency from the schedule', type: 'string' },
       duration: { alias: 'd', describe: 'run for this long instead of a message count: 30s, 500ms, 2m', type: 'string' },
       warmup: { alias: 'w', describe: 'messages (or a time: 2s) sent first and not recorded', default: '0', type: 'string' },
+      'start-at': { describe: 'connect and warm up, then start measuring at this instant (ISO time or epoch ms): hosts measure together', type: 'string' },
       workers: { describe: 'worker threads, each with its share of connections, messages and rate', default: 1 },
       out: { describe: 'also write the JSON report to this file', type: 'string' },
       'hdr-out': { describe: 'write the latency histograms as an HdrHistogram interval log', type: 'string' },
@@ -87,6 +89,7 @@ export async function parseClientArgs (argv, format) {
     .example(`node ${script} 3 100000`, 'test 3 (medium), 100,000 messages, one at a time')
     .example(`node ${script} small 100000 --inflight 100`, 'test 5 with 100 messages in flight')
     .example(`node ${script} 4 1000 --connections 4 --json`, 'four connections, JSON report on stdout')
+    .example(`node ${script} 3 --rate 2000 --duration 60s --start-at 2026-11-23T17:00:00Z`, 'on every host: measure the same minute')
     .example(`node ${script} --payload my.json 1000`, 'your own document, schema inferred')
     .example(`node ${script} --payload my.json 1000 --proto my.proto --type shop.Order`, 'your own document and schema')
     .parseAsync()
@@ -114,6 +117,7 @@ export async function parseClientArgs (argv, format) {
     rate,
     warmup: /[a-z]$/i.test(args.warmup) ? { durationMs: duration('warmup', args.warmup) } : { messages: wholeNumber('warmup', args.warmup, 0) },
     workers,
+    startAt: args.startAt === undefined ? undefined : futureInstant('start-at', args.startAt),
     out: args.out,
     hdrOut: args.hdrOut,
     assert: args.assert,

@@ -18,5 +18,10 @@ export async function runMergeCli (argv) {
       throw new UsageError(`${file}: ${err.code ?? err.message}`)
     }
   }))
-  return deliver(mergeReports(reports), options)
+  const merged = mergeReports(reports)
+  const { startSpreadMs, overlapMs, overlapping } = merged.windows
+  // A merged figure only means "the load of all the parts together" if they measured together.
+  if (!overlapping) process.stderr.write(`warning: the parts' measured phases do not overlap (starts ${startSpreadMs} ms apart): they did not load the server together; use --start-at\n`)
+  else if (startSpreadMs > 0) process.stderr.write(`measured phases: starts ${startSpreadMs} ms apart, all measuring together for ${overlapMs} ms\n`)
+  return deliver(merged, options)
 }

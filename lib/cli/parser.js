@@ -56,6 +56,22 @@ export function duration (name, text) {
 }
 
 /**
+ * Reads an instant to come: an ISO time (`2026-11-23T17:00:00Z`) or epoch milliseconds.
+ * @param {string} name option name, for the message
+ * @param {string} text
+ * @param {number} [now] epoch ms, for the past check
+ * @returns {number} epoch milliseconds, later than now
+ */
+export function futureInstant (name, text, now = Date.now()) {
+  const value = /^\d+$/.test(String(text).trim()) ? Number(text) : Date.parse(text)
+  if (!Number.isFinite(value) || !/\d/.test(String(text))) {
+    throw new UsageError(`--${name} must be an ISO time such as 2026-11-23T17:00:00Z, or epoch milliseconds, got '${text}'`)
+  }
+  if (value <= now) throw new UsageError(`--${name} ${new Date(value).toISOString()} is in the past (now ${new Date(now).toISOString()})`)
+  return value
+}
+
+/**
  * A number > 0, or a UsageError naming the option.
  * @param {string} name option name, for the message
  * @param {unknown} value

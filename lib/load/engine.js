@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import { createLatencyHistogram } from '../histogram.js'
 import { Channel } from './channel.js'
 import { connect } from './connection.js'
@@ -21,6 +22,8 @@ const DOWN_REQUEST_FRAME = Buffer.from(DOWN_REQUEST)
  * @property {number} [inflight] messages outstanding per connection; 1 is strict request/response.
  *   With a rate, the most a connection may have outstanding before sends wait (and latency grows)
  * @property {{messages?: number, durationMs?: number}} [warmup] sent first, not recorded
+ * @property {number} [startAt] epoch ms: after connecting and warming up, wait for this instant
+ *   before the measured phase, so several hosts measure the same window (--start-at)
  * @property {number} [timeoutMs] a message with no reply after this long is lost
  * @property {boolean} [compress] offer permessage-deflate
  * @property {string} [connectUrl] where to open the TCP connection when it differs from url (a shaping proxy)
@@ -86,6 +89,7 @@ export async function runLoad (options) {
     if ((warmup.messages > 0 || warmup.durationMs > 0) && !signal?.aborted) {
       await run.runPhase({ count: warmup.messages, durationMs: warmup.durationMs, recording: false })
     }
+    if (options.startAt > Date.now() && !run.failure && !signal?.aborted) await waitUntil(options.startAt, signal)
     const { messages: count, durationMs, rate } = options
     const measured = run.failure || signal?.aborted
       ? run.emptyResult()
@@ -237,6 +241,15 @@ export class Run {
       errorReplies: this.errorReplies,
       failure: this.failure
     }
+  }
+}
+
+/** Sleeps until an epoch instant (a run's common start), or until the signal aborts. */
+async function waitUntil (epochMs, signal) {
+  try {
+    await sleep(epochMs - Date.now(), undefined, { signal })
+  } catch (err) {
+    if (err.name !== 'AbortError') throw err
   }
 }
 

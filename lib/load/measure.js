@@ -65,6 +65,7 @@ export async function measure ({ format, test, codec, lossy }, options, { connec
     connections: options.connections,
     inflight: options.inflight,
     warmup: options.warmup,
+    startAt: options.startAt,
     timeoutMs: options.timeout,
     compress: options.compress,
     direction: options.direction,
@@ -85,6 +86,7 @@ export async function measure ({ format, test, codec, lossy }, options, { connec
     connections: options.connections,
     inflight: options.inflight,
     warmup: options.warmup,
+    startAt: options.startAt,
     direction: options.direction,
     network,
     lossy

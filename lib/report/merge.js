@@ -63,7 +63,7 @@ export function mergeReports (reports) {
     network: first.network,
     lossy: first.lossy
   })
-  return { ...report, mergedFrom: reports.length }
+  return { ...report, mergedFrom: reports.length, windows: measuredWindows(reports) }
 }
 
 /** Adds up per-second entries that share an epoch second, whichever part they came from. */
@@ -81,6 +81,20 @@ function mergeTimeSeries (entries) {
     const { p50, p99 } = summarizeLatency(histogram)
     return { t, acked, errors, p50, p99, histogram: parts.length === 1 ? parts[0] : encodeHistogram(histogram) }
   })
+}
+
+/**
+ * How the parts' measured phases line up: the spread of their starts and how long all of them
+ * were measuring at once. Parts that never overlap did not load the server together.
+ * @param {object[]} reports
+ * @returns {{startSpreadMs: number, overlapMs: number, overlapping: boolean}}
+ */
+export function measuredWindows (reports) {
+  const starts = reports.map((r) => r.startedAt)
+  const ends = reports.map((r) => r.startedAt + r.durationMs)
+  const overlapMs = Math.round(Math.min(...ends) - Math.max(...starts))
+  const startSpreadMs = Math.max(...starts) - Math.min(...starts)
+  return { startSpreadMs, overlapMs: Math.max(0, overlapMs), overlapping: overlapMs > 0 }
 }
 
 /**

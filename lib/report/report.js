@@ -35,6 +35,7 @@ export function buildReport (result, context) {
     connections: context.connections,
     inflight: context.inflight,
     warmup: context.warmup,
+    startAt: context.startAt ?? null,
     direction: context.direction ?? 'up',
     network: context.network ?? { profile: 'none' },
     messages: { ...messages },

@@ -32,6 +32,7 @@ describe('parseClientArgs: defaults', () => {
       rate: undefined,
       warmup: { messages: 0 },
       workers: 1,
+      startAt: undefined,
       out: undefined,
       hdrOut: undefined,
       assert: [],
@@ -239,4 +240,12 @@ test('a number option given text is quoted as typed, not as NaN', async () => {
   await assert.rejects(json('5', '--rate', 'abc'), usage("--rate must be a number > 0, got 'abc'"))
   await assert.rejects(json('5', '--up', 'abc'), usage("--up must be a positive number of kbit/s, got 'abc'"))
   assert.equal((await json('5', '--rate', '2500')).rate, 2500)
+})
+
+test('--start-at: an ISO time or epoch ms to come; malformed or past is one line', async () => {
+  const at = new Date(Date.now() + 60_000)
+  assert.equal((await json('5', '--start-at', at.toISOString())).startAt, at.getTime())
+  assert.equal((await json('5', '--start-at', String(at.getTime()))).startAt, at.getTime())
+  await assert.rejects(json('5', '--start-at', 'soon'), usage("--start-at must be an ISO time such as 2026-11-23T17:00:00Z, or epoch milliseconds, got 'soon'"))
+  await assert.rejects(json('5', '--start-at', '2020-01-01T00:00:00Z'), (err) => err instanceof UsageError && /^--start-at 2020-01-01T00:00:00\.000Z is in the past \(now \d{4}-/.test(err.message))
 })

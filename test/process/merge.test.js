@@ -74,6 +74,37 @@ describe('results that travel', () => {
     assert.match(report.cpu.process, /^[^:]+:\d+$/)
   })
 
+  test('--start-at: two clients started apart measure together; merge reports how their windows line up', async () => {
+    const startAt = new Date(Date.now() + 2500).toISOString()
+    const first = runScript('client_json.js', ['5', '--rate', '400', '--duration', '1s', '-w', '100', '--start-at', startAt, '--url', server.url, '--out', file('s1.json')])
+    // The second starts (connects, warms up) later, and still measures from the same instant.
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    const second = await runScript('client_json.js', ['5', '--rate', '400', '--duration', '1s', '-w', '100', '--start-at', startAt, '--url', server.url, '--out', file('s2.json')])
+    assert.equal(second.code, 0, second.stderr)
+    assert.equal((await first).code, 0)
+    const parts = ['s1', 's2'].map((name) => read(`${name}.json`))
+    for (const part of parts) {
+      assert.equal(part.startAt, Date.parse(startAt))
+      assert.ok(part.startedAt >= part.startAt && part.startedAt - part.startAt < 50, `started ${part.startedAt - part.startAt} ms after --start-at`)
+    }
+    const merged = await runScript('bin/merge.js', [file('s1.json'), file('s2.json'), '--json'])
+    assert.equal(merged.code, 0, merged.stderr)
+    const { windows } = JSON.parse(merged.stdout)
+    assert.ok(windows.startSpreadMs < 50 && windows.overlapping, JSON.stringify(windows))
+    assert.match(merged.stderr, /^(measured phases: starts \d+ ms apart, all measuring together for \d+ ms\n)?$/)
+  })
+
+  test('merge warns when the parts never measured at the same time', async () => {
+    for (const name of ['seq1', 'seq2']) {
+      const run = await runScript('client_json.js', ['5', '200', '--url', server.url, '--out', file(`${name}.json`)])
+      assert.equal(run.code, 0, run.stderr)
+    }
+    const merged = await runScript('bin/merge.js', [file('seq1.json'), file('seq2.json'), '--json'])
+    assert.equal(merged.code, 0)
+    assert.equal(JSON.parse(merged.stdout).windows.overlapping, false)
+    assert.match(merged.stderr, /^warning: the parts' measured phases do not overlap \(starts \d+ ms apart\): they did not load the server together; use --start-at\n$/)
+  })
+
   test('--workers 3 alone: one connection per worker by default', async () => {
     const run = await runScript('client_protobuf.js', ['5', '300', '--workers', '3', '--url', server.url, '--json'])
     assert.equal(run.code, 0, run.stderr)
