@@ -1,0 +1,411 @@
+// deploy/: the container build file and the Kubernetes manifests of a multi-host run. Nothing is
+// built or applied here (no container runtime, no cluster): the files are read, parsed, checked
+// against each other, and every command they run goes through the project's own command-line
+// parsers, in-process, with Kubernetes' $(VAR) expansion and the shell's glob done here.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import path from 'node:path'
+import { builtinModules } from 'node:module'
+import { fileURLToPath } from 'node:url'
+import { parseAllDocuments } from 'yaml'
+import { parseServerArgs } from '../lib/cli/server-options.js'
+import { parseClientArgs } from '../lib/cli/client-options.js'
+import { parseMergeArgs } from '../lib/cli/merge-options.js'
+import { parseAssertions } from '../lib/report/assertions.js'
+import { UsageError } from '../lib/errors.js'
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+const DEPLOY = path.join(ROOT, 'deploy')
+const read = (file) => fs.readFileSync(path.join(DEPLOY, file), 'utf8')
+const PACKAGE = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'))
+
+// Sample values for what the cluster provides: the Secret's token, the ConfigMap's start time
+// (as `date -u -d '+2 min' +%FT%TZ` prints it: no milliseconds) and the completion index.
+const TOKEN = 'sample-token-0123'
+const START_AT = new Date(Date.now() + 120_000).toISOString().replace(/\.\d+Z$/, 'Z')
+
+/** Every YAML document of a manifest, each checked to parse without error or warning. */
+function manifests (file) {
+  const docs = parseAllDocuments(read(file))
+  assert.ok(Array.isArray(docs), `${file}: not a YAML stream`)
+  return docs.map((doc, i) => {
+    assert.deepEqual(doc.errors.map(String), [], `${file}, document ${i + 1}`)
+    assert.deepEqual(doc.warnings.map(String), [], `${file}, document ${i + 1}`)
+    return doc.toJS()
+  }).filter((doc) => doc !== null)
+}
+
+const volumeDocs = manifests('kubernetes/volume.yaml')
+const serverDocs = manifests('kubernetes/server.yaml')
+const clientDocs = manifests('kubernetes/clients.yaml')
+const mergeDocs = manifests('kubernetes/merge.yaml')
+const only = (docs, kind) => {
+  const found = docs.filter((doc) => doc.kind === kind)
+  assert.equal(found.length, 1, `expected one ${kind}, found ${found.length}`)
+  return found[0]
+}
+const pvc = only(volumeDocs, 'PersistentVolumeClaim')
+const deployment = only(serverDocs, 'Deployment')
+const service = only(serverDocs, 'Service')
+const clientJob = only(clientDocs, 'Job')
+const mergeJob = only(mergeDocs, 'Job')
+const containerOf = (workload) => {
+  const containers = workload.spec.template.spec.containers
+  assert.equal(containers.length, 1, `${workload.metadata.name}: one container`)
+  return containers[0]
+}
+const serverContainer = containerOf(deployment)
+const clientContainer = containerOf(clientJob)
+const mergeContainer = containerOf(mergeJob)
+const K = clientJob.spec.completions
+
+/** Whether every label of `selector` is on `labels`. */
+const selects = (selector, labels) => Object.entries(selector).every(([key, value]) => labels?.[key] === value)
+
+/** The value of each env entry, with sample values for Secrets, ConfigMaps and the index. */
+function envOf (container, index) {
+  const env = {}
+  for (const entry of container.env ?? []) {
+    const from = entry.valueFrom
+    if (!from) env[entry.name] = String(entry.value)
+    else if (from.secretKeyRef) env[entry.name] = TOKEN
+    else if (from.configMapKeyRef?.key === 'START_AT') env[entry.name] = START_AT
+    else if (from.fieldRef?.fieldPath === "metadata.annotations['batch.kubernetes.io/job-completion-index']") env[entry.name] = String(index)
+    else assert.fail(`${container.name}: no sample value for env ${entry.name} (${JSON.stringify(from)})`)
+  }
+  // Kubernetes sets it in every container of an Indexed Job, declared or not.
+  if (index !== undefined) env.JOB_COMPLETION_INDEX ??= String(index)
+  return env
+}
+
+/** Kubernetes' $(VAR) expansion of command and args; an unknown variable would stay as typed. */
+function expand (text, env) {
+  assert.ok(!text.includes('$$'), `escaped $$ not expected in '${text}'`)
+  return text.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (whole, name) => {
+    assert.ok(name in env, `'${text}' uses $(${name}), which the container's env does not define`)
+    return env[name]
+  })
+}
+
+/**
+ * The words of a one-command `sh -c` script: quotes removed, unquoted globs expanded against
+ * `files` (as sh does: no match leaves the pattern). Anything beyond one simple command fails.
+ */
+function shellWords (script, files) {
+  const words = []
+  let word = null
+  let glob = false
+  const end = () => {
+    if (word === null) return
+    if (glob) {
+      const pattern = new RegExp(`^${word.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*')}$`)
+      const matches = files.filter((file) => pattern.test(file)).sort()
+      words.push(...(matches.length ? matches : [word]))
+    } else {
+      words.push(word)
+    }
+    word = null
+    glob = false
+  }
+  for (let i = 0; i < script.length; i++) {
+    const char = script[i]
+    if (char === ' ' || char === '\t') {
+      end()
+    } else if (char === '"' || char === "'") {
+      const close = script.indexOf(char, i + 1)
+      assert.ok(close > i, `unclosed quote in: ${script}`)
+      const quoted = script.slice(i + 1, close)
+      if (char === '"') assert.ok(!/[$`\\]/.test(quoted), `expansion inside double quotes not handled: ${script}`)
+      word = (word ?? '') + quoted
+      i = close
+    } else {
+      assert.ok(!/[;&|<>`$\\\n(){}]/.test(char), `'${char}' in an sh -c script: only one simple command is checked here: ${script}`)
+      if (char === '*') glob = true
+      word = (word ?? '') + char
+    }
+  }
+  end()
+  return words
+}
+
+const SCRIPTS = {
+  'server.js': (argv, env) => parseServerArgs(argv, env),
+  'client_json.js': (argv) => parseClientArgs(argv, 'json'),
+  'client_protobuf.js': (argv) => parseClientArgs(argv, 'protobuf'),
+  'client.js': (argv) => parseClientArgs(argv, null),
+  'bin/merge.js': (argv) => parseMergeArgs(argv)
+}
+
+/**
+ * Parses one container command (command + args, expanded) with the project's parser for it, in
+ * this process, with the container's env in process.env for the call (the clients read
+ * BENCH_TOKEN from there). Resolves to {script, options}.
+ */
+async function parseCommand (argv, env, files = []) {
+  if (argv[0] === 'sh' && argv[1] === '-c') {
+    assert.equal(argv.length, 3, `sh -c takes one script: ${argv.join(' ')}`)
+    return parseCommand(shellWords(argv[2], files), env)
+  }
+  assert.equal(argv[0], 'node', `not a node command: ${argv.join(' ')}`)
+  const script = argv[1]
+  assert.ok(script in SCRIPTS, `unknown entry point '${script}'`)
+  // --help would make yargs print and exit this process.
+  assert.ok(!argv.some((arg) => arg === '--help' || arg === '-h'), '--help in a manifest')
+  const saved = { ...process.env }
+  Object.assign(process.env, env)
+  try {
+    return { script, options: await SCRIPTS[script](['node', ...argv.slice(1)], env) }
+  } finally {
+    for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key]
+    Object.assign(process.env, saved)
+  }
+}
+
+const commandLine = (container, env) => [...(container.command ?? []), ...(container.args ?? [])].map((arg) => expand(String(arg), env))
+const clientOut = (index) => expand(String(clientContainer.args[clientContainer.args.indexOf('--out') + 1]), envOf(clientContainer, index))
+
+/** The Containerfile's instructions by stage, continuation lines joined and comments dropped. */
+function containerStages () {
+  const lines = read('Containerfile').replace(/\\\n/g, ' ').split('\n').map((line) => line.trim()).filter((line) => line && !line.startsWith('#'))
+  const stages = []
+  for (const line of lines) {
+    const [, instruction, rest] = /^(\S+)\s+(.*)$/.exec(line)
+    if (instruction.toUpperCase() === 'FROM') {
+      const [, image, name] = /^(\S+)(?:\s+AS\s+(\S+))?$/i.exec(rest)
+      stages.push({ image, name, steps: [] })
+    } else {
+      assert.ok(stages.length, `${instruction} before FROM`)
+      stages.at(-1).steps.push({ instruction: instruction.toUpperCase(), rest })
+    }
+  }
+  return stages
+}
+
+test('every YAML document parses, with the kinds, names and API versions expected', () => {
+  const kinds = (docs) => docs.map((doc) => `${doc.apiVersion} ${doc.kind} ${doc.metadata?.name}`)
+  assert.deepEqual(kinds(volumeDocs), ['v1 PersistentVolumeClaim ws-bench-results'])
+  assert.deepEqual(kinds(serverDocs), ['apps/v1 Deployment ws-bench-server', 'v1 Service ws-bench-server'])
+  assert.deepEqual(kinds(clientDocs), ['batch/v1 Job ws-bench-clients'])
+  assert.deepEqual(kinds(mergeDocs), ['batch/v1 Job ws-bench-merge'])
+})
+
+test('the Service selects the server pods, and only them, on the port the server listens on', () => {
+  assert.equal(deployment.spec.replicas, 1)
+  const serverLabels = deployment.spec.template.metadata.labels
+  assert.ok(selects(deployment.spec.selector.matchLabels, serverLabels), 'the Deployment selects its own pods')
+  assert.ok(Object.keys(service.spec.selector).length > 0)
+  assert.ok(selects(service.spec.selector, serverLabels), 'the Service selects the server pods')
+  for (const job of [clientJob, mergeJob]) {
+    assert.ok(!selects(service.spec.selector, job.spec.template.metadata?.labels), `the Service must not select ${job.metadata.name}'s pods`)
+  }
+  assert.equal(service.spec.ports.length, 1)
+  const [servicePort] = service.spec.ports
+  assert.equal(servicePort.port, 7070)
+  assert.equal(servicePort.targetPort, 7070)
+  assert.deepEqual(serverContainer.ports.map((port) => port.containerPort), [7070])
+  // No HTTP probe: GET /metrics needs the token.
+  const probe = serverContainer.readinessProbe
+  assert.ok(probe.tcpSocket && !probe.httpGet, 'readiness is a TCP probe')
+  const probePort = typeof probe.tcpSocket.port === 'number' ? probe.tcpSocket.port : serverContainer.ports.find((port) => port.name === probe.tcpSocket.port)?.containerPort
+  assert.equal(probePort, 7070)
+})
+
+test('the server runs on 0.0.0.0:7070 with the token from the Secret (parseServerArgs)', async () => {
+  const env = envOf(serverContainer)
+  const { script, options } = await parseCommand(commandLine(serverContainer, env), env)
+  assert.equal(script, 'server.js')
+  assert.equal(options.host, '0.0.0.0')
+  assert.equal(options.port, serverContainer.ports[0].containerPort)
+  assert.equal(options.token, TOKEN, 'the server requires the Secret\'s token')
+})
+
+test('the client Job is Indexed, completions = parallelism, pods not restarted', () => {
+  assert.equal(clientJob.spec.completionMode, 'Indexed')
+  assert.ok(Number.isInteger(K) && K >= 2, `completions ${K}`)
+  assert.equal(clientJob.spec.parallelism, K, 'every part runs at once')
+  assert.equal(clientJob.spec.template.spec.restartPolicy, 'Never')
+  assert.equal(mergeJob.spec.template.spec.restartPolicy, 'Never')
+  assert.equal(mergeJob.spec.completions ?? 1, 1)
+})
+
+test('each client pod runs a valid client command against the Service, starting at START_AT (parseClientArgs)', async () => {
+  const outs = []
+  for (let index = 0; index < K; index++) {
+    const env = envOf(clientContainer, index)
+    const { script, options } = await parseCommand(commandLine(clientContainer, env), env)
+    assert.match(script, /^client(_json|_protobuf)?\.js$/)
+    assert.equal(options.url, `ws://${service.metadata.name}:${service.spec.ports[0].port}`)
+    assert.equal(options.startAt, Date.parse(START_AT), 'every pod starts measuring at START_AT')
+    assert.ok(options.durationMs > 0 && options.messages === undefined, 'a --duration run, so the parts end together')
+    assert.equal(options.json, true)
+    assert.equal(options.headers.Authorization, `Bearer ${TOKEN}`, 'the clients send the Secret\'s token')
+    assert.equal(options.test, 'medium')
+    assert.equal(options.out, clientOut(index))
+    outs.push(options.out)
+  }
+  assert.equal(new Set(outs).size, K, `one report file per pod: ${outs.join(', ')}`)
+})
+
+test('the harness is not vacuous: the parsers reject a bad option and a past --start-at', async () => {
+  const env = envOf(clientContainer, 0)
+  await assert.rejects(parseCommand([...commandLine(clientContainer, env), '--no-such-option'], env), UsageError)
+  const past = { ...env, START_AT: new Date(Date.now() - 60_000).toISOString() }
+  await assert.rejects(parseCommand(commandLine(clientContainer, past), past), (err) => err instanceof UsageError && /in the past/.test(err.message))
+  await assert.rejects(parseCommand(['node', 'server.js', '--port', '70000'], {}), UsageError)
+  await assert.rejects(parseCommand(['sh', '-c', 'node bin/merge.js --json'], {}), UsageError)
+})
+
+test('the merge Job merges exactly the clients\' reports and checks errors==0 (parseMergeArgs)', async () => {
+  const outs = Array.from({ length: K }, (_, index) => clientOut(index))
+  assert.deepEqual(mergeContainer.command.slice(0, 2), ['sh', '-c'])
+  // What the volume holds after the clients and one earlier merge.
+  const files = [...outs, '/results/merged.json']
+  const { script, options } = await parseCommand(commandLine(mergeContainer, envOf(mergeContainer)), envOf(mergeContainer), files)
+  assert.equal(script, 'bin/merge.js')
+  assert.deepEqual(options.files, [...outs].sort(), 'the glob takes every client report and nothing else')
+  assert.equal(options.json, true)
+  assert.equal(options.out, '/results/merged.json')
+  assert.deepEqual(options.assert, ['errors==0'])
+  assert.equal(parseAssertions(options.assert).length, 1)
+})
+
+test('clients and merge share one ReadWriteMany volume, mounted where the reports are written', () => {
+  assert.ok(pvc.spec.accessModes.includes('ReadWriteMany'), 'pods on several nodes write to it')
+  for (const job of [clientJob, mergeJob]) {
+    const { volumes } = job.spec.template.spec
+    const container = containerOf(job)
+    const claims = volumes.filter((volume) => volume.persistentVolumeClaim)
+    assert.deepEqual(claims.map((volume) => volume.persistentVolumeClaim.claimName), [pvc.metadata.name], job.metadata.name)
+    const mount = container.volumeMounts.find((m) => m.name === claims[0].name)
+    assert.equal(mount?.mountPath, '/results', job.metadata.name)
+    assert.ok(!mount.readOnly)
+  }
+  for (let index = 0; index < K; index++) assert.equal(path.posix.dirname(clientOut(index)), '/results')
+})
+
+test('server and clients take the token from the same Secret key, as the README creates it', () => {
+  const tokenRef = (container) => {
+    const entry = container.env.find((e) => e.name === 'BENCH_TOKEN')
+    assert.ok(entry?.valueFrom?.secretKeyRef, `${container.name}: BENCH_TOKEN from a Secret`)
+    return entry.valueFrom.secretKeyRef
+  }
+  const { name, key } = tokenRef(serverContainer)
+  assert.deepEqual(tokenRef(clientContainer), { name, key })
+  // Never on the command line, where `ps` and `kubectl describe` would show it.
+  for (const container of [serverContainer, clientContainer]) {
+    assert.ok(!commandLine(container, envOf(container, 0)).includes('--token'))
+  }
+  assert.ok(read('README.md').includes(`kubectl create secret generic ${name} --from-literal=${key}=`), 'README creates the Secret used')
+})
+
+test('START_AT comes from the ConfigMap the README creates, in the format the clients accept', () => {
+  const entry = clientContainer.env.find((e) => e.name === 'START_AT')
+  const { name, key } = entry.valueFrom.configMapKeyRef
+  assert.equal(key, 'START_AT')
+  const readme = read('README.md')
+  assert.ok(readme.includes(`kubectl create configmap ${name} --from-literal=${key}="$(date -u -d '+2 min' +%FT%TZ)"`), 'README sets the ConfigMap used')
+  assert.match(START_AT, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/, 'the sample looks like date +%FT%TZ')
+})
+
+test('the Containerfile builds the image the manifests run: node:20 slim, non-root, server by default', async () => {
+  const stages = containerStages()
+  const final = stages.at(-1)
+  assert.match(final.image, /^node:20(\.\d+)*(-[a-z]+)?-slim$/)
+  const steps = (instruction) => final.steps.filter((step) => step.instruction === instruction)
+  assert.equal(steps('WORKDIR').at(-1).rest, '/app')
+  const cmd = steps('CMD')
+  assert.equal(cmd.length, 1)
+  const argv = JSON.parse(cmd[0].rest)
+  assert.deepEqual(argv, ['node', 'server.js', '--host', '0.0.0.0'])
+  const { options } = await parseCommand(argv, {})
+  assert.equal(options.host, '0.0.0.0')
+  assert.equal(options.port, 7070)
+  const user = steps('USER').at(-1)?.rest
+  assert.ok(user && !/^(root|0)(:|$)/.test(user), `runs as a non-root user, got ${user}`)
+  // Numeric, so that runAsNonRoot can verify it; and the pods ask for the same uid.
+  assert.match(user, /^[1-9]\d*(:\d+)?$/)
+  for (const workload of [deployment, clientJob, mergeJob]) {
+    const security = workload.spec.template.spec.securityContext
+    assert.equal(security?.runAsNonRoot, true, workload.metadata.name)
+    assert.equal(String(security.runAsUser), user.split(':')[0], workload.metadata.name)
+  }
+  const readme = read('README.md')
+  const tag = /docker build -f deploy\/Containerfile -t (\S+) \./.exec(readme)?.[1]
+  assert.ok(tag, 'README builds the image')
+  for (const container of [serverContainer, clientContainer, mergeContainer]) assert.equal(container.image, tag, container.name)
+})
+
+test('the image installs without dev tools yet has proto/generated.js (prepare needs protobufjs-cli)', () => {
+  // `npm ci --omit=dev` still runs "prepare", whose pbjs is a devDependency: it would fail.
+  assert.match(PACKAGE.scripts.prepare, /gen:proto/)
+  assert.match(PACKAGE.scripts['gen:proto'], /\bpbjs\b/)
+  assert.ok(PACKAGE.devDependencies['protobufjs-cli'] && !PACKAGE.dependencies['protobufjs-cli'])
+  const stages = containerStages()
+  const runs = stages.flatMap((stage) => stage.steps.filter((step) => step.instruction === 'RUN').map((step) => ({ stage, text: step.rest })))
+  for (const { text } of runs) {
+    if (/npm ci\b[^&;]*--omit=dev/.test(text)) assert.match(text, /--ignore-scripts/, `would fail in prepare: ${text}`)
+  }
+  const builder = stages.find((stage) => stage.steps.some((step) => step.instruction === 'RUN' && /npm ci(?![^&;]*--(omit=dev|ignore-scripts))/.test(step.rest)))
+  assert.ok(builder?.name, 'a named stage runs the full npm ci (and so prepare)')
+  assert.ok(builder.steps.some((step) => step.instruction === 'RUN' && /npm prune --omit=dev/.test(step.rest)), 'the builder drops the dev tools')
+  const fromBuilder = stages.at(-1).steps.filter((step) => step.instruction === 'COPY' && step.rest.includes(`--from=${builder.name}`)).map((step) => step.rest)
+  assert.ok(fromBuilder.some((rest) => /\/app\/node_modules\/?\s/.test(rest)), 'node_modules comes from the builder')
+  assert.ok(fromBuilder.some((rest) => /\/app\/proto(\/generated\.js|\/?)\s/.test(rest)), 'proto/generated.js comes from the builder')
+})
+
+test('the image holds every file the commands load, and only runtime dependencies are imported', () => {
+  // What the final stage puts under /app, as paths of the repository.
+  const copied = []
+  for (const step of containerStages().at(-1).steps.filter((s) => s.instruction === 'COPY')) {
+    const words = step.rest.split(/\s+/)
+    const from = words.find((w) => w.startsWith('--from='))
+    const paths = words.filter((w) => !w.startsWith('--'))
+    const dest = paths.pop()
+    const clean = (p) => path.posix.normalize(p).replace(/^(\/app\/|\.\/)/, '').replace(/\/$/, '')
+    if (from) copied.push(clean(dest))
+    else copied.push(...paths.map(clean))
+  }
+  const inImage = (file) => copied.some((c) => file === c || file.startsWith(`${c}/`))
+
+  // Walk the modules from every entry point the image runs: relative imports, files and
+  // directories named with new URL(..., import.meta.url) or PROJECT_ROOT, and packages.
+  const entries = ['server.js', 'client.js', 'client_json.js', 'client_protobuf.js', 'bin/merge.js']
+  const needed = new Set()
+  const packages = new Set()
+  const queue = [...entries]
+  while (queue.length) {
+    const file = queue.shift()
+    if (needed.has(file)) continue
+    needed.add(file)
+    if (!file.endsWith('.js') || file === 'proto/generated.js') continue
+    const code = fs.readFileSync(path.join(ROOT, file), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '')
+    const specifiers = [
+      ...code.matchAll(/\bfrom\s+['"]([^'"]+)['"]/g),
+      ...code.matchAll(/^\s*import\s+['"]([^'"]+)['"]/gm),
+      ...code.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g),
+      ...code.matchAll(/\brequire(?:\.resolve)?\(\s*['"]([^'"]+)['"]\s*\)/g)
+    ].map((m) => m[1])
+    for (const specifier of specifiers) {
+      if (specifier.startsWith('.')) queue.push(path.posix.normalize(path.posix.join(path.posix.dirname(file), specifier)))
+      else if (!specifier.startsWith('node:') && !builtinModules.includes(specifier)) packages.add(specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0])
+    }
+    for (const [, prefix] of code.matchAll(/new URL\(\s*[`'"](\.{1,2}\/[^`'"$]*)/g)) {
+      needed.add(path.posix.normalize(path.posix.join(path.posix.dirname(file), prefix)).replace(/\/$/, ''))
+    }
+    for (const [, rel] of code.matchAll(/PROJECT_ROOT,\s*['"]([^'"]+)['"]/g)) needed.add(rel)
+  }
+  for (const dir of ['lib', 'proto', 'data', 'web', 'vendor']) assert.ok([...needed].some((file) => file === dir || file.startsWith(`${dir}/`)), `the walk finds ${dir}/`)
+  const missing = [...needed].filter((file) => !inImage(file))
+  assert.deepEqual(missing, [], 'loaded at run time but not copied into the image')
+  const devOnly = [...packages].filter((name) => !PACKAGE.dependencies[name])
+  assert.deepEqual(devOnly, [], 'imported at run time but pruned by npm prune --omit=dev')
+})
+
+test('the README names files that exist', () => {
+  const readme = read('README.md')
+  for (const [, file] of readme.matchAll(/deploy\/(kubernetes\/[\w-]+\.yaml|Containerfile)/g)) {
+    assert.ok(fs.existsSync(path.join(DEPLOY, file)), file)
+  }
+  for (const file of fs.readdirSync(path.join(DEPLOY, 'kubernetes'))) assert.ok(readme.includes(`kubernetes/${file}`), `README mentions ${file}`)
+})
