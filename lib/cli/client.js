@@ -47,7 +47,8 @@ export async function runClientCli (fixedFormat, argv) {
       ? { ...mergeReports(await runInWorkers(format, options, context)), workers: options.workers }
       : await measure(prepared, options, context)
     progress?.done()
-    return await deliver(report, options)
+    // The whole client process's peak memory (every worker thread's connections included).
+    return await deliver({ ...report, peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024) }, options)
   } finally {
     process.off('SIGINT', interrupt)
     await shaping?.stop()

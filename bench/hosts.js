@@ -1,0 +1,129 @@
+// npm run bench:hosts -- --hosts K --connections C [--rate R] [--duration D] [--json]
+// The multi-host flow for real, on one machine: a server host and K client hosts as network
+// namespaces on a bridge (lib/network/hosts.js), each client host with its own source address and
+// its share of the connections and the rate, all measuring from one --start-at instant; their
+// reports merged exactly. Prints a table (or one JSON document) and writes docs/results/hosts.json.
+import fs from 'node:fs'
+import { once } from 'node:events'
+import { commandLine, duration, positiveNumber, wholeNumber } from '../lib/cli/parser.js'
+import { UsageError, runMain } from '../lib/errors.js'
+import { createTestHosts, hostsUnavailableReason } from '../lib/network/hosts.js'
+import { shares } from '../lib/load/workers.js'
+import { mergeReports } from '../lib/report/merge.js'
+import { startResults } from './results.js'
+
+const PORT = 7070
+
+/** The soft limit on open files: the server needs one per connection. */
+function openFileLimit () {
+  const line = fs.readFileSync('/proc/self/limits', 'utf8').split('\n').find((text) => text.startsWith('Max open files'))
+  return Number(line?.split(/\s{2,}/)[1]) || Infinity
+}
+
+/**
+ * Collects a child's output: `exited` resolves with it at exit; `printed(pattern)` once stdout
+ * matches. The pipes stay open (a closed pipe would kill a server at its next summary line).
+ */
+function collect (child) {
+  let stdout = ''
+  let stderr = ''
+  const waiting = new Set()
+  child.stdout.setEncoding('utf8').on('data', (chunk) => {
+    stdout += chunk
+    for (const waiter of waiting) waiter()
+  })
+  child.stderr.setEncoding('utf8').on('data', (chunk) => { stderr += chunk })
+  const exited = once(child, 'exit').then(([code]) => ({ code, stdout, stderr }))
+  const printed = (pattern) => new Promise((resolve, reject) => {
+    const check = () => { if (pattern.test(stdout)) { waiting.delete(check); resolve(stdout) } }
+    waiting.add(check)
+    check()
+    exited.then(() => reject(new Error(`exited before printing ${pattern}: ${stdout}${stderr}`)))
+  })
+  return { exited, printed }
+}
+
+runMain(async () => {
+  const args = await commandLine(process.argv, 'Usage: npm run bench:hosts -- --hosts K --connections C [--rate R] [--duration D] [--json]')
+    .options({
+      hosts: { describe: 'client hosts, each its own network namespace and address', default: 4 },
+      connections: { describe: 'connections in all, shared between the hosts', default: 400 },
+      rate: { describe: 'messages per second in all (open loop); without it, closed loop, one in flight per connection', type: 'string' },
+      duration: { describe: 'measured phase', default: '10s', type: 'string' },
+      format: { describe: 'json or protobuf', choices: ['json', 'protobuf'], default: 'protobuf' },
+      test: { describe: 'test payload', default: '5', type: 'string' },
+      json: { describe: 'print one JSON document', type: 'boolean', default: false }
+    }).parseAsync()
+  const hostCount = wholeNumber('hosts', args.hosts, 1)
+  const connections = wholeNumber('connections', args.connections, hostCount)
+  const rate = args.rate === undefined ? undefined : positiveNumber('rate', args.rate)
+  const durationMs = duration('duration', args.duration)
+  const limit = openFileLimit()
+  if (connections + 100 > limit) {
+    throw new UsageError(`--connections ${connections} needs more open files than this machine allows one process (${limit}); the server holds one per connection`)
+  }
+  const unavailable = await hostsUnavailableReason()
+  if (unavailable) throw new UsageError(`bench:hosts cannot run here: ${unavailable}`)
+
+  const results = startResults('hosts', `npm run bench:hosts -- ${process.argv.slice(2).join(' ')}`.trim())
+  const net = await createTestHosts({ clients: hostCount })
+  try {
+    const server = net.node(net.server, 'server.js', ['--host', net.server.address, '--port', String(PORT), '--max-connections', String(connections + 100)])
+    const serverOutput = collect(server)
+    await serverOutput.printed(/listening on ws:/)
+    // Enough time for every host to open its connections and warm up before the common start.
+    const startAt = Date.now() + 5000 + Math.ceil(connections / hostCount) * 3
+    const perHost = shares(connections, hostCount)
+    const clients = net.clients.map((host, i) => ({
+      host,
+      run: collect(net.node(host, `client_${args.format}.js`, [
+        // Warm-up: one message per connection, so every connection has carried a message first.
+        args.test, '--connections', String(perHost[i]), '--duration', `${durationMs}ms`, '--warmup', String(perHost[i]),
+        ...(rate ? ['--rate', String(rate / hostCount)] : []),
+        '--timeout', '30000', '--start-at', String(startAt), '--url', `ws://${net.server.address}:${PORT}`, '--json'
+      ])).exited
+    }))
+    const reports = []
+    for (const { host, run } of clients) {
+      const { code, stdout, stderr } = await run
+      let report
+      try {
+        report = JSON.parse(stdout)
+      } catch {
+        throw new Error(`client on ${host.address} exited with ${code}: ${stderr.trim().split('\n').pop()}`)
+      }
+      reports.push({ ...report, host: host.name, sourceAddress: host.address })
+    }
+    server.kill('SIGTERM')
+    const { stdout: serverLog } = await serverOutput.exited
+    const serverPeakMb = Number(/peak (\d+) MB\)\s*$/.exec(serverLog.trim())?.[1]) || null
+    const merged = { ...mergeReports(reports), connections }
+    if (args.json) {
+      process.stdout.write(`${JSON.stringify({ hosts: reports, merged, server: { address: net.server.address, peakRssMb: serverPeakMb } })}\n`)
+    }
+    const columns = ['host', 'source', 'connections', 'sent', 'acked', 'errors', 'lost', 'msgs/s', 'p50 ms', 'p99 ms', 'start vs --start-at ms', 'peak RSS MB']
+    const row = (name, address, r) => [name, address, r.connections, r.messages.sent, r.messages.acked, r.messages.errors, r.messages.lost,
+      Math.round(r.rate), r.latencyMs.p50.toFixed(3), r.latencyMs.p99.toFixed(3), r.startAt ? r.startedAt - r.startAt : '', r.peakRssMb ?? '']
+    const rows = [
+      ...reports.map((r) => row(r.host, r.sourceAddress, r)),
+      row('merged', `${hostCount} addresses`, merged).map((cell, i) => i === 10 ? `spread ${merged.windows.startSpreadMs}` : i === 11 ? `server ${serverPeakMb}` : cell)
+    ]
+    if (!args.json) {
+      console.log(`| ${columns.join(' | ')} |`)
+      console.log(`|${columns.map(() => '---').join('|')}|`)
+      for (const cells of rows) console.log(`| ${cells.join(' | ')} |`)
+    }
+    const accounted = merged.messages.sent === merged.messages.acked + merged.messages.errors + merged.messages.lost
+    results.write({
+      columns,
+      rows,
+      notes: [`${hostCount} client hosts and a server host, each a network namespace with its own address on one bridge; ` +
+        `${args.format}, test ${args.test}, ${rate ? `${rate} msg/s in all (open loop)` : 'closed loop, one in flight per connection'}, ` +
+        `${durationMs / 1000} s measured after a warm-up of one message per connection, from one --start-at instant; every message accounted: ${accounted ? 'yes' : 'NO'}; ` +
+        `measured phases started within ${merged.windows.startSpreadMs} ms of each other and overlapped for ${merged.windows.overlapMs} ms`]
+    })
+    return merged.ok && accounted ? 0 : 1
+  } finally {
+    await net.close()
+  }
+})

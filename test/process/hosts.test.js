@@ -1,0 +1,58 @@
+// Many hosts for real: client hosts as network namespaces with their own addresses, a common
+// --start-at, reports merged exactly, and nothing left behind. Skipped, with the reason, where
+// namespaces cannot be made (not root, no ip netns).
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { createTestHosts, hostsUnavailableReason, leftovers } from '../../lib/network/hosts.js'
+import { PROJECT_ROOT } from '../../lib/processes.js'
+import { runScript } from '../helpers.js'
+
+const unavailable = await hostsUnavailableReason()
+
+test('two client hosts: their own source addresses, one start, merged counts equal the sums, nothing left behind', { skip: unavailable }, async () => {
+  const before = new Set(await leftovers()) // another harness may be running beside this test
+  const run = await runScript('bench/hosts.js', ['--hosts', '2', '--connections', '6', '--rate', '600', '--duration', '1s', '--json'],
+    { env: { BENCH_RESULTS_DIR: '/tmp/bench-hosts-test' } })
+  assert.equal(run.code, 0, run.stderr)
+  const { hosts, merged, server } = JSON.parse(run.stdout)
+  assert.equal(hosts.length, 2)
+  assert.notEqual(hosts[0].sourceAddress, hosts[1].sourceAddress)
+  assert.ok(hosts.every((h) => h.sourceAddress !== server.address && /^10\./.test(h.sourceAddress)))
+  for (const key of ['sent', 'acked', 'errors', 'lost']) {
+    assert.equal(merged.messages[key], hosts[0].messages[key] + hosts[1].messages[key], key)
+  }
+  assert.equal(merged.messages.sent, merged.messages.acked, 'every message acknowledged')
+  assert.deepEqual(hosts.map((h) => h.connections), [3, 3])
+  assert.equal(merged.connections, 6)
+  assert.ok(merged.windows.startSpreadMs < 50 && merged.windows.overlapping, JSON.stringify(merged.windows))
+  for (const host of hosts) assert.ok(host.startedAt - host.startAt < 50, `${host.host} started ${host.startedAt - host.startAt} ms late`)
+  assert.ok(server.peakRssMb > 0 && hosts.every((h) => h.peakRssMb > 0), 'peak memory of the server and of each host')
+  assert.deepEqual((await leftovers()).filter((name) => !before.has(name)), [], 'no namespace or link left behind')
+})
+
+test('the harness tears everything down on close, and on SIGINT of the process that made it', { skip: unavailable }, async () => {
+  const net = await createTestHosts({ clients: 1 })
+  assert.equal((await leftovers(net.id)).length, 5, 'two namespaces, their two veth ends in the root namespace, the bridge')
+  const sleeper = net.node(net.clients[0], '-e', ['setInterval(() => {}, 1000)'])
+  await net.close()
+  assert.ok(sleeper.exitCode !== null || sleeper.signalCode !== null, 'its processes are gone')
+  assert.deepEqual(await leftovers(net.id), [])
+
+  // A child that builds hosts, says where, and is interrupted.
+  const script = `import { createTestHosts } from './lib/network/hosts.js'
+const net = await createTestHosts({ clients: 2 })
+console.log(net.id)
+setInterval(() => {}, 1000)`
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'inherit'] })
+  const [id] = (await once(child.stdout.setEncoding('utf8'), 'data'))[0].trim().split('\n')
+  assert.ok((await leftovers(id)).length > 0)
+  child.kill('SIGINT')
+  await once(child, 'exit')
+  assert.deepEqual(await leftovers(id), [], 'torn down on SIGINT')
+})
+
+test('where hosts cannot be made, the reason is one line', () => {
+  assert.ok(unavailable === false || (typeof unavailable === 'string' && !unavailable.includes('\n')))
+})
