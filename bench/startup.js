@@ -58,8 +58,10 @@ const before = BEFORE && checkout(BEFORE)
 if (before) trees.unshift([`before (${BEFORE})`, before.dir])
 const rows = []
 try {
-  for (const command of ['-e 0', ...COMMANDS]) {
-    for (const [label, dir] of command === '-e 0' ? [['node alone', PROJECT_ROOT]] : trees) {
+  // Two floors for the figures: node itself, and node importing yargs (the command-line parser) alone.
+  const floors = { '-e 0': 'node alone', 'bench/yargs-alone.js': 'yargs alone' }
+  for (const command of [...Object.keys(floors), ...COMMANDS]) {
+    for (const [label, dir] of floors[command] ? [[floors[command], PROJECT_ROOT]] : trees) {
       rows.push([`node ${command}`, label, wallSeconds(dir, command).toFixed(3), peakMegabytes(dir, command).toFixed(1)])
     }
   }

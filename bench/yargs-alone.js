@@ -1,0 +1,2 @@
+// bench:startup's floor: what importing the command-line parser alone costs.
+import 'yargs'
