@@ -7,8 +7,12 @@ import { fileURLToPath } from 'node:url'
 
 const SEED = 20261122
 
-/** mulberry32: a tiny, well-known seeded PRNG; enough for reproducible sample values. */
-function createRandom (seed) {
+/**
+ * mulberry32: a tiny, well-known seeded PRNG; enough for reproducible sample values.
+ * @param {number} seed
+ * @returns {() => number} numbers in [0, 1)
+ */
+export function createRandom (seed) {
   let state = seed >>> 0
   return () => {
     state = (state + 0x6d2b79f5) >>> 0

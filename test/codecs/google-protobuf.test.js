@@ -1,34 +1,11 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { codecFor } from '../../lib/codecs/google-protobuf.js'
-import { codecFor as protobufCodecFor, dynamicType } from '../../lib/codecs/protobuf.js'
+import { dynamicType } from '../../lib/codecs/protobuf.js'
 import { googleProtobufCodec } from '../../lib/codecs/google-protobuf.js'
-import { TESTS, loadPayload } from '../../lib/payloads/catalog.js'
+import { testProtobufImplementation } from './protobuf-implementation.js'
 
-// people (12.9 MB) is left to registry.test.js: these stay fast.
-const SMALL_TESTS = TESTS.filter((info) => info.name !== 'people')
-
-test('codecFor round-trips every built-in payload exactly', () => {
-  for (const info of SMALL_TESTS) {
-    const codec = codecFor(info)
-    assert.deepEqual([codec.name, codec.binary, codec.needsSchema], ['google-protobuf', true, true])
-    const payload = loadPayload(info)
-    const frame = codec.encode(codec.prepare(payload))
-    assert.ok(frame instanceof Uint8Array, info.name)
-    assert.deepStrictEqual(codec.toPlain(codec.decode(frame)), payload, info.name)
-  }
-})
-
-test('writes the same bytes as protobuf.js generated code, and reads those', () => {
-  for (const info of SMALL_TESTS) {
-    const codec = codecFor(info)
-    const reference = protobufCodecFor(info, 'protobuf')
-    const payload = loadPayload(info)
-    const expected = Buffer.from(reference.encode(reference.prepare(payload)))
-    assert.deepEqual(Buffer.from(codec.encode(codec.prepare(payload))), expected, info.name)
-    assert.deepStrictEqual(codec.toPlain(codec.decode(expected)), payload, info.name)
-  }
-})
+testProtobufImplementation('google-protobuf', codecFor)
 
 test('proto2 presence: a required 0 is written, an unset optional stays out, enums travel by name', () => {
   const codec = googleProtobufCodec(dynamicType('person.Person'))

@@ -7,22 +7,12 @@ import WebSocket from 'ws'
 import { FORMATS, createCodec } from '../../lib/codecs/registry.js'
 import { loadPayload, resolveTest } from '../../lib/payloads/catalog.js'
 import { runScript, startServerProcess } from '../helpers.js'
+import { createRandom } from '../../data/generate.js'
 
 const MAX_PAYLOAD = 256 * 1024
 const CONNECTIONS_PER_FORMAT = 10
 const FRAMES_PER_CONNECTION = 5100
 const WINDOW = 256 // frames outstanding per connection: pipelined, but never buffered without bound
-
-function createRandom (seed) {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const encoded = async (format, name) => {
   const codec = await createCodec(format, resolveTest(name))
