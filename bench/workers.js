@@ -16,7 +16,9 @@ const rates = { 1: [], 2: [] }
 try {
   for (let round = 0; round < ROUNDS; round++) {
     for (const workers of [1, 2]) {
-      const { stdout } = await runScript('client_protobuf.js', ['3', String(MESSAGES), '-c', '4', '-i', '100', '--workers', String(workers), '--url', server.url, '--json'])
+      const { code, stdout, stderr } = await runScript('client_protobuf.js', ['3', String(MESSAGES), '-c', '4', '-i', '100', '--workers', String(workers), '--url', server.url, '--json'])
+      // A failed run is not a measurement: it must not enter the median as 0 msgs/s.
+      if (code !== 0) throw new Error(`client with --workers ${workers} exited with ${code}: ${stderr.trim().split('\n').pop()}`)
       rates[workers].push(JSON.parse(stdout).rate)
     }
   }

@@ -79,7 +79,14 @@ export async function runLoad (options) {
   const natives = payloads.map((payload) => codec.prepare(payload))
   const payloadSizes = sizeDistribution(natives.map((native) => byteLength(codec.encode(native))))
   const run = new Run(options, natives)
-  const opened = await Promise.all(Array.from({ length: connections }, () => connect(options)))
+  // One connection that cannot open fails the run; the ones that did open are closed, not left behind.
+  const attempts = await Promise.allSettled(Array.from({ length: connections }, () => connect(options)))
+  const opened = attempts.filter((attempt) => attempt.status === 'fulfilled').map((attempt) => attempt.value)
+  const refused = attempts.find((attempt) => attempt.status === 'rejected')
+  if (refused) {
+    for (const { ws } of opened) ws.terminate()
+    throw refused.reason
+  }
   run.channels.push(...opened.map(({ ws, socket }) => new Channel(ws, socket, inflight, run)))
   const reason = () => typeof signal.reason === 'string' ? signal.reason : 'interrupted'
   const stop = () => run.stop(reason())

@@ -274,3 +274,16 @@ test('--timeout: a server that never replies loses every message and fails the r
   assert.equal(result.failure, 'no reply within 100 ms (--timeout)')
   assert.equal(result.histogram.totalCount, 0)
 })
+
+test('a connection that cannot open fails the run, and the ones that did open are closed, not left behind', LIMIT, async (t) => {
+  // The server accepts two upgrades and refuses the third.
+  let upgrades = 0
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false, verifyClient: () => ++upgrades <= 2 })
+  await once(wss, 'listening')
+  t.after(() => new Promise((resolve) => wss.close(() => resolve())))
+  const url = `ws://127.0.0.1:${wss.address().port}`
+  await assert.rejects(runLoad({ url, test: small, payloads: [loadPayload(small)], codec: jsonCodec, connections: 3, messages: 10 }), /server refused .*: 401/)
+  // Every connection the server accepted is closed again.
+  while (wss.clients.size > 0) await once([...wss.clients][0], 'close')
+  assert.equal(wss.clients.size, 0)
+})
