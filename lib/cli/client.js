@@ -1,7 +1,7 @@
 // The load client's command: client_json.js, client_protobuf.js and client.js --format.
 import { UsageError } from '../errors.js'
 import { parseAssertions } from '../report/assertions.js'
-import { parseClientArgs } from './client-options.js'
+import { printPrebuiltHelp } from './help.js'
 
 /**
  * The whole load client behind client_json.js, client_protobuf.js and client.js: parse the command
@@ -13,6 +13,8 @@ import { parseClientArgs } from './client-options.js'
  * @returns {Promise<number>} exit code: 0 when every message was acknowledged and every threshold held, 1 otherwise
  */
 export async function runClientCli (fixedFormat, argv) {
+  if (printPrebuiltHelp(fixedFormat ? `client_${fixedFormat}` : 'client', argv)) return 0
+  const { parseClientArgs } = await import('./client-options.js')
   const options = await parseClientArgs(argv, fixedFormat)
   const { format } = options
   parseAssertions(options.assert) // a typo fails here, before anything connects

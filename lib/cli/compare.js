@@ -1,6 +1,6 @@
 // The main job (npm run compare): JSON vs protobuf (or the --formats chosen) on an embedded
 // server, side by side, written as results.json, results.md and report.html.
-import { parseCompareArgs } from './compare-options.js'
+import { printPrebuiltHelp } from './help.js'
 
 /**
  * Runs the comparison, prints its table (or --json) on stdout and progress on stderr.
@@ -8,6 +8,8 @@ import { parseCompareArgs } from './compare-options.js'
  * @returns {Promise<number>} exit code: 0 when every run succeeded
  */
 export async function runCompareCli (argv) {
+  if (printPrebuiltHelp('compare', argv)) return 0
+  const { parseCompareArgs } = await import('./compare-options.js')
   const options = await parseCompareArgs(argv)
   const { compareFormats, writeComparison } = await import('../compare/runner.js')
   const { formatComparisonTable, verdictLines, verdictMeaning } = await import('../compare/results.js')

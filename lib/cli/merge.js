@@ -1,7 +1,7 @@
 // The merge command (bin/merge.js): client reports from several processes or hosts, one report.
 import { readFile } from 'node:fs/promises'
 import { UsageError } from '../errors.js'
-import { parseMergeArgs } from './merge-options.js'
+import { printPrebuiltHelp } from './help.js'
 
 /**
  * Reads the report files, merges them exactly and delivers the result as a client would.
@@ -9,6 +9,8 @@ import { parseMergeArgs } from './merge-options.js'
  * @returns {Promise<number>} exit code: 0 when every message was acknowledged and every threshold held
  */
 export async function runMergeCli (argv) {
+  if (printPrebuiltHelp('merge', argv)) return 0
+  const { parseMergeArgs } = await import('./merge-options.js')
   const options = await parseMergeArgs(argv)
   const [{ mergeReports }, { deliver }] = await Promise.all([import('../report/merge.js'), import('./deliver.js')])
   const reports = await Promise.all(options.files.map(async (file) => {

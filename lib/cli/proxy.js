@@ -1,5 +1,5 @@
 // The standalone shaping proxy's command (bin/shaping-proxy.js), for shaping any TCP client.
-import { parseProxyArgs } from './proxy-options.js'
+import { printPrebuiltHelp } from './help.js'
 
 /**
  * Runs the shaping proxy on its own until SIGINT or SIGTERM, for shaping any TCP client.
@@ -7,6 +7,8 @@ import { parseProxyArgs } from './proxy-options.js'
  * @returns {Promise<number>} exit code
  */
 export async function runShapingProxyCli (argv) {
+  if (printPrebuiltHelp('shaping-proxy', argv)) return 0
+  const { parseProxyArgs } = await import('./proxy-options.js')
   const { listenHost, listenPort, targetHost, targetPort, network } = await parseProxyArgs(argv)
   const { startShapingProxy } = await import('../network/proxy.js')
   const { up, down, rtt } = network

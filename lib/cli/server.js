@@ -1,5 +1,5 @@
 // The server's command (server.js): listen until SIGINT or SIGTERM, with summary lines on stdout.
-import { parseServerArgs } from './server-options.js'
+import { printPrebuiltHelp } from './help.js'
 
 /**
  * Runs the server for `node server.js`: prints `listening on ws://HOST:PORT` once it accepts
@@ -10,6 +10,8 @@ import { parseServerArgs } from './server-options.js'
  * @returns {Promise<number>} exit code once stopped
  */
 export async function runServerCli (argv, env) {
+  if (printPrebuiltHelp('server', argv, env)) return 0
+  const { parseServerArgs } = await import('./server-options.js')
   const options = await parseServerArgs(argv, env)
   const { startServer } = await import('../server/server.js')
   const { megabytes } = await import('../server/stats.js')
