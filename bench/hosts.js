@@ -4,12 +4,12 @@
 // its share of the connections and the rate, all measuring from one --start-at instant; their
 // reports merged exactly. Prints a table (or one JSON document) and writes docs/results/hosts.json.
 import fs from 'node:fs'
-import { once } from 'node:events'
 import { commandLine, duration, positiveNumber, wholeNumber } from '../lib/cli/parser.js'
 import { UsageError, runMain } from '../lib/errors.js'
 import { createTestHosts, hostsUnavailableReason } from '../lib/network/hosts.js'
 import { shares } from '../lib/load/workers.js'
 import { mergeReports } from '../lib/report/merge.js'
+import { watchOutput } from '../lib/processes.js'
 import { startResults } from './results.js'
 
 const PORT = 7070
@@ -18,29 +18,6 @@ const PORT = 7070
 function openFileLimit () {
   const line = fs.readFileSync('/proc/self/limits', 'utf8').split('\n').find((text) => text.startsWith('Max open files'))
   return Number(line?.split(/\s{2,}/)[1]) || Infinity
-}
-
-/**
- * Collects a child's output: `exited` resolves with it at exit; `printed(pattern)` once stdout
- * matches. The pipes stay open (a closed pipe would kill a server at its next summary line).
- */
-function collect (child) {
-  let stdout = ''
-  let stderr = ''
-  const waiting = new Set()
-  child.stdout.setEncoding('utf8').on('data', (chunk) => {
-    stdout += chunk
-    for (const waiter of waiting) waiter()
-  })
-  child.stderr.setEncoding('utf8').on('data', (chunk) => { stderr += chunk })
-  const exited = once(child, 'exit').then(([code]) => ({ code, stdout, stderr }))
-  const printed = (pattern) => new Promise((resolve, reject) => {
-    const check = () => { if (pattern.test(stdout)) { waiting.delete(check); resolve(stdout) } }
-    waiting.add(check)
-    check()
-    exited.then(() => reject(new Error(`exited before printing ${pattern}: ${stdout}${stderr}`)))
-  })
-  return { exited, printed }
 }
 
 runMain(async () => {
@@ -69,14 +46,14 @@ runMain(async () => {
   const net = await createTestHosts({ clients: hostCount })
   try {
     const server = net.node(net.server, 'server.js', ['--host', net.server.address, '--port', String(PORT), '--max-connections', String(connections + 100)])
-    const serverOutput = collect(server)
+    const serverOutput = watchOutput(server)
     await serverOutput.printed(/listening on ws:/)
     // Enough time for every host to open its connections and warm up before the common start.
     const startAt = Date.now() + 5000 + Math.ceil(connections / hostCount) * 3
     const perHost = shares(connections, hostCount)
     const clients = net.clients.map((host, i) => ({
       host,
-      run: collect(net.node(host, `client_${args.format}.js`, [
+      run: watchOutput(net.node(host, `client_${args.format}.js`, [
         // Warm-up: one message per connection, so every connection has carried a message first.
         args.test, '--connections', String(perHost[i]), '--duration', `${durationMs}ms`, '--warmup', String(perHost[i]),
         ...(rate ? ['--rate', String(rate / hostCount)] : []),

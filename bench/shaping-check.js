@@ -7,6 +7,7 @@
 import { once } from 'node:events'
 import { runMain, UsageError } from '../lib/errors.js'
 import { createTestHosts, hostsUnavailableReason } from '../lib/network/hosts.js'
+import { watchOutput } from '../lib/processes.js'
 import { startResults } from './results.js'
 
 const RATES_KBIT = (process.env.BENCH_RATES ?? '1000,4000,16000').split(',').map(Number)
@@ -16,20 +17,10 @@ const PROXY_PORT = 9001
 // Per full 1448-byte TCP segment: 14 Ethernet + 20 IP + 32 TCP (with timestamps) bytes of headers.
 const WIRE_PER_PAYLOAD = (1448 + 66) / 1448
 
-function output (child, pattern) {
-  let text = ''
-  return new Promise((resolve, reject) => {
-    child.stdout.setEncoding('utf8').on('data', (chunk) => {
-      text += chunk
-      if (pattern.test(text)) resolve(text)
-    })
-    child.once('exit', (code) => reject(new Error(`exited with ${code}: ${text}`)))
-  })
-}
-
 async function transfer (net, host, port, bytes) {
   const sender = net.node(net.clients[0], 'bench/bulk.js', ['send', host, String(port), String(bytes)])
-  const { ms } = JSON.parse(await output(sender, /\}\n/))
+  const [line] = await watchOutput(sender).printed(/\{.*\}/)
+  const { ms } = JSON.parse(line)
   return bytes * 8 / ms // kbit/s of payload
 }
 
@@ -44,7 +35,7 @@ runMain(async () => {
     for (const kbit of RATES_KBIT) {
       const bytes = Math.round(kbit * 1000 / 8 * SECONDS)
       const sink = net.node(net.server, 'bench/bulk.js', ['sink', net.server.address, String(SINK_PORT), String(bytes)])
-      await output(sink, /listening/)
+      await watchOutput(sink).printed(/listening/)
       // Kernel: a token bucket on the client host's interface; its burst is 10 ms at the rate, at least 16 KiB.
       const burst = String(Math.max(16 * 1024, Math.round(kbit * 1000 / 8 / 100)))
       await net.exec(client, 'tc', ['qdisc', 'add', 'dev', client.device, 'root', 'tbf', 'rate', `${kbit}kbit`, 'burst', burst, 'latency', '400ms'])
@@ -53,10 +44,10 @@ runMain(async () => {
       sink.kill('SIGTERM')
       await once(sink, 'exit')
       const sink2 = net.node(net.server, 'bench/bulk.js', ['sink', net.server.address, String(SINK_PORT), String(bytes)])
-      await output(sink2, /listening/)
+      await watchOutput(sink2).printed(/listening/)
       const proxy = net.node(client, 'bin/shaping-proxy.js', ['--listen', `127.0.0.1:${PROXY_PORT}`, '--target', `${net.server.address}:${SINK_PORT}`,
         '--up', String(kbit), '--down', String(kbit), '--rtt', '0'])
-      await output(proxy, /shaping proxy on/)
+      await watchOutput(proxy).printed(/shaping proxy on/)
       const userspace = await transfer(net, '127.0.0.1', PROXY_PORT, bytes)
       proxy.kill('SIGTERM')
       sink2.kill('SIGTERM')

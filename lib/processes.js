@@ -31,6 +31,37 @@ export function runNodeScript (script, args, { env = {} } = {}) {
 }
 
 /**
+ * Watches a child's output, keeping its pipes drained and open (a closed pipe would kill a server
+ * at its next line): `exited` resolves at exit with everything it printed; `printed(pattern)`
+ * resolves with the match once stdout matches, and rejects if the child exits first.
+ * @param {import('node:child_process').ChildProcess} child spawned with piped stdout and stderr
+ * @returns {{exited: Promise<{code: number|null, stdout: string, stderr: string}>, printed: (pattern: RegExp) => Promise<RegExpMatchArray>}}
+ */
+export function watchOutput (child) {
+  let stdout = ''
+  let stderr = ''
+  const waiting = new Set()
+  child.stdout.setEncoding('utf8').on('data', (chunk) => {
+    stdout += chunk
+    for (const check of waiting) check()
+  })
+  child.stderr.setEncoding('utf8').on('data', (chunk) => { stderr += chunk })
+  const exited = new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })))
+  const printed = (pattern) => new Promise((resolve, reject) => {
+    const check = () => {
+      const match = stdout.match(pattern)
+      if (!match) return
+      waiting.delete(check)
+      resolve(match)
+    }
+    waiting.add(check)
+    check()
+    exited.then(() => reject(new Error(`exited before printing ${pattern}: ${stdout}${stderr}`)))
+  })
+  return { exited, printed }
+}
+
+/**
  * Starts `node server.js` (or another script printing `listening on ws://...`) as a child process
  * on a free port and resolves once it accepts connections.
  * @param {string[]} [args] extra arguments

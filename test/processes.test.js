@@ -3,7 +3,8 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
 import WebSocket from 'ws'
-import { PROJECT_ROOT, runNodeScript, startServerProcess } from '../lib/processes.js'
+import { spawn } from 'node:child_process'
+import { PROJECT_ROOT, runNodeScript, startServerProcess, watchOutput } from '../lib/processes.js'
 
 // Resolves once an upgrade is answered: open, or the HTTP status it was refused with.
 function upgrade (url, headers = {}) {
@@ -78,4 +79,13 @@ describe('startServerProcess', () => {
     await assert.rejects(startServerProcess([], { args: ['--port', 'abc'] }),
       { message: "server.js exited with 2 before listening: --port must be a whole number >= 0, got 'abc'\n" })
   })
+})
+
+test('watchOutput: printed() resolves on the first match of stdout, rejects when the child exits without it; exited has it all', async () => {
+  const child = spawn(process.execPath, ['-e', 'console.log("ready on 42"); console.error("note"); setTimeout(() => console.log("bye"), 50)'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const output = watchOutput(child)
+  const [, port] = await output.printed(/ready on (\d+)/)
+  assert.equal(port, '42')
+  await assert.rejects(output.printed(/never/), /exited before printing \/never\//)
+  assert.deepEqual(await output.exited, { code: 0, stdout: 'ready on 42\nbye\n', stderr: 'note\n' })
 })

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs'
 export const HELP_COMMANDS = Object.freeze(['client_json', 'client_protobuf', 'client', 'server', 'compare', 'merge', 'shaping-proxy'])
 
 /** The width yargs wraps help to when it is not told a terminal's (and the prebuilt text's). */
-export const HELP_WIDTH = 100
+const HELP_WIDTH = 100
 
 /**
  * Prints a command's prebuilt help when the command line is `--help` (or `-h`) alone.

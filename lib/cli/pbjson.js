@@ -78,35 +78,19 @@ function tagCounts (messages) {
 }
 
 async function check (corpus, args) {
-  const [{ readFile }, { compileSchema }, { checkFidelity }, { stringifyJsonExact }] = await Promise.all([
-    import('node:fs/promises'), import('../schema/compile.js'), import('../schema/fidelity.js'), import('../schema/json-exact.js')
+  const [{ readText }, { compileSchema }, { checkFidelity, checkMessages, formatDifference }] = await Promise.all([
+    import('../schema/corpus.js'), import('../schema/compile.js'), import('../schema/fidelity.js')
   ])
-  const protoText = await readFile(args.proto, 'utf8').catch((err) => { throw new UsageError(`cannot read ${args.proto}: ${err.code ?? err.message}`) })
-  const type = compileSchema(protoText.replace(/^\uFEFF/, ''), args.type, { filename: args.proto })
+  const type = compileSchema(await readText(args.proto), args.type, { filename: args.proto })
   const maxExamples = wholeNumber('examples', args.examples, 0)
-  const shown = (value) => {
-    if (value === undefined) return '(absent)'
-    const text = stringifyJsonExact(value)
-    return text.length > 80 ? `${text.slice(0, 77)}...` : text
-  }
-  const lines = []
-  let differences = 0
-  let lossyMessages = 0
-  for (const { value, where } of corpus.messages) {
-    const result = checkFidelity(type, value, { maxExamples })
-    if (result.lossless) continue
-    differences += result.differences
-    lossyMessages++
-    const prefix = corpus.kind === 'document' ? '' : `${where}: `
-    for (const { path, expected, actual } of result.examples) {
-      if (lines.length < maxExamples) lines.push(`  ${prefix}${path}: expected ${shown(expected)}, actual ${shown(actual)}`)
-    }
-  }
-  if (differences === 0) {
+  const checkOne = (value) => checkFidelity(type, value, { maxExamples })
+  const { lossless, differences, messages, examples } = checkMessages(corpus.messages, checkOne, { maxExamples })
+  if (lossless) {
     process.stdout.write('lossless\n')
     return 0
   }
-  const of = corpus.kind === 'document' ? '' : ` in ${lossyMessages} of ${corpus.messages.length} messages`
-  process.stdout.write(`lossy: ${differences} difference${differences === 1 ? '' : 's'}${of}\n${lines.join('\n')}\n`)
+  const of = corpus.messages.length > 1 ? ` in ${messages} of ${corpus.messages.length} messages` : ''
+  const lines = examples.map((difference) => `  ${formatDifference(difference)}\n`).join('')
+  process.stdout.write(`lossy: ${differences} difference${differences === 1 ? '' : 's'}${of}\n${lines}`)
   return EXIT_LOSSY
 }

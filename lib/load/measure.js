@@ -6,7 +6,7 @@ import { createCodec } from '../codecs/registry.js'
 import { loadPayload, resolveTest } from '../payloads/catalog.js'
 import { buildReport } from '../report/report.js'
 import { checkCustomFidelity, loadCustomTest, registrationFrame } from '../schema/custom.js'
-import { stringifyJsonExact } from '../schema/json-exact.js'
+import { formatDifference } from '../schema/fidelity.js'
 import { REGISTRATION_OK } from '../protocol.js'
 import { UsageError } from '../errors.js'
 
@@ -34,8 +34,7 @@ function checkLossless (test, codec, allowLossy, quiet) {
   const { lossless, differences, messages, examples } = checkCustomFidelity(test, codec)
   if (lossless) return null
   if (!quiet) {
-    const shown = (value) => value === undefined ? '(absent)' : stringifyJsonExact(value).slice(0, 80)
-    const lines = examples.map(({ path, expected, actual }) => `  ${path}: expected ${shown(expected)}, actual ${shown(actual)}`)
+    const lines = examples.map((difference) => `  ${formatDifference(difference)}`)
     process.stderr.write(`${codec.name}: ${test.description} changes ${differences} value${differences === 1 ? '' : 's'}:\n${lines.join('\n')}\n`)
   }
   const what = codec.name === 'protobuf' ? 'the schema' : `the ${codec.name} encoding`

@@ -90,9 +90,14 @@ export class Phase {
     })
   }
 
-  /** Whether another message may be sent now: closed loop asks on every reply. */
+  /**
+   * Whether more messages are to be sent: closed loop (asked on every reply) until the count or
+   * the deadline; open loop until every message scheduled before the deadline has gone, however
+   * late the scheduler's timer fires (a busy machine must not end the phase a message short).
+   */
   canSend (now) {
-    return !this.stopped && this.sent < this.planned && now < this.deadline
+    if (this.stopped || this.sent >= this.planned) return false
+    return this.intervalMs > 0 ? this.startedAt + this.sent * this.intervalMs < this.deadline : now < this.deadline
   }
 
   /** A channel sent one message. Hot path. */

@@ -9,7 +9,7 @@ import { PROJECT_ROOT } from '../processes.js'
 const run = promisify(execFile)
 
 /** Every name this harness creates starts so: namespaces `wsbh<id>-<host>`, the bridge `wsbh<id>`. */
-export const NAME_PREFIX = 'wsbh'
+const NAME_PREFIX = 'wsbh'
 
 /**
  * Why test hosts cannot be made here, or false when they can: they need Linux, root and `ip netns`.

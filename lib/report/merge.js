@@ -89,7 +89,7 @@ function mergeTimeSeries (entries) {
  * @param {object[]} reports
  * @returns {{startSpreadMs: number, overlapMs: number, overlapping: boolean}}
  */
-export function measuredWindows (reports) {
+function measuredWindows (reports) {
   const starts = reports.map((r) => r.startedAt)
   const ends = reports.map((r) => r.startedAt + r.durationMs)
   const overlapMs = Math.round(Math.min(...ends) - Math.max(...starts))

@@ -67,7 +67,12 @@ function checkSize (location, bytes) {
   }
 }
 
-async function readText (file) {
+/**
+ * A text file as UTF-8, without the byte order mark editors write; one line if it cannot be read.
+ * @param {string} file
+ * @returns {Promise<string>}
+ */
+export async function readText (file) {
   try {
     return (await readFile(file, 'utf8')).replace(/^\uFEFF/, '') // editors write byte order marks
   } catch (err) {

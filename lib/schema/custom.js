@@ -2,13 +2,12 @@
 // schema (theirs or one inferred from every message), checked for fidelity message by message, and
 // registered with the server at connect.
 import { createHash } from 'node:crypto'
-import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { readCorpus } from './corpus.js'
+import { readCorpus, readText } from './corpus.js'
 import { UsageError } from '../errors.js'
 import { CUSTOM_TEST, REGISTRATION_PREFIX, parseRegistration, registrationFrame as frameOf } from '../protocol.js'
 import { compileSchema } from './compile.js'
-import { checkCodecFidelity, checkFidelity } from './fidelity.js'
+import { checkCodecFidelity, checkFidelity, checkMessages } from './fidelity.js'
 import { inferCorpusSchema, inferSchema } from './infer.js'
 
 /** The root message of an inferred schema. */
@@ -66,14 +65,6 @@ export async function loadCustomTest ({ payload: payloadFile, proto: protoFile, 
   }
 }
 
-async function readText (file) {
-  try {
-    return (await readFile(file, 'utf8')).replace(/^\uFEFF/, '') // editors write byte order marks
-  } catch (err) {
-    throw new UsageError(`cannot read ${file}: ${err.code ?? err.message}`)
-  }
-}
-
 /**
  * Checks that the format carries every message unchanged: decode(encode(x)), converted back with
  * the original keys, must deep-equal x. For a corpus, each example's path names its message.
@@ -83,20 +74,8 @@ async function readText (file) {
  *   examples: Array<{path: string, expected: unknown, actual: unknown}>}} messages: how many changed
  */
 export function checkCustomFidelity (test, codec) {
-  const corpus = test.payloads.length > 1
-  let differences = 0
-  let messages = 0
-  const examples = []
-  test.payloads.forEach((payload, i) => {
-    const result = codec.name === 'protobuf' ? checkFidelity(test.type, payload) : checkCodecFidelity(codec, payload)
-    if (result.lossless) return
-    differences += result.differences
-    messages++
-    for (const example of result.examples) {
-      if (examples.length < 5) examples.push(corpus ? { ...example, path: `${test.wheres[i]}: ${example.path}` } : example)
-    }
-  })
-  return { lossless: differences === 0, differences, messages, examples }
+  const messages = test.payloads.map((value, i) => ({ value, where: test.wheres[i] }))
+  return checkMessages(messages, (value) => codec.name === 'protobuf' ? checkFidelity(test.type, value) : checkCodecFidelity(codec, value))
 }
 
 /**

@@ -2,7 +2,7 @@
 // and where not: JSON paths with expected and actual values.
 import { UsageError } from '../errors.js'
 import { createAdapter } from './adapter.js'
-import { formatJsonPath } from './json-exact.js'
+import { formatJsonPath, stringifyJsonExact } from './json-exact.js'
 
 const isPlainObject = (value) => value !== null && typeof value === 'object' && !Array.isArray(value)
 
@@ -89,4 +89,44 @@ function compareJson (expected, actual, path, report) {
   } else if (expected !== actual) {
     report(path, expected, actual)
   }
+}
+
+/**
+ * Checks every message of a corpus with one check (a schema's or a codec's) and adds up the
+ * differences; with more than one message, each example's path names its message (`line 12: $.a`).
+ * @param {Array<{value: *, where: string}>} messages
+ * @param {(value: *) => {lossless: boolean, differences: number, examples: object[]}} check
+ * @param {{maxExamples?: number}} [options]
+ * @returns {{lossless: boolean, differences: number, messages: number, examples: Array<{path: string, expected: *, actual: *}>}}
+ *   messages: how many of them changed
+ */
+export function checkMessages (messages, check, { maxExamples = 5 } = {}) {
+  const named = messages.length > 1
+  let differences = 0
+  let changed = 0
+  const examples = []
+  for (const { value, where } of messages) {
+    const result = check(value)
+    if (result.lossless) continue
+    differences += result.differences
+    changed++
+    for (const example of result.examples) {
+      if (examples.length < maxExamples) examples.push(named ? { ...example, path: `${where}: ${example.path}` } : example)
+    }
+  }
+  return { lossless: differences === 0, differences, messages: changed, examples }
+}
+
+/**
+ * One difference as people read it: `$.a.b: expected 0.1, actual 0.10000000149011612`.
+ * @param {{path: string, expected: *, actual: *}} difference
+ * @returns {string}
+ */
+export function formatDifference ({ path, expected, actual }) {
+  const shown = (value) => {
+    if (value === undefined) return '(absent)'
+    const text = stringifyJsonExact(value)
+    return text.length > 80 ? `${text.slice(0, 77)}...` : text
+  }
+  return `${path}: expected ${shown(expected)}, actual ${shown(actual)}`
 }

@@ -29,7 +29,7 @@ import { MAX_JSON_DEPTH, childPath, linkedPathText } from './json-exact.js'
 export const MAX_MESSAGE_DEPTH = 100
 
 /** Objects with at least this many keys whose values share one kind are maps (dictionaries), not messages. */
-export const MAP_MIN_KEYS = 20
+const MAP_MIN_KEYS = 20
 
 /** Keys that are data: integers, UUIDs, long hex strings, or a short prefix and a number (`sku-10492`). */
 const DATA_KEY = /^(-?\d+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{16,}|[A-Za-z]{1,4}[-_:]?\d{3,})$/i

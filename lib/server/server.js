@@ -12,7 +12,7 @@ import { ACK, CUSTOM_TEST, DIRECTIONS, ERROR_PREFIX, METRICS_PATH, QUERY, REGIST
 import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_PAYLOAD, MAX_SCHEMA_BYTES } from '../defaults.js'
 
 /** Seconds between the "while busy" summary lines. */
-export const SUMMARY_INTERVAL_MS = 5000
+const SUMMARY_INTERVAL_MS = 5000
 
 const ACK_FRAME = Buffer.from(ACK)
 const TEXT_FRAME = { binary: false }
