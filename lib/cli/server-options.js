@@ -4,13 +4,16 @@ import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_PAYLOAD, DEFAULT_PORT, MAX_SCHEMA_
 import { FORMATS } from '../codecs/registry.js'
 import { commandLine, wholeNumber } from './parser.js'
 
+/** More worker processes than this is a typo, not a server: each costs about 50 MB before its first connection. */
+const MAX_PROCESSES = 256
+
 /**
  * Parses the server's command line; PORT in the environment sets the default port, BENCH_TOKEN
  * the token (an environment variable keeps it out of `ps` listings).
  * @param {string[]} argv process.argv
  * @param {NodeJS.ProcessEnv} env
  * @returns {Promise<{host: string, port: number, maxPayload: number, maxConnections: number, maxSchemaBytes: number,
- *   stall?: {ms: number, after: number}, compress: boolean, token?: string}>}
+ *   stall?: {ms: number, after: number}, compress: boolean, processes: number, token?: string}>}
  */
 export async function parseServerArgs (argv, env) {
   const args = await commandLine(argv, 'Usage: node server.js [options]\n\n' +
@@ -22,16 +25,20 @@ export async function parseServerArgs (argv, env) {
       'max-payload': { describe: 'largest accepted message in bytes (bigger ones close the connection with 1009)', default: DEFAULT_MAX_PAYLOAD },
       stall: { describe: 'test hook: once, after N messages, block for MS milliseconds: MS@N, e.g. 300@500', type: 'string' },
       'max-schema-bytes': { describe: 'largest .proto a client may register for its own payload (0: refuse registrations)', default: MAX_SCHEMA_BYTES },
-      'max-connections': { describe: 'open connections beyond which upgrades are refused with 503', default: DEFAULT_MAX_CONNECTIONS },
+      'max-connections': { describe: 'open connections per process beyond which upgrades are refused with 503', default: DEFAULT_MAX_CONNECTIONS },
       compress: { describe: 'accept permessage-deflate', type: 'boolean', default: false },
+      processes: { describe: 'worker processes sharing the port, each with its own event loop and open-file limit (summary lines and /metrics sum them)', default: 1 },
       token: { describe: 'require this token on upgrades (Authorization: Bearer, or ?token=); default from BENCH_TOKEN', type: 'string', default: env.BENCH_TOKEN }
     })
     .example('node server.js', `listen on 127.0.0.1:${DEFAULT_PORT}`)
     .example('BENCH_TOKEN=s3cret node server.js --host 0.0.0.0', 'reachable from other hosts, token required')
     .example('node server.js --port 0', 'listen on a free port (printed)')
+    .example('node server.js --processes 2', 'two processes: more connections than one process may hold')
     .parseAsync()
   const port = wholeNumber('port', args.port, 0)
   if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`)
+  const processes = wholeNumber('processes', args.processes, 1)
+  if (processes > MAX_PROCESSES) throw new UsageError(`--processes must be at most ${MAX_PROCESSES}, got ${processes}`)
   return {
     host: args.host,
     port,
@@ -40,6 +47,7 @@ export async function parseServerArgs (argv, env) {
     maxSchemaBytes: wholeNumber('max-schema-bytes', args.maxSchemaBytes, 0),
     stall: args.stall === undefined ? undefined : stallHook(args.stall),
     compress: args.compress,
+    processes,
     token: args.token || undefined
   }
 }

@@ -4,7 +4,8 @@ import { printPrebuiltHelp } from './help.js'
 /**
  * Runs the server for `node server.js`: prints `listening on ws://HOST:PORT` once it accepts
  * connections, a summary line every few seconds while busy, and a final one when SIGINT or SIGTERM
- * closes it.
+ * closes it. With --processes above 1 this process is the cluster's primary, and its lines sum the
+ * workers'; a worker that dies stops the server with exit code 1.
  * @param {string[]} argv process.argv
  * @param {NodeJS.ProcessEnv} env PORT and BENCH_TOKEN
  * @returns {Promise<number>} exit code once stopped
@@ -13,22 +14,27 @@ export async function runServerCli (argv, env) {
   if (printPrebuiltHelp('server', argv, env)) return 0
   const { parseServerArgs } = await import('./server-options.js')
   const options = await parseServerArgs(argv, env)
-  const { startServer } = await import('../server/server.js')
   const { megabytes } = await import('../server/stats.js')
   const log = (line) => process.stdout.write(`${line}\n`)
-  const server = await startServer({ ...options, log })
+  const { processes, ...serverOptions } = options
+  const server = processes > 1
+    ? await (await import('../server/cluster.js')).startCluster({ ...serverOptions, processes, log })
+    : await (await import('../server/server.js')).startServer({ ...serverOptions, log })
   if (!['127.0.0.1', '::1', 'localhost'].includes(options.host)) {
     const who = options.token ? 'anyone who can reach it and has the token' : 'anyone who can reach it (set --token or BENCH_TOKEN)'
     process.stderr.write(`warning: listening on ${options.host}: ${who} can connect\n`)
   }
-  log(`listening on ${server.url} (rss ${megabytes(process.memoryUsage.rss())} MB)`)
+  const where = processes > 1 ? `, ${processes} worker processes` : ''
+  log(`listening on ${server.url} (rss ${megabytes(process.memoryUsage.rss())} MB${where})`)
   const startedAt = Date.now()
-  const signal = await new Promise((resolve) => {
-    process.once('SIGINT', resolve)
-    process.once('SIGTERM', resolve)
+  const stopped = await new Promise((resolve) => {
+    process.once('SIGINT', () => resolve({ signal: 'SIGINT' }))
+    process.once('SIGTERM', () => resolve({ signal: 'SIGTERM' }))
+    server.lost?.then((failure) => resolve({ failure }))
   })
+  if (stopped.failure) process.stderr.write(`error: ${stopped.failure}; stopping the others\n`)
   await server.close()
-  log(`stopped on ${signal} after ${((Date.now() - startedAt) / 1000).toFixed(1)} s: ` +
+  log(`stopped ${stopped.failure ? 'by a failure' : `on ${stopped.signal}`} after ${((Date.now() - startedAt) / 1000).toFixed(1)} s: ` +
     `${server.stats.totalConnections} connections served, ${server.stats.countsLine()}`)
-  return 0
+  return stopped.failure ? 1 : 0
 }

@@ -1,7 +1,31 @@
 // GET /metrics: the server's counters in the Prometheus text exposition format, through prom-client,
 // beside its default process metrics (CPU seconds, resident memory, event loop lag). Counters are
-// read from ServerStats when scraped, so the message path pays nothing for them.
+// read from ServerStats when scraped, so the message path pays nothing for them. A server of several
+// processes sums theirs with prom-client's cluster aggregation.
 import client from 'prom-client'
+
+/** The Prometheus text exposition format's content type, which every registry here answers in. */
+export const METRICS_CONTENT_TYPE = client.Registry.PROMETHEUS_CONTENT_TYPE
+
+/**
+ * A registry of this process's default metrics alone: CPU seconds, resident memory, event loop lag.
+ * @returns {client.Registry}
+ */
+export function createProcessMetrics () {
+  const registry = new client.Registry()
+  client.collectDefaultMetrics({ register: registry })
+  return registry
+}
+
+/**
+ * The exposition text of several processes' metrics taken together, as prom-client aggregates a
+ * cluster's: counters and most gauges summed, version labels taken once, start times left out.
+ * @param {object[][]} perProcess each process's `registry.getMetricsAsJSON()`
+ * @returns {Promise<string>}
+ */
+export function aggregateMetrics (perProcess) {
+  return client.AggregatorRegistry.aggregate(perProcess).metrics()
+}
 
 /**
  * A registry of this server's metrics (one per server, so servers in one process stay apart).
@@ -9,8 +33,7 @@ import client from 'prom-client'
  * @returns {client.Registry}
  */
 export function createMetrics (stats) {
-  const registry = new client.Registry()
-  client.collectDefaultMetrics({ register: registry })
+  const registry = createProcessMetrics()
   const registers = [registry]
   const byTarget = (name, help, field) => new client.Counter({
     name,
@@ -37,6 +60,7 @@ export function createMetrics (stats) {
   total('wsbench_refused_upgrades_total', 'Upgrades refused: connection limit, or no valid test, format or direction', 'refused')
   total('wsbench_unauthorized_upgrades_total', 'Upgrades refused for a missing or wrong token', 'unauthorized')
   total('wsbench_refused_schemas_total', 'Schema registrations refused', 'refusedSchemas')
+  total('wsbench_dropped_connections_total', 'Connections closed unaccepted, at the socket or open-file limit', 'dropped')
   total('wsbench_protocol_errors_total', 'WebSocket protocol violations (invalid UTF-8, oversized frames)', 'protocolErrors')
   new client.Gauge({ // eslint-disable-line no-new -- registered on creation
     name: 'wsbench_open_connections',

@@ -5,18 +5,21 @@ import { loadPayload, resolveTest, TESTS } from '../payloads/catalog.js'
 import { CUSTOM_FORMATS, FORMATS, loadCodecs } from '../codecs/registry.js'
 import { UsageError } from '../errors.js'
 import { createWebHandler } from './web.js'
-import { createMetrics } from './metrics.js'
-import { ServerStats } from './stats.js'
+import { createMetrics, METRICS_CONTENT_TYPE } from './metrics.js'
+import { ServerStats, SUMMARY_INTERVAL_MS } from './stats.js'
 import { compileRegistration } from '../schema/custom.js'
 import { ACK, CUSTOM_TEST, DIRECTIONS, ERROR_PREFIX, METRICS_PATH, QUERY, REGISTRATION_OK } from '../protocol.js'
 import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_PAYLOAD, MAX_SCHEMA_BYTES } from '../defaults.js'
-
-/** Seconds between the "while busy" summary lines. */
-const SUMMARY_INTERVAL_MS = 5000
+import { openFileLimit } from '../processes.js'
 
 const ACK_FRAME = Buffer.from(ACK)
 const TEXT_FRAME = { binary: false }
 const MAX_REASON_LENGTH = 200
+/**
+ * Files kept free of connections: stdio, the listening socket, /metrics requests, and the modules a
+ * codec loads on first use (a failed import stays failed for the life of the process).
+ */
+const FILE_RESERVE = 64
 const CONNECT_HINT = `WebSocket clients connect to ws://HOST:PORT/?${QUERY.test}=<${TESTS.map((t) => t.name).join('|')}>&${QUERY.format}=<${FORMATS.join('|')}>&${QUERY.direction}=<${DIRECTIONS.join('|')}>; GET / is the browser client`
 
 /**
@@ -64,6 +67,8 @@ export function parseConnectionTarget (requestUrl) {
  * @param {string} [options.token] when set, upgrades must carry it (`Authorization: Bearer <token>`
  *   or `?token=`); others get 401
  * @param {(line: string) => void} [options.log] receives the periodic summary lines
+ * @param {() => Promise<string>} [options.exposition] the text GET /metrics answers; by default this
+ *   process's own registry's (a worker of a --processes server asks its primary for all processes')
  * @returns {Promise<BenchServer>}
  */
 export async function startServer ({
@@ -75,16 +80,26 @@ export async function startServer ({
   maxSchemaBytes = MAX_SCHEMA_BYTES,
   stall,
   token,
-  log = () => {}
+  log = () => {},
+  exposition
 } = {}) {
   const stats = new ServerStats()
+  // Refusing past the file limit with a reason beats running into it: at the limit a connection
+  // cannot even be accepted, and a codec's first import fails.
+  const fileLimit = openFileLimit()
+  const connectionLimit = Math.min(maxConnections, fileLimit - FILE_RESERVE)
   const isAuthorized = token ? tokenCheck(token) : () => true
-  const metrics = createMetrics(stats)
+  const registry = createMetrics(stats)
+  const metrics = exposition ?? (() => registry.metrics())
   const web = createWebHandler(loadPayload, CONNECT_HINT)
   const httpServer = http.createServer((request, response) => {
     if (new URL(request.url, 'http://placeholder').pathname !== METRICS_PATH) return web(request, response)
     serveMetrics(request, response, metrics, isAuthorized)
   })
+  // A burst of connections holds a file each before any upgrade request is read; past this many
+  // sockets new ones are closed at once, so the reserve stays free.
+  if (Number.isFinite(fileLimit)) httpServer.maxConnections = fileLimit - FILE_RESERVE
+  httpServer.on('drop', () => { stats.dropped++ })
   const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: compress })
   let upgrading = 0
   const schemaCache = new Map()
@@ -97,9 +112,11 @@ export async function startServer ({
       refuseUpgrade(socket, 401, 'Unauthorized', 'missing or wrong token: send Authorization: Bearer <token> or ?token=<token>', 'WWW-Authenticate: Bearer\r\n')
       return
     }
-    if (stats.openConnections + upgrading >= maxConnections) {
+    if (stats.openConnections + upgrading >= connectionLimit) {
       stats.refused++
-      refuseUpgrade(socket, 503, 'Service Unavailable', `connection limit reached (${maxConnections} open)`)
+      refuseUpgrade(socket, 503, 'Service Unavailable', connectionLimit < maxConnections
+        ? `open-file limit reached (${connectionLimit} connections open, ${fileLimit} files allowed per process): run more server processes (--processes)`
+        : `connection limit reached (${maxConnections} open)`)
       return
     }
     let target
@@ -133,6 +150,11 @@ export async function startServer ({
         if (registers) awaitRegistration(ws, target, codecOf, stats, maxSchemaBytes, schemaCache, afterMessage)
         else serveConnection(ws, target, codec, stats, afterMessage)
       })
+    }, (err) => {
+      // Out of file descriptors (EMFILE) shows here first: the codec's module cannot be read.
+      settle()
+      stats.refused++
+      refuseUpgrade(socket, 503, 'Service Unavailable', `cannot load the ${target.format} codec: ${oneLine(err)}`)
     })
   })
   // Clients that drop the TCP connection mid-handshake must not take the server down.
@@ -142,6 +164,8 @@ export async function startServer ({
     httpServer.once('error', (err) => reject(new UsageError(`cannot listen on ${host}:${port}: ${err.code ?? err.message}`)))
     httpServer.listen(port, host, resolve)
   })
+  // Past listening, an error is a connection this process could not accept (EMFILE): counted, never fatal.
+  httpServer.on('error', () => { stats.dropped++ })
   const address = httpServer.address()
   const url = `ws://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
 
@@ -156,6 +180,7 @@ export async function startServer ({
     host: address.address,
     port: address.port,
     stats,
+    registry,
     close () {
       closing ??= shutDown(httpServer, wss, summaryTimer)
       return closing
@@ -169,6 +194,7 @@ export async function startServer ({
  * @property {string} host
  * @property {number} port
  * @property {ServerStats} stats live counters
+ * @property {import('prom-client').Registry} registry this process's metrics
  * @property {() => Promise<void>} close closes every connection with 1001 and stops listening
  */
 
@@ -268,8 +294,13 @@ async function serveMetrics (request, response, metrics, isAuthorized) {
   }
   if (request.method !== 'GET' && request.method !== 'HEAD') return refuse(405, 'GET /metrics')
   if (!isAuthorized(request)) return refuse(401, 'missing or wrong token', { 'WWW-Authenticate': 'Bearer' })
-  const body = await metrics.metrics()
-  response.writeHead(200, { 'Content-Type': metrics.contentType, 'Content-Length': Buffer.byteLength(body) })
+  let body
+  try {
+    body = await metrics()
+  } catch (err) {
+    return refuse(503, `metrics unavailable: ${oneLine(err)}`)
+  }
+  response.writeHead(200, { 'Content-Type': METRICS_CONTENT_TYPE, 'Content-Length': Buffer.byteLength(body) })
   response.end(request.method === 'HEAD' ? undefined : body)
 }
 

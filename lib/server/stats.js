@@ -1,4 +1,8 @@
-// The server's counters: shared by all connections, read by the summary lines and by /metrics.
+// The server's counters: shared by all connections, read by the summary lines and by /metrics. A
+// server of several processes (--processes) sums its processes' snapshots into one ServerStats.
+
+/** Time between the "while busy" summary lines. */
+export const SUMMARY_INTERVAL_MS = 5000
 
 /**
  * Bytes in whole megabytes, for the summary lines.
@@ -7,6 +11,11 @@
  */
 export function megabytes (bytes) {
   return Math.round(bytes / 1024 / 1024)
+}
+
+/** @returns {{rss: number, peakRss: number}} this process's resident memory now and at its peak, in bytes */
+function processMemory () {
+  return { rss: process.memoryUsage.rss(), peakRss: process.resourceUsage().maxRSS * 1024 }
 }
 
 /** Counters shared by all connections, and the summary line built from them. */
@@ -20,9 +29,56 @@ export class ServerStats {
     this.refusedSchemas = 0
     /** Protocol violations ws reported (invalid UTF-8, oversized frames). */
     this.protocolErrors = 0
+    /** Connections closed unaccepted, at the process's socket limit or its open-file limit (EMFILE). */
+    this.dropped = 0
     /** Messages and decode errors by format and test: `${format} ${test}` -> counters. */
     this.byTarget = new Map()
     this.lastSummaryTotal = 0
+    /** Processes whose memory is summed into `memory`; 0 while it is this process's own counters. */
+    this.processes = 0
+    /** @type {{rss: number, peakRss: number} | null} summed memory of those processes; null reads this process */
+    this.memory = null
+  }
+
+  /**
+   * This process's counters and memory as plain data, for the process that sums a cluster's.
+   * @returns {StatsSnapshot}
+   */
+  snapshot () {
+    return {
+      openConnections: this.openConnections,
+      totalConnections: this.totalConnections,
+      refused: this.refused,
+      unauthorized: this.unauthorized,
+      refusedSchemas: this.refusedSchemas,
+      protocolErrors: this.protocolErrors,
+      dropped: this.dropped,
+      byTarget: [...this.byTarget.values()]
+        .map(({ format, test, messages, errors }) => ({ format, test, messages, errors })),
+      memory: processMemory()
+    }
+  }
+
+  /**
+   * Sets every counter to the sum of the snapshots (each process's latest), keeping the marks the
+   * summary line rates from; the memory is the snapshots' plus `own`, the summing process's.
+   * @param {StatsSnapshot[]} snapshots
+   * @param {{rss: number, peakRss: number}} [own]
+   */
+  sum (snapshots, own = processMemory()) {
+    for (const field of SUMMED_FIELDS) this[field] = snapshots.reduce((total, snapshot) => total + snapshot[field], 0)
+    for (const counters of this.byTarget.values()) counters.messages = counters.errors = 0
+    for (const { format, test, messages, errors } of snapshots.flatMap((snapshot) => snapshot.byTarget)) {
+      const counters = this.forTarget(format, test)
+      counters.messages += messages
+      counters.errors += errors
+    }
+    const memories = [own, ...snapshots.map((snapshot) => snapshot.memory)]
+    this.processes = memories.length
+    this.memory = {
+      rss: memories.reduce((total, { rss }) => total + rss, 0),
+      peakRss: memories.reduce((total, { peakRss }) => total + peakRss, 0)
+    }
   }
 
   /**
@@ -51,7 +107,7 @@ export class ServerStats {
   /** Everything a summary line counts, to tell whether anything happened since the last one. */
   activity () {
     const { messages, errors } = this.totals()
-    return messages + errors + this.refused + this.unauthorized + this.protocolErrors
+    return messages + errors + this.refused + this.unauthorized + this.protocolErrors + this.dropped
   }
 
   /** @returns {boolean} whether a summary line is worth printing */
@@ -78,9 +134,26 @@ export class ServerStats {
   /** @returns {string} totals since start, and memory: the part of every summary line that only grows (rss aside) */
   countsLine () {
     const { messages, errors } = this.totals()
+    const { rss, peakRss } = this.memory ?? processMemory()
+    // Summed peaks bound the processes' simultaneous peak from above: each may have peaked at another time.
+    const where = this.processes > 0 ? ` summed over ${this.processes} processes` : ''
     return `${messages.toLocaleString('en-US')} messages, ${errors} decode errors, ` +
-      `${this.protocolErrors} protocol errors, ${this.refused} refused upgrades, ${this.unauthorized} unauthorized, ` +
-      `${this.refusedSchemas} refused schemas, ` +
-      `rss ${megabytes(process.memoryUsage.rss())} MB (peak ${megabytes(process.resourceUsage().maxRSS * 1024)} MB)`
+      `${this.protocolErrors} protocol errors, ${this.dropped} dropped connections, ${this.refused} refused upgrades, ${this.unauthorized} unauthorized, ` +
+      `${this.refusedSchemas} refused schemas, rss ${megabytes(rss)} MB (peak ${megabytes(peakRss)} MB)${where}`
   }
 }
+
+const SUMMED_FIELDS = ['openConnections', 'totalConnections', 'refused', 'unauthorized', 'refusedSchemas', 'protocolErrors', 'dropped']
+
+/**
+ * @typedef {object} StatsSnapshot one process's counters, as ServerStats#snapshot gives them
+ * @property {number} openConnections
+ * @property {number} totalConnections
+ * @property {number} refused
+ * @property {number} unauthorized
+ * @property {number} refusedSchemas
+ * @property {number} protocolErrors
+ * @property {number} dropped
+ * @property {{format: string, test: string, messages: number, errors: number}[]} byTarget
+ * @property {{rss: number, peakRss: number}} memory
+ */

@@ -12,7 +12,7 @@ const usage = (message) => (err) => {
   return true
 }
 
-test('defaults: loopback on 7070, 64 MiB messages, 10,000 connections, 1 MiB schemas, no token', async () => {
+test('defaults: loopback on 7070, 64 MiB messages, 10,000 connections, 1 MiB schemas, one process, no token', async () => {
   assert.deepEqual(await server([]), {
     host: '127.0.0.1',
     port: 7070,
@@ -21,6 +21,7 @@ test('defaults: loopback on 7070, 64 MiB messages, 10,000 connections, 1 MiB sch
     maxSchemaBytes: 1024 * 1024,
     stall: undefined,
     compress: false,
+    processes: 1,
     token: undefined
   })
 })
@@ -72,6 +73,13 @@ test('limits: --max-payload and --max-connections >= 1, --max-schema-bytes >= 0 
   await assert.rejects(server(['--max-connections', '0']), usage("--max-connections must be a whole number >= 1, got '0'"))
   await assert.rejects(server(['--max-schema-bytes', '-1']), usage("--max-schema-bytes must be a whole number >= 0, got '-1'"))
   await assert.rejects(server(['--max-payload', '1MB']), usage("--max-payload must be a whole number >= 1, got '1MB'"))
+})
+
+test('--processes: up to 256 worker processes', async () => {
+  assert.equal((await server(['--processes', '4'])).processes, 4)
+  await assert.rejects(server(['--processes', '0']), usage("--processes must be a whole number >= 1, got '0'"))
+  await assert.rejects(server(['--processes', '257']), usage('--processes must be at most 256, got 257'))
+  await assert.rejects(server(['--processes', 'two']), usage("--processes must be a whole number >= 1, got 'two'"))
 })
 
 test('unknown options are refused', async () => {

@@ -168,7 +168,7 @@ test('fuzz: 100,000+ hostile frames on many connections, in every format; the se
     assert.ok(tally.errors > 1000, `${tally.errors} error replies`)
 
     assert.equal(await server.stop('SIGTERM'), 0, 'alive until asked to stop, then a clean exit')
-    const final = /stopped on SIGTERM .*: (\d+) connections served, ([\d,]+) messages, (\d+) decode errors, (\d+) protocol errors, \d+ refused upgrades, 0 unauthorized, 0 refused schemas, rss (\d+) MB \(peak (\d+) MB\)/.exec(server.output())
+    const final = /stopped on SIGTERM .*: (\d+) connections served, ([\d,]+) messages, (\d+) decode errors, (\d+) protocol errors, 0 dropped connections, \d+ refused upgrades, 0 unauthorized, 0 refused schemas, rss (\d+) MB \(peak (\d+) MB\)/.exec(server.output())
     assert.ok(final, server.output())
     const [, , messages, decodeErrors, protocolErrors, rss, peak] = final.map((n) => Number(String(n).replaceAll(',', '')))
     assert.equal(messages, tally.acks + 2000 + 500, 'server ACK count = ours + the two normal runs')

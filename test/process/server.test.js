@@ -1,9 +1,11 @@
 // node server.js as a child process: its output, its exit codes.
 import { test, describe } from 'node:test'
 import assert from 'node:assert/strict'
+import { execFileSync, spawn } from 'node:child_process'
 import { createCodec } from '../../lib/codecs/registry.js'
 import { loadPayload, resolveTest } from '../../lib/payloads/catalog.js'
-import { openConnection, refusedUpgrade, runScript, startServerProcess } from '../helpers.js'
+import { ROOT, openConnection, refusedUpgrade, runScript, startServerProcess } from '../helpers.js'
+import { watchOutput } from '../../lib/processes.js'
 
 describe('node server.js', () => {
   test('prints where it listens, and a final summary on SIGTERM', async () => {
@@ -45,6 +47,62 @@ describe('node server.js', () => {
     } finally {
       await server.stop()
     }
-    assert.match(server.output(), /1 messages, 0 decode errors, 0 protocol errors, 0 refused upgrades, 1 unauthorized, 0 refused schemas, rss \d+ MB \(peak \d+ MB\)/)
+    assert.match(server.output(), /1 messages, 0 decode errors, 0 protocol errors, 0 dropped connections, 0 refused upgrades, 1 unauthorized, 0 refused schemas, rss \d+ MB \(peak \d+ MB\)/)
+  })
+})
+
+describe('node server.js past one process\'s open-file limit', () => {
+  // The limit lowered for the server alone (lowering needs no privilege); Node starts with it.
+  const FILES = 400
+  const CONNECTIONS = 400
+  const limitedServer = (args) => {
+    const child = spawn('bash', ['-c', `ulimit -n ${FILES} && exec "$0" "$@"`, process.execPath, 'server.js', '--port', '0', ...args],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+    const output = watchOutput(child)
+    return { child, output, url: output.printed(/listening on (ws:\S+)/).then((match) => match[1]) }
+  }
+  const clientRun = async (url) => runScript('client_json.js', ['5', String(CONNECTIONS * 2), '--connections', String(CONNECTIONS), '--url', url])
+
+  test('one process refuses what it cannot hold, with the reason, and stays up', async () => {
+    const server = limitedServer([])
+    const url = await server.url
+    const overloaded = await clientRun(url)
+    assert.equal(overloaded.code, 1)
+    assert.match(overloaded.stderr, /ECONNRESET|open-file limit reached \(\d+ connections open, 400 files allowed per process\): run more server processes \(--processes\)/)
+    const small = await runScript('client_json.js', ['5', '100', '--connections', '10', '--url', url])
+    assert.equal(small.code, 0, `still serving every format: ${small.stderr}`)
+    server.child.kill('SIGTERM')
+    const { code, stdout } = await server.output.exited
+    assert.equal(code, 0)
+    const [, dropped, refused] = /(\d+) dropped connections, (\d+) refused upgrades/.exec(stdout)
+    assert.ok(Number(dropped) + Number(refused) > 0, stdout)
+  })
+
+  test('--processes 2: each process its own limit, so all connections are served; lines summed; no process left', async () => {
+    const server = limitedServer(['--processes', '2'])
+    const url = await server.url
+    const run = await clientRun(url)
+    assert.equal(run.code, 0, run.stderr)
+    assert.match(run.stdout, new RegExp(`sent ${(CONNECTIONS * 2).toLocaleString('en-US')} {2}acked ${(CONNECTIONS * 2).toLocaleString('en-US')} {2}errors 0 {2}lost 0`))
+    const workers = execFileSync('pgrep', ['-P', String(server.child.pid)], { encoding: 'utf8' }).trim().split('\n').map(Number)
+    assert.equal(workers.length, 2)
+    server.child.kill('SIGTERM')
+    const { code, stdout } = await server.output.exited
+    assert.equal(code, 0)
+    assert.match(stdout, /listening on ws:\S+ \(rss \d+ MB, 2 worker processes\)/)
+    assert.match(stdout, new RegExp(`stopped on SIGTERM after [\\d.]+ s: ${CONNECTIONS} connections served, ${(CONNECTIONS * 2).toLocaleString('en-US')} messages, ` +
+      '0 decode errors, 0 protocol errors, 0 dropped connections, 0 refused upgrades, .* summed over 3 processes'))
+    for (const pid of workers) assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, `worker ${pid} is gone`)
+  })
+
+  test('a worker that dies stops the server: one line on stderr, the final line, exit 1', async () => {
+    const server = limitedServer(['--processes', '2'])
+    await server.url
+    const [victim] = execFileSync('pgrep', ['-P', String(server.child.pid)], { encoding: 'utf8' }).trim().split('\n').map(Number)
+    process.kill(victim, 'SIGKILL')
+    const { code, stdout, stderr } = await server.output.exited
+    assert.equal(code, 1)
+    assert.equal(stderr, `error: server process ${victim} exited with SIGKILL; stopping the others\n`)
+    assert.match(stdout, /stopped by a failure after [\d.]+ s: 0 connections served/)
   })
 })

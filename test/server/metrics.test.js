@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import parsePrometheusTextFormat from 'parse-prometheus-text-format'
-import { createMetrics } from '../../lib/server/metrics.js'
+import { aggregateMetrics, createMetrics, createProcessMetrics } from '../../lib/server/metrics.js'
 import { ServerStats } from '../../lib/server/stats.js'
 import { startServer } from '../../lib/server/server.js'
 import { openConnection, refusedUpgrade } from '../helpers.js'
@@ -76,4 +76,27 @@ test('/metrics obeys --token: 401 without it, 200 with the bearer token or ?toke
   } finally {
     await server.close()
   }
+})
+
+test('aggregateMetrics: several processes\' metrics summed as prom-client sums a cluster\'s', async () => {
+  const first = new ServerStats()
+  first.forTarget('json', 'small').messages = 7
+  first.openConnections = 2
+  const second = new ServerStats()
+  second.forTarget('json', 'small').messages = 5
+  second.forTarget('protobuf', 'small').errors = 1
+  second.openConnections = 3
+  const process = createProcessMetrics()
+  const text = await aggregateMetrics([
+    await process.getMetricsAsJSON(),
+    await createMetrics(first).getMetricsAsJSON(),
+    await createMetrics(second).getMetricsAsJSON()
+  ])
+  assert.equal(valueOf(text, 'wsbench_messages_total', { format: 'json', test: 'small' }), 12)
+  assert.equal(valueOf(text, 'wsbench_decode_errors_total', { format: 'protobuf', test: 'small' }), 1)
+  assert.equal(valueOf(text, 'wsbench_open_connections'), 5)
+  const own = valueOf(await process.metrics(), 'process_resident_memory_bytes')
+  assert.ok(valueOf(text, 'process_resident_memory_bytes') > own * 2, 'three processes\' memory, summed')
+  assert.equal(samples(text, 'nodejs_version_info').length, 1, 'labels that are the same everywhere are taken once')
+  assert.equal(samples(text, 'process_start_time_seconds').length, 0, 'start times do not add up')
 })

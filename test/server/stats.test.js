@@ -21,3 +21,37 @@ test('counters by format and test; totals over all; the summary line rates each 
   assert.equal(stats.hasActivitySinceLastSummary(), true, 'an open connection is worth a line')
   assert.equal(megabytes(3 * 1024 * 1024 + 1), 3)
 })
+
+test('a snapshot is plain data; sum sets every counter to the snapshots\' sum and keeps the rate marks', () => {
+  const one = new ServerStats()
+  one.openConnections = 2
+  one.totalConnections = 3
+  one.dropped = 1
+  one.forTarget('json', 'small').messages = 100
+  const two = new ServerStats()
+  two.openConnections = 1
+  two.totalConnections = 1
+  two.refused = 4
+  two.forTarget('json', 'small').messages = 50
+  two.forTarget('protobuf', 'small').errors = 2
+  const first = one.snapshot()
+  assert.deepEqual(JSON.parse(JSON.stringify(first)), first, 'survives IPC as JSON')
+  assert.ok(first.memory.rss > 0 && first.memory.peakRss >= first.memory.rss / 2)
+
+  const summed = new ServerStats()
+  summed.sum([first, two.snapshot()], { rss: 10 * 1024 * 1024, peakRss: 20 * 1024 * 1024 })
+  assert.equal(summed.openConnections, 3)
+  assert.equal(summed.totalConnections, 4)
+  assert.equal(summed.refused, 4)
+  assert.equal(summed.dropped, 1)
+  assert.deepEqual(summed.totals(), { messages: 150, errors: 2 })
+  assert.equal(summed.processes, 3, 'two snapshots and the summing process')
+  assert.equal(summed.memory.rss, 10 * 1024 * 1024 + first.memory.rss + two.snapshot().memory.rss)
+  assert.match(summed.summaryLine(1000), /^3 connections, json 150 msg\/s, protobuf 0 msg\/s, 150 messages, 2 decode errors, 0 protocol errors, 1 dropped connections, 4 refused upgrades, .*rss \d+ MB \(peak \d+ MB\) summed over 3 processes$/)
+
+  one.forTarget('json', 'small').messages = 160
+  summed.sum([one.snapshot(), two.snapshot()])
+  assert.deepEqual(summed.totals(), { messages: 210, errors: 2 }, 'set to the sum, not added to the last one')
+  assert.match(summed.summaryLine(1000), /json 60 msg\/s/, 'the rate counts from the previous line')
+  assert.doesNotMatch(one.countsLine(), /summed/, 'a process\'s own line is its own')
+})
