@@ -1,7 +1,7 @@
 // The script each worker of `node server.js --processes N` runs (node:cluster forks it): serve on
-// the shared port, answer the primary's questions, and stop when it says so or is gone. Signals are
-// the primary's to handle, so that a Ctrl-C, which reaches every process, still ends with the
-// summed final line.
+// the shared port, answer the primary's questions, and stop when it says so. Signals are the
+// primary's to handle, so that a Ctrl-C, which reaches every process, still ends with the summed
+// final line. A worker whose primary is gone exits at once (node:cluster sees to that).
 import { startServer } from './server.js'
 import { answer, OPTIONS_ENV, Questions, TAG } from './cluster-ipc.js'
 
@@ -22,14 +22,13 @@ async function serveClusterWorker () {
       case 'answer': return questions.settle(message)
       case 'snapshot': return answer(process, message, () => server.stats.snapshot())
       case 'metrics': return answer(process, message, () => server.registry.getMetricsAsJSON())
+      // Once the final counters are sent, disconnecting ends this process, handles or not.
       case 'close': return answer(process, message, async () => {
         await server.close()
         return server.stats.snapshot()
       }).then(() => { if (process.connected) process.disconnect() })
     }
   })
-  // The primary is gone (killed, or done with us): stop serving, which lets this process end.
-  process.once('disconnect', () => server.close())
   process.send({ [TAG]: 'listening', address: { url: server.url, host: server.host, port: server.port } })
 }
 

@@ -105,4 +105,16 @@ describe('node server.js past one process\'s open-file limit', () => {
     assert.equal(stderr, `error: server process ${victim} exited with SIGKILL; stopping the others\n`)
     assert.match(stdout, /stopped by a failure after [\d.]+ s: 0 connections served/)
   })
+
+  test('a primary that is killed takes its workers with it (node:cluster ends them): their connections drop', async () => {
+    const server = limitedServer(['--processes', '2'])
+    const url = await server.url
+    const workers = execFileSync('pgrep', ['-P', String(server.child.pid)], { encoding: 'utf8' }).trim().split('\n').map(Number)
+    const connections = await Promise.all(Array.from({ length: 4 }, () => openConnection(`${url}/?test=5&format=json`)))
+    server.child.kill('SIGKILL')
+    assert.deepEqual(await Promise.all(connections.map(({ closed }) => closed)), [1006, 1006, 1006, 1006])
+    // tail --pid returns once a process that is not our child has exited.
+    for (const pid of workers) execFileSync('tail', ['--pid', String(pid), '-s', '0.05', '-f', '/dev/null'], { timeout: 10_000 })
+    for (const pid of workers) assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, `worker ${pid} is gone`)
+  })
 })
