@@ -16,10 +16,12 @@ const ACK_FRAME = Buffer.from(ACK)
 const TEXT_FRAME = { binary: false }
 const MAX_REASON_LENGTH = 200
 /**
- * Files kept free of connections: stdio, the listening socket, /metrics requests, and the modules a
- * codec loads on first use (a failed import stays failed for the life of the process).
+ * Files never given to sockets: stdio, the listening socket, and the modules a codec loads on first
+ * use (a failed import stays failed for the life of the process).
  */
 const FILE_RESERVE = 64
+/** Sockets past the connection limit that can still be told why they are refused (503) before new ones are dropped. */
+const REFUSAL_ROOM = 64
 const CONNECT_HINT = `WebSocket clients connect to ws://HOST:PORT/?${QUERY.test}=<${TESTS.map((t) => t.name).join('|')}>&${QUERY.format}=<${FORMATS.join('|')}>&${QUERY.direction}=<${DIRECTIONS.join('|')}>; GET / is the browser client`
 
 /**
@@ -87,7 +89,8 @@ export async function startServer ({
   // Refusing past the file limit with a reason beats running into it: at the limit a connection
   // cannot even be accepted, and a codec's first import fails.
   const fileLimit = openFileLimit()
-  const connectionLimit = Math.min(maxConnections, fileLimit - FILE_RESERVE)
+  const socketLimit = fileLimit - FILE_RESERVE
+  const connectionLimit = Math.min(maxConnections, socketLimit - REFUSAL_ROOM)
   const isAuthorized = token ? tokenCheck(token) : () => true
   const registry = createMetrics(stats)
   const metrics = exposition ?? (() => registry.metrics())
@@ -98,7 +101,7 @@ export async function startServer ({
   })
   // A burst of connections holds a file each before any upgrade request is read; past this many
   // sockets new ones are closed at once, so the reserve stays free.
-  if (Number.isFinite(fileLimit)) httpServer.maxConnections = fileLimit - FILE_RESERVE
+  if (Number.isFinite(socketLimit)) httpServer.maxConnections = socketLimit
   httpServer.on('drop', () => { stats.dropped++ })
   const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: compress })
   let upgrading = 0
@@ -115,7 +118,7 @@ export async function startServer ({
     if (stats.openConnections + upgrading >= connectionLimit) {
       stats.refused++
       refuseUpgrade(socket, 503, 'Service Unavailable', connectionLimit < maxConnections
-        ? `open-file limit reached (${connectionLimit} connections open, ${fileLimit} files allowed per process): run more server processes (--processes)`
+        ? `open-file limit reached: at most ${connectionLimit} connections with ${fileLimit} files per process; run more server processes (--processes)`
         : `connection limit reached (${maxConnections} open)`)
       return
     }
@@ -151,7 +154,7 @@ export async function startServer ({
         else serveConnection(ws, target, codec, stats, afterMessage)
       })
     }, (err) => {
-      // Out of file descriptors (EMFILE) shows here first: the codec's module cannot be read.
+      // A codec that cannot load (a broken install, or no file left to read it) refuses the connection, not the server.
       settle()
       stats.refused++
       refuseUpgrade(socket, 503, 'Service Unavailable', `cannot load the ${target.format} codec: ${oneLine(err)}`)
