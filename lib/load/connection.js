@@ -44,9 +44,12 @@ export function connect ({ url, connectUrl, test, codec, compress = false, direc
         ws.terminate()
       })
     })
-    ws.once('error', (err) => reject(new Error(`cannot connect to ${url}: ${err.code ?? err.message}`)))
+    ws.once('error', (err) => reject(new Error(`cannot connect to ${url}: ${err.code ?? err.message}${err.code === 'ECONNREFUSED' ? REFUSED_HINT : ''}`)))
   })
 }
+
+/** The first thing a new user meets: a client started before any server. */
+const REFUSED_HINT = ' (no server listening there: start one with node server.js)'
 
 /** What a server said, on one line: an HTML error page or a multi-line answer reads as one. */
 function oneLine (text) {

@@ -121,7 +121,7 @@ test('an unreachable port rejects with cannot connect to the URL and the error c
   const { port } = closed.address()
   await new Promise((resolve) => closed.close(resolve))
   await assert.rejects(connect({ url: `ws://127.0.0.1:${port}`, test: SMALL, codec: jsonCodec }),
-    { message: `cannot connect to ws://127.0.0.1:${port}: ECONNREFUSED` })
+    { message: `cannot connect to ws://127.0.0.1:${port}: ECONNREFUSED (no server listening there: start one with node server.js)` })
 })
 
 test('with connectUrl the TCP connection goes there (a shaping proxy) while the request still names the server', async () => {

@@ -129,7 +129,7 @@ describe('client failures', () => {
     })
     const { code, stderr } = await runScript('client_json.js', ['1', '10', '--url', `ws://127.0.0.1:${closedPort}`])
     assert.equal(code, 1)
-    assert.match(stderr, /^error: cannot connect to ws:\/\/127\.0\.0\.1:\d+: ECONNREFUSED\n$/)
+    assert.match(stderr, /^error: cannot connect to ws:\/\/127\.0\.0\.1:\d+: ECONNREFUSED \(no server listening there: start one with node server\.js\)\n$/)
   })
 
   test('unknown test and bad options: one line on stderr, exit 2, no stack trace', async () => {
