@@ -16,15 +16,14 @@ export async function runServerCli (argv, env) {
   const options = await parseServerArgs(argv, env)
   const { megabytes } = await import('../server/stats.js')
   const log = (line) => process.stdout.write(`${line}\n`)
-  const { processes, ...serverOptions } = options
-  const server = processes > 1
-    ? await (await import('../server/cluster.js')).startCluster({ ...serverOptions, processes, log })
-    : await (await import('../server/server.js')).startServer({ ...serverOptions, log })
+  const server = options.processes > 1
+    ? await (await import('../server/cluster.js')).startCluster({ ...options, log })
+    : await (await import('../server/server.js')).startServer({ ...options, log })
   if (!['127.0.0.1', '::1', 'localhost'].includes(options.host)) {
     const who = options.token ? 'anyone who can reach it and has the token' : 'anyone who can reach it (set --token or BENCH_TOKEN)'
     process.stderr.write(`warning: listening on ${options.host}: ${who} can connect\n`)
   }
-  const where = processes > 1 ? `, ${processes} worker processes` : ''
+  const where = options.processes > 1 ? `, ${options.processes} worker processes` : ''
   log(`listening on ${server.url} (rss ${megabytes(process.memoryUsage.rss())} MB${where})`)
   const startedAt = Date.now()
   const stopped = await new Promise((resolve) => {

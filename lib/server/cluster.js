@@ -35,16 +35,23 @@ export async function startCluster ({ processes, log = () => {}, ...options }) {
   const workers = Array.from({ length: processes }, () => {
     const worker = cluster.fork({ [OPTIONS_ENV]: JSON.stringify(options) })
     const questions = new Questions(worker)
+    let listening
+    // Resolves with the worker's address once it listens; rejects with its one-line reason if it cannot.
+    const ready = new Promise((resolve, reject) => { listening = { resolve, reject } })
     worker.on('message', (message) => {
-      if (message?.[TAG] === 'answer') questions.settle(message)
-      // Any worker's GET /metrics: every process's metrics, this one's included.
-      else if (message?.[TAG] === 'exposition') answer(worker, message, exposition)
+      switch (message?.[TAG]) {
+        case 'answer': return questions.settle(message)
+        // Any worker's GET /metrics: every process's metrics, this one's included.
+        case 'exposition': return answer(worker, message, exposition)
+        case 'listening': return listening.resolve(message.address)
+        case 'failed': return listening.reject(new UsageError(message.reason))
+      }
     })
     worker.on('exit', (code, signal) => {
       for (const id of questions.pending.keys()) questions.settle({ id, error: `server process ${worker.process.pid} exited` })
       if (!closing) reportLost(`server process ${worker.process.pid} exited with ${signal ?? `code ${code}`}`)
     })
-    return { worker, questions, latest: null }
+    return { worker, questions, ready, latest: null }
   })
   const gather = (kind) => Promise.all(workers.map(({ questions }) => questions.ask(kind)))
   const sumLatest = () => stats.sum(workers.map(({ latest }) => latest).filter(Boolean))
@@ -53,7 +60,7 @@ export async function startCluster ({ processes, log = () => {}, ...options }) {
   let ready
   try {
     ready = await Promise.race([
-      Promise.all(workers.map(({ worker }) => listening(worker))),
+      Promise.all(workers.map(({ ready }) => ready)),
       lost.then((why) => { throw new Error(why) })
     ])
   } catch (err) {
@@ -103,16 +110,6 @@ export async function startCluster ({ processes, log = () => {}, ...options }) {
       return closing
     }
   }
-}
-
-/** Resolves with the worker's address once it listens; rejects with its one-line reason if it cannot. */
-function listening (worker) {
-  return new Promise((resolve, reject) => {
-    worker.on('message', (message) => {
-      if (message?.[TAG] === 'listening') resolve(message.address)
-      else if (message?.[TAG] === 'failed') reject(new UsageError(message.reason))
-    })
-  })
 }
 
 /**

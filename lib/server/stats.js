@@ -46,13 +46,7 @@ export class ServerStats {
    */
   snapshot () {
     return {
-      openConnections: this.openConnections,
-      totalConnections: this.totalConnections,
-      refused: this.refused,
-      unauthorized: this.unauthorized,
-      refusedSchemas: this.refusedSchemas,
-      protocolErrors: this.protocolErrors,
-      dropped: this.dropped,
+      ...Object.fromEntries(COUNTERS.map((field) => [field, this[field]])),
       byTarget: [...this.byTarget.values()]
         .map(({ format, test, messages, errors }) => ({ format, test, messages, errors })),
       memory: processMemory()
@@ -66,7 +60,7 @@ export class ServerStats {
    * @param {{rss: number, peakRss: number}} [own]
    */
   sum (snapshots, own = processMemory()) {
-    for (const field of SUMMED_FIELDS) this[field] = snapshots.reduce((total, snapshot) => total + snapshot[field], 0)
+    for (const field of COUNTERS) this[field] = snapshots.reduce((total, snapshot) => total + snapshot[field], 0)
     for (const counters of this.byTarget.values()) counters.messages = counters.errors = 0
     for (const { format, test, messages, errors } of snapshots.flatMap((snapshot) => snapshot.byTarget)) {
       const counters = this.forTarget(format, test)
@@ -143,7 +137,8 @@ export class ServerStats {
   }
 }
 
-const SUMMED_FIELDS = ['openConnections', 'totalConnections', 'refused', 'unauthorized', 'refusedSchemas', 'protocolErrors', 'dropped']
+/** The counters besides those by format and test: what a snapshot carries and a sum adds up. */
+const COUNTERS = ['openConnections', 'totalConnections', 'refused', 'unauthorized', 'refusedSchemas', 'protocolErrors', 'dropped']
 
 /**
  * @typedef {object} StatsSnapshot one process's counters, as ServerStats#snapshot gives them
