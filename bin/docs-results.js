@@ -170,7 +170,7 @@ async function recordComparison (file, { name, command, note }, resultsDir) {
   }
   if (!Array.isArray(results.rows) || !results.settings || !results.formats) throw new UsageError(`--from-compare: ${file} is not an npm run compare results.json`)
   const { METRICS } = await import('../lib/compare/statistics.js')
-  const { ratioMeaning, ratioText, tableCells } = await import('../lib/compare/results.js')
+  const { cellText, ratioMeaning, tableCells, verdictMeaning } = await import('../lib/compare/results.js')
   const { formats, rows, settings } = results
   const metrics = Object.keys(METRICS)
   const verdictRows = rows.flatMap((row) => formats.slice(1).map((label) => {
@@ -179,7 +179,7 @@ async function recordComparison (file, { name, command, note }, resultsDir) {
     const call = row.calls?.[label] ?? 'n/a'
     return [
       row.test, row.profile === 'none' ? 'loopback' : row.profile, `${label} vs ${formats[0]}`,
-      ...metrics.map((metric) => verdicts[metric] ? `${ratioText(verdicts[metric])}${verdicts[metric].call === 'no difference' ? ' ≈' : ''}` : 'n/a'),
+      ...metrics.map((metric) => verdicts[metric] ? cellText(verdicts[metric]) : 'n/a'),
       call === 'mixed' ? `mixed (better: ${called('better')}; worse: ${called('worse')})` : call
     ]
   }))
@@ -198,33 +198,37 @@ async function recordComparison (file, { name, command, note }, resultsDir) {
       ...common,
       columns: ['test', 'network', 'format', ...metrics.map((metric) => `${METRICS[metric].label}${METRICS[metric].unit ?? ''}`), 'verdict'],
       rows: verdictRows,
-      notes: [runSummary(settings), ...note]
+      notes: [runSummary(settings, rows), verdictMeaning(settings), ...note]
     }),
     write({
       name: `${name}-figures`,
       ...common,
       columns: header,
       rows: body,
-      notes: [runSummary(settings), `Figures are medians over the trials; ratios are ${ratioMeaning(formats)}, ≈ where the trials cannot tell them from 1`, ...note]
+      notes: [runSummary(settings, rows), `Figures are medians over the trials; ratios are ${ratioMeaning(formats)}, marked + better, - worse, = equivalent, ? inconclusive`, ...note]
     })
   ]
 }
 
 /** How a comparison ran, in one sentence: trials, run lengths (the usual one, then the exceptions), load shape. */
-function runSummary ({ trials = 1, runs, connections, inflight, direction = 'up', compress }) {
+function runSummary ({ trials, budgetMs, pinning, runs, connections, inflight, direction = 'up', compress }, rows) {
   const length = ({ messages, warmup }) => `${messages} messages after ${warmup} of warm-up`
   const counts = new Map()
   for (const run of Object.values(runs)) counts.set(length(run), (counts.get(length(run)) ?? 0) + 1)
   const usual = [...counts].sort((a, b) => b[1] - a[1])[0][0]
   const exceptions = Object.entries(runs).filter(([, run]) => length(run) !== usual).map(([test, run]) => `${test}: ${length(run)}`)
-  return `${trials} trial${trials === 1 ? '' : 's'} of each format in alternating order, each a fresh client process; ` +
+  const pairs = rows.map((row) => `${row.test} ${row.pairs}`).join(', ')
+  const how = trials ? `${trials} trial pairs` : `trial pairs added until every cell was decided or ${budgetMs / 1000} s had passed (${pairs})`
+  return `${how}, after one warm-up run of each format, in balanced order (A B, B A, B A, A B), each a fresh client process; ` +
     `per trial ${usual}${exceptions.length ? ` (${exceptions.join('; ')})` : ''}; ${connections} connection${connections === 1 ? '' : 's'} × ` +
-    `${inflight} in flight, direction ${direction}, permessage-deflate ${compress ? 'on' : 'off'}, a server of its own on loopback`
+    `${inflight} in flight, direction ${direction}, permessage-deflate ${compress ? 'on' : 'off'}, a server of its own on loopback` +
+    `${pinning ? `; CPUs: ${pinning}` : ''}`
 }
 
 /** The command line that reproduces a comparison, read back from its results. */
 async function compareCommand ({ formats, rows, settings, reports }) {
-  const { DEFAULT_FORMATS, DEFAULT_TRIALS } = await import('../lib/defaults.js')
+  const { DEFAULT_BUDGET_MS, DEFAULT_FORMATS } = await import('../lib/defaults.js')
+  const { DEFAULT_EQUIVALENCE } = await import('../lib/compare/statistics.js')
   const { ALL_TESTS } = await import('../lib/payloads/catalog.js')
   const { runLength } = await import('../lib/compare/runner.js')
   const args = []
@@ -235,7 +239,10 @@ async function compareCommand ({ formats, rows, settings, reports }) {
   if (custom) args.push('--payload', custom.payloadFile, ...(custom.schema && custom.schema !== 'inferred' ? ['--proto', '<file.proto>', '--type', custom.schema] : []))
   else if (tests.join() !== ALL_TESTS.join()) args.push('--tests', tests.join(','))
   if (settings.profiles.join() !== 'none') args.push('--throttle', settings.profiles.join(','))
-  if (settings.trials !== DEFAULT_TRIALS) args.push('--trials', String(settings.trials))
+  if (settings.trials) args.push('--trials', String(settings.trials))
+  else if (settings.budgetMs !== DEFAULT_BUDGET_MS) args.push('--budget', `${settings.budgetMs / 1000}s`)
+  if (settings.design?.margin !== undefined && settings.design.margin !== DEFAULT_EQUIVALENCE) args.push('--equivalence', String(settings.design.margin * 100))
+  if (settings.pinning?.startsWith('off')) args.push('--no-pin')
   if (settings.direction && settings.direction !== 'up') args.push('--direction', settings.direction)
   if (settings.compress) args.push('--compress')
   if (settings.inflight !== 1) args.push('--inflight', String(settings.inflight))

@@ -31,8 +31,8 @@ export const DEFAULT_WARMUP = 200
 /** Compare's default trials stop at this much JSON each, so the 12.9 MB `people` test takes seconds, not hours. */
 export const DEFAULT_BYTES_PER_RUN = 64 * 1024 * 1024
 
-/** Compare's independent trials of each format on each test and network: enough for an interval. */
-export const DEFAULT_TRIALS = 5
+/** Compare adds trial pairs until every cell is decided or this much time has passed since it started. */
+export const DEFAULT_BUDGET_MS = 100_000
 
 /** More trials than this add run time, not certainty worth having. */
 export const MAX_TRIALS = 50

@@ -5,7 +5,7 @@ import os from 'node:os'
 import path from 'node:path'
 import WebSocket from 'ws'
 import { spawn } from 'node:child_process'
-import { PROJECT_ROOT, openFileLimit, runNodeScript, startServerProcess, watchOutput } from '../lib/processes.js'
+import { PROJECT_ROOT, cpuPinning, openFileLimit, runNodeScript, startServerProcess, watchOutput } from '../lib/processes.js'
 
 // Resolves once an upgrade is answered: open, or the HTTP status it was refused with.
 function upgrade (url, headers = {}) {
@@ -109,4 +109,21 @@ test('openFileLimit: the open-file limit of this process, or of a child started 
   } finally {
     fs.rmSync(dir, { recursive: true })
   }
+})
+
+test('cpuPinning: the first two CPUs this process may use, server then clients; a pinned child runs there', { skip: cpuPinning() ? false : 'taskset or a second CPU is missing here' }, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'status-'))
+  const status = (list) => {
+    const file = path.join(dir, `status-${list}`)
+    fs.writeFileSync(file, `Name:\tnode\nCpus_allowed:\tff\nCpus_allowed_list:\t${list}\nvoluntary_ctxt_switches:\t1\n`)
+    return file
+  }
+  assert.deepEqual(cpuPinning(status('0-3')), { server: '0', clients: '1' })
+  assert.deepEqual(cpuPinning(status('2,5-7')), { server: '2', clients: '5' })
+  assert.equal(cpuPinning(status('3')), null, 'one CPU: nothing to pin apart')
+  assert.equal(cpuPinning(path.join(dir, 'missing')), null)
+  // A child started on one CPU sees only that CPU.
+  const { clients } = cpuPinning()
+  const { stdout } = await runNodeScript('-e', ["process.stdout.write(require('fs').readFileSync('/proc/self/status', 'utf8').match(/Cpus_allowed_list:\\s*(\\S+)/)[1])"], { cpus: clients })
+  assert.equal(stdout, clients)
 })

@@ -162,11 +162,11 @@ function renderResults (reports, formats) {
     merged.map((m) => `<th>${escapeHtml(m.format)}</th>`).join('') + '</tr></thead><tbody>' +
     rows.map(([label, show]) => `<tr><th>${label}</th>${merged.map((m) => `<td data-format="${escapeHtml(m.format)}">${escapeHtml(show(m))}</td>`).join('')}</tr>`).join('') +
     '</tbody></table>'
-  // The same calls as npm run compare, from the same code: paired trials, 95% intervals.
+  // The same calls as npm run compare, from the same code: paired trials, one look after the last.
   const [row] = comparisonRows(reports.map((r) => ({ ...r, label: r.format, network: { profile: 'none' } })), formats)
   const verdicts = formats.length > 1
     ? `<h2>Verdict</h2><ul id="verdicts">${verdictLines([row], formats).map((line) => `<li>${escapeHtml(line)}</li>`).join('')}</ul>` +
-      `<p>${escapeHtml(verdictMeaning({ trials: merged[0].trials }))}</p>` +
+      `<p>${escapeHtml(verdictMeaning({ trials: merged[0].trials, design: { family: (formats.length - 1) * Object.keys(METRICS).length } }))}</p>` +
       formats.slice(1).map((label) => ratioChart({
         title: `${label} vs ${formats[0]}: ${name} (${row.calls[label]})`,
         rows: Object.entries(row.verdicts[label]).map(([metric, estimate]) => ({ label: METRICS[metric].label, ...estimate }))
@@ -204,7 +204,12 @@ async function main () {
     $('run').disabled = true
     try {
       const reports = []
-      // Formats alternate from trial to trial (A B, B A, ...): neither always runs first, on a cold page.
+      // One unrecorded run of each format first, so no format's first trial runs on a cold page.
+      for (const format of formats) {
+        $('status').textContent = `warm-up: running ${format}…`
+        await runFormat({ ...options, format })
+      }
+      // Formats in balanced order (A B, B A, B A, A B, ...): neither always runs first.
       for (let trial = 1; trial <= trials; trial++) {
         for (const index of trialOrder(formats.length, trial - 1)) {
           $('status').textContent = `trial ${trial}/${trials}: running ${formats[index]}…`

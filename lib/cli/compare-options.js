@@ -1,19 +1,21 @@
 // `npm run compare`'s command line.
 import { UsageError } from '../errors.js'
-import { DEFAULT_BYTES_PER_RUN, DEFAULT_FORMATS, DEFAULT_MESSAGES, DEFAULT_TRIALS, DEFAULT_WARMUP, MAX_TRIALS } from '../defaults.js'
+import { DEFAULT_BUDGET_MS, DEFAULT_BYTES_PER_RUN, DEFAULT_FORMATS, DEFAULT_MESSAGES, DEFAULT_WARMUP, MAX_TRIALS } from '../defaults.js'
+import { DEFAULT_EQUIVALENCE } from '../compare/statistics.js'
 import { DIRECTIONS } from '../protocol.js'
 import { CUSTOM_FORMATS, FORMATS } from '../codecs/registry.js'
 import { ALL_TESTS, resolveTest } from '../payloads/catalog.js'
 import { resolveNetwork } from '../network/profiles.js'
-import { PAYLOAD_OPTIONS, commaList, commandLine, payloadFiles, wholeNumber } from './parser.js'
+import { PAYLOAD_OPTIONS, commaList, commandLine, duration, payloadFiles, wholeNumber } from './parser.js'
 
 /**
  * Parses `npm run compare`'s command line. Messages and warmup stay undefined unless given, so
  * each test gets a length that suits its size (see runLength in lib/compare/runner.js).
  * @param {string[]} argv process.argv
  * @returns {Promise<{formats: string[], tests: string[], custom: {payload: string, proto?: string, type?: string}|null, allowLossy: boolean,
- *   profiles: string[], compress: boolean, direction: string, trials: number, messages?: number, warmup?: number,
- *   inflight: number, connections: number, json: boolean, out: string}>}
+ *   profiles: string[], compress: boolean, direction: string, trials?: number, budgetMs: number, margin: number,
+ *   pin: boolean, messages?: number, warmup?: number, inflight: number, connections: number, json: boolean,
+ *   out: string}>}
  */
 export async function parseCompareArgs (argv) {
   const args = await commandLine(argv, 'Usage: npm run compare -- [options]\n\n' +
@@ -26,7 +28,10 @@ export async function parseCompareArgs (argv) {
       throttle: { describe: 'comma-separated network profiles (none = no shaping)', default: 'none', type: 'string' },
       compress: { describe: 'permessage-deflate on server and clients', type: 'boolean', default: false },
       direction: { describe: 'up: clients send the payload; down: the server sends it; echo: both', choices: DIRECTIONS, default: 'up' },
-      trials: { alias: 't', describe: `independent trials of each format, interleaved; intervals and calls come from them (1 to ${MAX_TRIALS})`, default: DEFAULT_TRIALS },
+      trials: { alias: 't', describe: `a fixed number of trial pairs per test and network, one look at the end (1 to ${MAX_TRIALS}) [default: adaptive]` },
+      budget: { describe: 'adaptive: add trial pairs until every cell is decided or this much time has passed: 90s, 5m', default: `${DEFAULT_BUDGET_MS / 1000}s`, type: 'string', nargs: 1 },
+      equivalence: { describe: 'equivalent: the whole interval within ± this percentage of 1', default: DEFAULT_EQUIVALENCE * 100, type: 'string', nargs: 1 },
+      pin: { describe: 'server and clients on CPUs of their own (taskset), so they never share a core: --no-pin to let them', type: 'boolean', default: true },
       messages: { alias: 'n', describe: `messages per trial [default: ${DEFAULT_MESSAGES}, fewer for big payloads: at most ${DEFAULT_BYTES_PER_RUN / 1024 / 1024} MiB of JSON per trial]` },
       inflight: { alias: 'i', describe: 'messages outstanding per connection', default: 1 },
       connections: { alias: 'c', describe: 'parallel connections per client', default: 1 },
@@ -41,7 +46,8 @@ export async function parseCompareArgs (argv) {
     .example('npm run compare -- --tests people --direction down', 'the server sends 50,000 persons, clients decode them')
     .example('npm run compare -- --payload my.json', 'your own document, schema inferred')
     .example('npm run compare -- --formats json,protobuf,msgpack,cbor', 'MessagePack and CBOR beside them')
-    .example('npm run compare -- --formats json,json --tests 5 --trials 10', 'an A/A run: the noise floor of a comparison')
+    .example('npm run compare -- --formats json,json', 'an A/A run: the same format twice should call nothing')
+    .example('npm run compare -- --tests 3,4 --budget 5m --equivalence 2', 'longer, to decide smaller differences')
     .parseAsync()
   const profiles = commaList(args.throttle)
   for (const profile of profiles) resolveNetwork({ profile })
@@ -56,8 +62,12 @@ export async function parseCompareArgs (argv) {
     if (!FORMATS.includes(format)) throw new UsageError(`unknown format '${format}' in --formats: expected some of ${FORMATS.join(', ')}`)
     if (custom && !CUSTOM_FORMATS.includes(format)) throw new UsageError(`format '${format}' does not support custom payloads: use ${CUSTOM_FORMATS.join(', ')}`)
   }
-  const trials = wholeNumber('trials', args.trials, 1)
+  const trials = args.trials === undefined ? undefined : wholeNumber('trials', args.trials, 1)
   if (trials > MAX_TRIALS) throw new UsageError(`--trials must be at most ${MAX_TRIALS}, got ${trials}`)
+  const budgetGiven = argv.some((arg) => arg === '--budget' || arg.startsWith('--budget='))
+  if (trials !== undefined && budgetGiven) throw new UsageError('give either --trials (a fixed number of pairs) or --budget (adaptive), not both')
+  const equivalence = Number(String(args.equivalence).replace(/%$/, ''))
+  if (!(equivalence > 0 && equivalence < 100)) throw new UsageError(`--equivalence must be a percentage above 0 and below 100, got '${args.equivalence}'`)
   return {
     formats,
     tests,
@@ -67,6 +77,9 @@ export async function parseCompareArgs (argv) {
     compress: args.compress,
     direction: args.direction,
     trials,
+    budgetMs: duration('budget', args.budget),
+    margin: equivalence / 100,
+    pin: args.pin,
     messages: args.messages === undefined ? undefined : wholeNumber('messages', args.messages, 1),
     warmup: args.warmup === undefined ? undefined : wholeNumber('warmup', args.warmup, 0),
     inflight: wholeNumber('inflight', args.inflight, 1),

@@ -12,16 +12,18 @@ export async function runCompareCli (argv) {
   const { parseCompareArgs } = await import('./compare-options.js')
   const options = await parseCompareArgs(argv)
   const { compareFormats, writeComparison } = await import('../compare/runner.js')
-  const { formatComparisonTable, verdictLines, verdictMeaning } = await import('../compare/results.js')
+  const { formatComparisonTable, inconclusiveSummary, verdictLines, verdictMeaning } = await import('../compare/results.js')
   const results = await compareFormats({ ...options, progress: (line) => process.stderr.write(`${line}\n`) })
   const files = await writeComparison(options.out, results)
   if (options.json) {
     process.stdout.write(`${JSON.stringify(results)}\n`)
   } else {
     const verdicts = verdictLines(results.rows, results.formats)
+    const open = inconclusiveSummary(results.rows, results.formats)
     process.stdout.write(`${formatComparisonTable(results.rows, results.formats)}\n` +
-      `${verdicts.length ? `${verdicts.join('\n')}\n\n${verdictMeaning(results.settings)}\n` : ''}`)
+      `${verdicts.length ? `${verdicts.join('\n')}\n\n${open ? `${open}\n\n` : ''}${verdictMeaning(results.settings)}\n` : ''}`)
   }
-  process.stderr.write(`wrote ${files.join(', ')}; ${results.settings.trials} trials in ${(results.settings.elapsedMs / 1000).toFixed(1)} s\n`)
+  const pairs = results.rows.reduce((sum, row) => sum + row.pairs, 0)
+  process.stderr.write(`wrote ${files.join(', ')}; ${pairs} trial pairs in ${(results.settings.elapsedMs / 1000).toFixed(1)} s\n`)
   return results.reports.every((report) => report.ok) ? 0 : 1
 }

@@ -43,7 +43,7 @@ export function renderHtmlReport (results) {
       rows: Object.entries(estimates).map(([name, estimate]) => ({ label: METRICS[name].label, ...estimate }))
     })
     return `<figure class="verdict" data-test="${escapeHtml(row.testName)}" data-format="${escapeHtml(label)}" data-call="${escapeHtml(row.calls[label])}">${chart}` +
-      `<figcaption>${open.length ? `Not told apart: ${escapeHtml(open.join(', '))}.` : 'Every metric told apart.'}</figcaption></figure>`
+      `<figcaption>${open.length ? `Inconclusive: ${escapeHtml(open.join(', '))}.` : 'Every metric decided.'}</figcaption></figure>`
   }))
   return `<!doctype html>
 <html lang="en">

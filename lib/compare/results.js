@@ -3,7 +3,7 @@
 // imports: the browser client renders its own trials with it.
 import { describeNetwork, testLabel } from '../report/report.js'
 import { int, ms, perSecond, round } from '../numbers.js'
-import { CONFIDENCE, EQUIVALENCE_MARGIN, METRICS, overallCall, verdictsOf } from './statistics.js'
+import { ALPHA, DEFAULT_EQUIVALENCE, METRICS, overallCall, verdictsOf } from './statistics.js'
 
 /**
  * @typedef {object} FormatFigures one format's figures in a comparison row (medians over its trials)
@@ -31,8 +31,9 @@ import { CONFIDENCE, EQUIVALENCE_MARGIN, METRICS, overallCall, verdictsOf } from
  *   format / the first (the baseline) per figure, from the medians
  * @property {Record<string, Record<string, import('./statistics.js').Estimate>>} verdicts by format
  *   after the first: per metric (p50, p99, rate, bytes, clientCpu, serverCpu) the paired ratio, its
- *   95% interval and the call
- * @property {Record<string, 'better'|'worse'|'mixed'|'no difference'>} calls by format after the first
+ *   simultaneous interval, the smallest difference it could tell, and the call
+ * @property {Record<string, 'better'|'worse'|'mixed'|'equivalent'|'inconclusive'>} calls by format after the first
+ * @property {number} pairs trial pairs run
  */
 
 const RATIO_FIGURES = ['payloadBytes', 'wireBytes', 'rate', 'p50', 'p99', 'clientCpu', 'serverCpu']
@@ -42,17 +43,20 @@ const METRIC_FIGURES = { p50: 'p50', p99: 'p99', rate: 'rate', bytes: 'wireBytes
 /**
  * Groups reports by test and network profile, in run order, and works out medians, ratios,
  * intervals and calls. Reports carry the format's column label (`label`, e.g. `json#2` in an A/A
- * run) and their trial number; without them each report is its format's single trial.
+ * run) and their pair number (`trial`); without them each report is its format's single trial.
  * @param {object[]} reports client `--json` reports
  * @param {string[]} labels format labels, in column order (ratios are each later one / the first)
+ * @param {Partial<import('./statistics.js').Design>} [design] how the run looked at its data
+ *   (runSequential); by default one look after all pairs, the error split over every cell of these rows
  * @returns {ComparisonRow[]}
  */
-export function comparisonRows (reports, labels) {
+export function comparisonRows (reports, labels, design = {}) {
   const rows = new Map()
   for (const report of reports) {
     const key = `${report.test}\n${report.network.profile}`
     if (!rows.has(key)) {
       rows.set(key, {
+        key,
         test: testLabel({ id: report.testId, name: report.test, file: report.payloadFile }),
         testName: report.test,
         profile: report.network.profile,
@@ -66,7 +70,12 @@ export function comparisonRows (reports, labels) {
     trials[label][(report.trial ?? 1) - 1] = figuresOf(report)
   }
   const byLabel = (names, make) => Object.fromEntries(names.map((label) => [label, make(label)]))
-  return [...rows.values()].map((row) => {
+  const pairsOf = (row) => Math.max(0, ...Object.values(row.trials).map((trials) => trials.length))
+  const mostPairs = Math.max(1, ...[...rows.values()].map(pairsOf))
+  const { looks = {}, ...plan } = design
+  const cells = rows.size * (labels.length - 1) * Object.keys(METRICS).length
+  const { family = cells, plannedPairs = mostPairs, margin = DEFAULT_EQUIVALENCE } = plan
+  return [...rows.values()].map(({ key, ...row }) => {
     const figures = byLabel(Object.keys(row.trials), (label) => summarize(row.trials[label].filter(Boolean)))
     const baseline = figures[labels[0]]
     const later = labels.slice(1)
@@ -74,13 +83,28 @@ export function comparisonRows (reports, labels) {
       ? round(figures[label][name] / baseline[name], 3)
       : null
     const ratios = byLabel(later, (label) => byLabel(RATIO_FIGURES, (name) => ratioOf(label, name)))
-    const metricTrials = (label) => (row.trials[label] ?? [])
-      .map((trial) => byLabel(Object.keys(METRIC_FIGURES), (metric) => trial?.[METRIC_FIGURES[metric]] ?? null))
-    const verdicts = byLabel(later, (label) => verdictsOf(metricTrials(labels[0]), metricTrials(label)))
+    const metricTrials = (label) => (row.trials[label] ?? []).map((trial) => trial && metricsOf(trial))
+    const pairs = pairsOf(row)
+    const rowDesign = { family: Math.max(1, family), plannedPairs, margin }
+    const rowLooks = looks[key] ?? [pairs]
+    const verdictsFor = (label) => verdictsOf(metricTrials(labels[0]), metricTrials(label), rowLooks, rowDesign)
+    const verdicts = byLabel(later, verdictsFor)
     const calls = byLabel(later, (label) => overallCall(verdicts[label]))
-    return { ...row, figures, ratios, verdicts, calls }
+    return { ...row, figures, ratios, verdicts, calls, pairs }
   })
 }
+
+/**
+ * One client report's value for every metric the statistics call (METRICS).
+ * @param {object} report a client `--json` report, with `server` (its CPU from /metrics) when known
+ * @returns {Record<string, number|null>}
+ */
+export function metricValues (report) {
+  return metricsOf(figuresOf(report))
+}
+
+const metricsOf = (figures) => Object.fromEntries(Object.entries(METRIC_FIGURES)
+  .map(([metric, figure]) => [metric, figures[figure] ?? null]))
 
 function figuresOf (report) {
   const { messages: m } = report
@@ -125,8 +149,21 @@ export function ratioText ({ ratio, ci }) {
 }
 
 /**
+ * One cell as the verdicts print it: the ratio, its interval and the call; an inconclusive cell
+ * also says how large a difference the run could have told (`±12%`).
+ * @param {import('./statistics.js').Estimate} estimate
+ * @returns {string} e.g. `0.61x (0.57-0.66) better`, `1.02x (0.71-1.46) inconclusive, ±37%`
+ */
+export function cellText (estimate) {
+  const resolution = estimate.call === 'inconclusive' && estimate.resolution !== null ? `, ±${percent(estimate.resolution)}` : ''
+  return `${ratioText(estimate)} ${estimate.call}${resolution}`
+}
+
+const percent = (fraction) => `${fraction >= 0.1 ? Math.round(fraction * 100) : (fraction * 100).toFixed(1)}%`
+
+/**
  * The answer in words: one line per test, network and format after the first, e.g.
- * `4 large, cable: protobuf vs json: p50 0.61x (0.57-0.66), ... : better`.
+ * `4 large, cable: protobuf vs json: p50 0.61x (0.57-0.66) better, ... : better`.
  * @param {ComparisonRow[]} rows
  * @param {string[]} labels
  * @returns {string[]}
@@ -135,7 +172,7 @@ export function verdictLines (rows, labels) {
   return rows.flatMap((row) => labels.slice(1).map((label) => {
     const verdicts = row.verdicts[label] ?? {}
     const figures = Object.entries(METRICS).filter(([name]) => verdicts[name]).map(([name, { label: metric, unit = '' }]) =>
-      `${metric} ${ratioText(verdicts[name])}${unit}${verdicts[name].call === 'no difference' ? ' ≈' : ''}`)
+      `${metric}${unit} ${cellText(verdicts[name])}`)
     const call = row.calls[label]
     const detail = call === 'mixed' ? ` (${['better', 'worse'].map((side) => `${side}: ${namesCalled(verdicts, side)}`).join('; ')})` : ''
     return `${row.test}, ${row.profile === 'none' ? 'loopback' : row.profile}: ${label} vs ${labels[0]}: ${figures.join(', ')}: ${call}${detail}`
@@ -146,14 +183,32 @@ const namesCalled = (verdicts, call) => Object.entries(verdicts).filter(([, esti
   .map(([name]) => METRICS[name].label).join(', ')
 
 /**
- * Which metrics could not be told apart, per format after the first, for the captions.
+ * Which metrics no look could decide, per format after the first, for the captions.
  * @param {ComparisonRow} row
  * @param {string} label
- * @returns {string[]} metric labels called `no difference`
+ * @returns {string[]} metric labels called `inconclusive`
  */
 export function undecided (row, label) {
-  return Object.entries(row.verdicts[label] ?? {}).filter(([, estimate]) => estimate.call === 'no difference').map(([name]) => METRICS[name].label)
+  return Object.entries(row.verdicts[label] ?? {}).filter(([, estimate]) => estimate.call === 'inconclusive').map(([name]) => METRICS[name].label)
 }
+
+/**
+ * Every cell left inconclusive, in one line for the end of a run: `5 small p50, p99; people p99`.
+ * @param {ComparisonRow[]} rows
+ * @param {string[]} labels
+ * @returns {string|null} null when every cell was decided
+ */
+export function inconclusiveSummary (rows, labels) {
+  const parts = rows.flatMap((row) => labels.slice(1).map((label) => {
+    const open = undecided(row, label)
+    const where = `${row.test}${row.profile === 'none' ? '' : ` on ${row.profile}`}${labels.length > 2 ? ` (${label})` : ''}`
+    return open.length ? `${where}: ${open.join(', ')}` : null
+  })).filter(Boolean)
+  return parts.length ? `inconclusive after ${rows.map((row) => row.pairs).join('/')} pairs: ${parts.join('; ')}` : null
+}
+
+/** The calls as the compact tables mark them; verdictMeaning says what each mark means. */
+const CALL_MARKS = { better: '+', worse: '-', equivalent: '=', inconclusive: '?' }
 
 /**
  * Cells shared by the text, markdown and HTML tables: per test and profile, one line per format
@@ -182,11 +237,11 @@ export function tableCells (rows, formats) {
       const where = i === 0 ? [row.test, row.profile] : ['', '']
       return [...where, format, ...columns.map(([, show, name]) => figures ? show(figures[name]) : 'n/a'), figures?.accounting ?? 'not run']
     })
-    // Ratios as the verdicts estimate them (paired trials), marked ≈ where the interval cannot tell
-    // them from 1; the encoded size has no verdict and is the ratio of the two sizes.
+    // Ratios as the verdicts estimate them (paired trials), marked by their call; the encoded size
+    // has no verdict and is the ratio of the two sizes.
     const ratioCell = (format, name) => {
       const estimate = row.verdicts[format]?.[metricOf[name]]
-      if (estimate) return `${ratioText({ ratio: estimate.ratio, ci: null })}${estimate.call === 'no difference' ? ' ≈' : ''}`
+      if (estimate) return `${ratioText({ ratio: estimate.ratio, ci: null })} ${CALL_MARKS[estimate.call]}`
       return row.ratios[format][name] === null ? 'n/a' : `${row.ratios[format][name].toFixed(2)}x`
     }
     const ratioLines = formats.slice(1).map((format) => ['', '', `${format}/${formats[0]}`,
@@ -241,13 +296,19 @@ export function formatComparisonMarkdown (results) {
 
 /**
  * How the calls were made, for the captions of every rendering.
- * @param {{trials?: number}} settings
+ * @param {{design?: Partial<import('./statistics.js').Design>, trials?: number|null}} settings
  * @returns {string}
  */
-export function verdictMeaning ({ trials = 1 }) {
-  return `Each ratio is the geometric mean over ${trials} paired trial${trials === 1 ? '' : 's'} with its ${CONFIDENCE * 100}% confidence interval ` +
-    `(Student's t on the log ratios). better or worse: the interval excludes 1 and the ratio is more than ${EQUIVALENCE_MARGIN * 100}% from it, ` +
-    'better meaning lower latency, bytes and CPU or more msgs/s; ≈: no difference could be told; mixed: some metrics better, some worse.'
+export function verdictMeaning ({ design = {}, trials = null }) {
+  const margin = percent(design.margin ?? DEFAULT_EQUIVALENCE)
+  const looks = trials || !design.plannedPairs
+    ? 'one look after the last pair'
+    : `a look every 4 pairs (of at most ${design.plannedPairs}), the error spread over the looks by O'Brien-Fleming-type alpha spending`
+  return 'Each ratio is the geometric mean of the paired trials\' ratios with a Student t interval on the log ratios, widened where ' +
+    `neighbouring pairs correlate; ${looks}; within a look the error is split over all ${design.family ?? 'the'} cells of the table (Bonferroni), ` +
+    `so the chance of any false call in the whole table is at most ${ALPHA * 100}%. better or worse (+/-): the interval excludes 1, better meaning ` +
+    `lower latency, bytes and CPU or more msgs/s; equivalent (=): the whole interval lies within ±${margin} of 1; inconclusive (?): neither, ` +
+    '± giving the smallest difference this run could have told; mixed: some metrics better, some worse.'
 }
 
 /**
@@ -264,14 +325,22 @@ export function ratioMeaning (formats) {
  * @param {ComparisonResults} results
  * @returns {string}
  */
-export function describeRun ({ settings, machine, generatedAt }) {
+export function describeRun ({ settings, machine, generatedAt, rows }) {
   const runs = Object.entries(settings.runs).map(([test, { messages, warmup }]) => `${test} ${messages} (+${warmup} warmup)`).join(', ')
-  const trials = settings.trials ?? 1
+  const pairs = [...new Set(rows.map((row) => row.pairs))].sort((a, b) => a - b)
+  const pairText = pairs.length > 1 ? `${pairs[0]} to ${pairs.at(-1)}` : String(pairs[0] ?? 0)
+  const how = settings.trials
+    ? `${settings.trials} trial pairs of each test`
+    : settings.budgetMs
+      ? `trial pairs added until every cell was decided or the ${(settings.budgetMs / 1000).toFixed(0)} s budget was spent: ${pairText} pairs per test`
+      : `${pairText} trial pairs per test`
+  const warm = settings.design ? 'after one unrecorded warm-up run of each format, ' : ''
   const elapsed = settings.elapsedMs === undefined ? '' : ` The whole comparison took ${(settings.elapsedMs / 1000).toFixed(0)} s.`
+  const pinning = settings.pinning ? `; CPUs: ${settings.pinning}` : ''
   return `Measured ${generatedAt} on ${machine.cpu} (${machine.cores} cores), Node ${machine.node}, ${machine.platform}. ` +
-    `${trials} trial${trials === 1 ? '' : 's'} of each format, in alternating order, each a fresh client process; ` +
-    `messages per trial: ${runs}; ${settings.connections} connection(s) × ${settings.inflight} in flight; ` +
-    `direction ${settings.direction ?? 'up'}; permessage-deflate ${settings.compress ? 'on' : 'off'}; a server of its own on loopback.${elapsed}`
+    `${how}, ${warm}in balanced order (A B, B A, B A, A B), each run a fresh client process; ` +
+    `messages per run: ${runs}; ${settings.connections} connection(s) × ${settings.inflight} in flight; ` +
+    `direction ${settings.direction ?? 'up'}; permessage-deflate ${settings.compress ? 'on' : 'off'}; a server of its own on loopback${pinning}.${elapsed}`
 }
 
 /**
@@ -279,9 +348,11 @@ export function describeRun ({ settings, machine, generatedAt }) {
  * @property {string} generatedAt ISO time
  * @property {{cpu: string, cores: number, node: string, platform: string}} machine
  * @property {{profiles: string[], compress: boolean, direction: string, inflight: number, connections: number,
- *   trials: number, order: Array<{test: string, profile: string, format: string, trial: number}>, elapsedMs: number,
+ *   trials: number|null, budgetMs: number|null, design: import('./statistics.js').Design,
+ *   stops: Record<string, string>, pinning: string,
+ *   order: Array<{test: string, profile: string, format: string, trial: number}>, elapsedMs: number,
  *   serverMetrics: string, runs: Record<string, {messages: number, warmup: number}>}} settings what ran, in which
- *   order, runs by test label
+ *   order, runs by test label; trials: fixed pairs, or null when adaptive within budgetMs
  * @property {string[]} formats format labels, the columns (a format named twice gets `#2`)
  * @property {ComparisonRow[]} rows
  * @property {object[]} reports every client report, histograms included
@@ -301,7 +372,7 @@ export function buildComparisonResults (reports, formats, machine, settings) {
     machine,
     settings,
     formats,
-    rows: comparisonRows(reports, formats),
+    rows: comparisonRows(reports, formats, settings.design),
     reports
   }
 }

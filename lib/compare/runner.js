@@ -3,14 +3,15 @@ import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import parsePrometheusTextFormat from 'parse-prometheus-text-format'
-import { runNodeScript, startServerProcess } from '../processes.js'
-import { DEFAULT_BYTES_PER_RUN, DEFAULT_FORMATS, DEFAULT_MESSAGES, DEFAULT_TRIALS, DEFAULT_WARMUP, MAX_BYTES_PER_FORMAT } from '../defaults.js'
+import { cpuPinning, runNodeScript, startServerProcess } from '../processes.js'
+import { DEFAULT_BUDGET_MS, DEFAULT_BYTES_PER_RUN, DEFAULT_FORMATS, DEFAULT_MESSAGES, DEFAULT_WARMUP, MAX_BYTES_PER_FORMAT } from '../defaults.js'
 import { UsageError } from '../errors.js'
 import { METRICS_PATH } from '../protocol.js'
 import { loadPayload, resolveTest } from '../payloads/catalog.js'
 import { testLabel } from '../report/report.js'
-import { buildComparisonResults, formatComparisonMarkdown } from './results.js'
-import { trialOrder } from './statistics.js'
+import { buildComparisonResults, formatComparisonMarkdown, metricValues } from './results.js'
+import { DEFAULT_EQUIVALENCE } from './statistics.js'
+import { PLANNED_PAIRS, runSequential } from './sequential.js'
 import { renderHtmlReport } from './html.js'
 import { loadCustomTest } from '../schema/custom.js'
 import { stringifyJsonExact } from '../schema/json-exact.js'
@@ -21,11 +22,12 @@ import { stringifyJsonExact } from '../schema/json-exact.js'
  * client that fails still prints its partial report; that report is returned as is.
  * @param {string} format one of FORMATS
  * @param {string[]} args arguments after the script name (test, messages, options)
+ * @param {string} [cpus] the CPUs to run it on (taskset's list)
  * @returns {Promise<object>} the parsed report
  */
-export async function runClientProcess (format, args) {
+export async function runClientProcess (format, args, cpus) {
   const [script, ...formatArgs] = DEFAULT_FORMATS.includes(format) ? [`client_${format}.js`] : ['client.js', '--format', format]
-  const { code, stdout, stderr } = await runNodeScript(script, [...formatArgs, ...args, '--json'])
+  const { code, stdout, stderr } = await runNodeScript(script, [...formatArgs, ...args, '--json'], { cpus })
   try {
     return JSON.parse(stdout)
   } catch {
@@ -106,11 +108,13 @@ export async function scrapeServer (url, format, test) {
 }
 
 /**
- * Runs every selected test (or the user's payload) on every network profile in every format,
- * `trials` times each in alternating order, against a server of its own (`node server.js`, so its
- * CPU counts only the server's work), reading the server's /metrics around each client run, and
- * assembles the results document (rows with every trial, ratios, intervals and calls, and every
- * report with its histogram).
+ * Runs every selected test (or the user's payload) on every network profile in every format
+ * against a server of its own (`node server.js`, so its CPU counts only the server's work),
+ * reading the server's /metrics around each client run: per test and profile one unrecorded
+ * warm-up run of each format, then trial pairs in balanced order, a fixed number (`trials`) or
+ * adaptively until every cell is decided or the budget is spent (see runSequential). Assembles the
+ * results document (rows with every trial, ratios, intervals and calls, and every report with its
+ * histogram).
  * @param {object} options
  * @param {string[]} [options.formats] in column order; ratios are against the first; one named twice is an A/A run
  * @param {string[]} options.tests test numbers or names
@@ -119,31 +123,37 @@ export async function scrapeServer (url, format, test) {
  * @param {string[]} options.profiles network profiles ('none' for no shaping)
  * @param {boolean} options.compress permessage-deflate on both ends
  * @param {string} [options.direction] up (default), down or echo
- * @param {number} [options.trials] independent client runs of each format per test and profile
+ * @param {number} [options.trials] a fixed number of trial pairs per test and profile; without it, adaptive
+ * @param {number} [options.budgetMs] adaptive runs stop starting pairs that would end later than this after the start
+ * @param {number} [options.margin] the equivalence margin, a fraction of 1
+ * @param {boolean} [options.pin] server and clients on CPUs of their own, where the machine allows (taskset)
  * @param {number} [options.messages] per trial; default: see {@link runLength}
  * @param {number} [options.warmup] per trial; default: see {@link runLength}
  * @param {number} options.inflight
  * @param {number} options.connections
  * @param {(line: string) => void} options.progress told before each run, and of anything left out
  * @returns {Promise<import('./results.js').ComparisonResults>}
- * @throws {UsageError} when the trials would send more JSON than makes sense (MAX_BYTES_PER_FORMAT)
+ * @throws {UsageError} when the trials would send more JSON than makes sense (MAX_BYTES_PER_FORMAT), or the budget is too short
  */
 export async function compareFormats ({
   formats = DEFAULT_FORMATS, tests, custom = null, allowLossy = false, profiles, compress, direction = 'up',
-  trials = DEFAULT_TRIALS, messages, warmup, inflight, connections, progress
+  trials, budgetMs = DEFAULT_BUDGET_MS, margin = DEFAULT_EQUIVALENCE, pin = true,
+  messages, warmup, inflight, connections, progress
 }) {
   const startedAt = performance.now()
   const payloads = await payloadsToRun(tests, custom, allowLossy)
+  const most = trials ?? PLANNED_PAIRS
   for (const payload of payloads) {
     payload.length = runLength(payload.jsonBytes, { messages, warmup })
-    const bytes = trials * (payload.length.messages + payload.length.warmup) * payload.jsonBytes
+    const bytes = (most + 1) * (payload.length.messages + payload.length.warmup) * payload.jsonBytes
     if (bytes > MAX_BYTES_PER_FORMAT) {
-      throw new UsageError(`--trials ${trials} would send ${(bytes / 1e9).toFixed(1)} GB of JSON per format for ${payload.label} ` +
+      throw new UsageError(`${trials ? `--trials ${trials}` : `${most} trial pairs`} would send ${(bytes / 1e9).toFixed(1)} GB of JSON per format for ${payload.label} ` +
         `(at most ${MAX_BYTES_PER_FORMAT / 2 ** 30} GiB): use fewer --trials or fewer messages (-n)`)
     }
   }
   const labels = formatLabels(formats)
-  const server = await startServerProcess(compress ? ['--compress'] : [])
+  const cpus = pin ? cpuPinning() : null
+  const server = await startServerProcess(compress ? ['--compress'] : [], { cpus: cpus?.server })
   const metricsUrl = `${server.url.replace(/^ws/, 'http')}${METRICS_PATH}`
   const reports = []
   const order = []
@@ -158,26 +168,28 @@ export async function compareFormats ({
       return null
     }
   }
-  try {
-    for (const { label, testName, args, length } of payloads) {
-      for (const profile of profiles) {
-        for (let trial = 1; trial <= trials; trial++) {
-          for (const index of trialOrder(formats.length, trial - 1)) {
-            const format = formats[index]
-            progress(`test ${label}, network ${profile}, trial ${trial}/${trials}: ${labels[index]}, ${length.messages} messages`)
-            const before = await scrape(format, testName)
-            const report = await runClientProcess(format, [
-              ...args, String(length.messages), '--url', server.url, '--throttle', profile,
-              '--inflight', String(inflight), '--connections', String(connections), '--warmup', String(length.warmup), '--direction', direction,
-              ...(compress ? ['--compress'] : [])
-            ])
-            const after = before && await scrape(format, testName)
-            reports.push({ ...report, label: labels[index], trial, server: after ? serverCost(before, after) : null })
-            order.push({ test: label, profile, format: labels[index], trial })
-          }
-        }
-      }
+  const rows = payloads.flatMap((payload) => profiles.map((profile) => ({ key: `${payload.testName}\n${profile}`, label: payload.label, payload, profile })))
+  const runTrial = async ({ payload: { label, testName, args, length }, profile }, index, pair) => {
+    const format = formats[index]
+    progress(`test ${label}, network ${profile}, ${pair === null ? 'warm-up' : `pair ${pair}`}: ${labels[index]}, ${length.messages} messages`)
+    const before = await scrape(format, testName)
+    const report = await runClientProcess(format, [
+      ...args, String(length.messages), '--url', server.url, '--throttle', profile,
+      '--inflight', String(inflight), '--connections', String(connections), '--warmup', String(length.warmup), '--direction', direction,
+      ...(compress ? ['--compress'] : [])
+    ], cpus?.clients)
+    const after = before && await scrape(format, testName)
+    const recorded = { ...report, label: labels[index], trial: pair, server: after ? serverCost(before, after) : null }
+    if (pair !== null) {
+      reports.push(recorded)
+      order.push({ test: label, profile, format: labels[index], trial: pair })
     }
+    return metricValues(recorded)
+  }
+  let sequence
+  try {
+    const now = () => performance.now()
+    sequence = await runSequential({ rows, formats: formats.length, trials, budgetMs, margin, runTrial, now })
   } finally {
     await server.stop()
   }
@@ -193,7 +205,11 @@ export async function compareFormats ({
     direction,
     inflight,
     connections,
-    trials,
+    trials: trials ?? null,
+    budgetMs: trials ? null : budgetMs,
+    design: sequence.design,
+    stops: sequence.stops,
+    pinning: cpus ? `server on CPU ${cpus.server}, clients on CPU ${cpus.clients}` : pin ? 'not possible here (fewer than 2 CPUs, or no taskset)' : 'off (--no-pin)',
     order,
     elapsedMs: Math.round(performance.now() - startedAt),
     serverMetrics: metricsProblem ? `left out: ${metricsProblem}` : `read from ${METRICS_PATH} around each client run`,

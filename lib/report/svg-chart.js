@@ -98,8 +98,8 @@ export function groupedBarChart ({ title, seriesNames, rows, format }) {
     groups.join('') + legend(seriesNames, height - legendRows * LEGEND_ROW_HEIGHT + 2) + '</svg>'
 }
 
-/** Colours of the calls in ratio charts: Okabe-Ito green and vermillion, and grey for no difference. */
-const CALL_COLOURS = { better: '#009e73', worse: '#d55e00', 'no difference': '#888888' }
+/** Colours of the calls in ratio charts: Okabe-Ito green, vermillion and blue, and grey for inconclusive. */
+const CALL_COLOURS = { better: '#009e73', worse: '#d55e00', equivalent: '#0072b2', inconclusive: '#888888' }
 
 /**
  * Ratios with their confidence intervals, one line per metric (a forest plot): a log axis centred
@@ -123,7 +123,7 @@ export function ratioChart ({ title, rows }) {
   const bottom = MARGIN.top + rows.length * rowHeight
   const marks = rows.map(({ label, ratio, ci, call }, i) => {
     const y = MARGIN.top + i * rowHeight + rowHeight / 2
-    const colour = CALL_COLOURS[call] ?? CALL_COLOURS['no difference']
+    const colour = CALL_COLOURS[call] ?? CALL_COLOURS.inconclusive
     const bar = ci
       ? `<line class="interval" x1="${x(ci[0]).toFixed(1)}" y1="${y}" x2="${x(ci[1]).toFixed(1)}" y2="${y}" stroke="${colour}" stroke-width="3"/>`
       : ''
@@ -136,7 +136,7 @@ export function ratioChart ({ title, rows }) {
   return `<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${WIDTH} ${height}" width="${WIDTH}" height="${height}" role="img" aria-label="${escapeHtml(title)}">` +
     `<text x="${WIDTH / 2}" y="18" font-size="14" font-weight="bold" text-anchor="middle">${escapeHtml(title)}</text>` +
     axis.join('') + marks.join('') +
-    `<text x="${left + width / 2}" y="${height - 6}" font-size="11" text-anchor="middle">ratio to the baseline (log scale); bar: 95% interval</text></svg>`
+    `<text x="${left + width / 2}" y="${height - 6}" font-size="11" text-anchor="middle">ratio to the baseline (log scale); bar: the interval behind the call</text></svg>`
 }
 
 function frame (title, xLabel, yLabel, content) {

@@ -15,7 +15,7 @@ const usage = (message) => (err) => {
 }
 
 describe('parseCompareArgs', () => {
-  test('defaults: every test, json then protobuf, no shaping, 5 trials, lengths left to each test', async () => {
+  test('defaults: every test, json then protobuf, no shaping, adaptive trials within 100 s, ±5%, pinned, lengths left to each test', async () => {
     assert.deepEqual(await compare(), {
       formats: ['json', 'protobuf'],
       tests: ['numbers', 'strings', 'medium', 'large', 'small', 'people', 'person', 'counters'],
@@ -24,7 +24,10 @@ describe('parseCompareArgs', () => {
       profiles: ['none'],
       compress: false,
       direction: 'up',
-      trials: 5,
+      trials: undefined,
+      budgetMs: 100_000,
+      margin: 0.05,
+      pin: true,
       messages: undefined,
       warmup: undefined,
       inflight: 1,
@@ -109,6 +112,20 @@ describe('parseCompareArgs: profiles and trials', () => {
     assert.equal((await compare('--trials', '50')).trials, 50)
     await assert.rejects(compare('--trials', '0'), usage("--trials must be a whole number >= 1, got '0'"))
     await assert.rejects(compare('--trials', '51'), usage('--trials must be at most 50, got 51'))
+  })
+
+  test('--budget is a duration, --equivalence a percentage; --trials and --budget do not go together', async () => {
+    assert.equal((await compare('--budget', '5m')).budgetMs, 300_000)
+    assert.equal((await compare('--equivalence', '2')).margin, 0.02)
+    assert.equal((await compare('--equivalence', '2.5%')).margin, 0.025)
+    assert.equal((await compare('--no-pin')).pin, false)
+    assert.equal((await compare('--trials', '4')).budgetMs, 100_000, 'the default budget is there, unused')
+    await assert.rejects(compare('--budget', '-1s'), usage("--budget must be a duration such as 30s, 500ms or 2m, got '-1s'"))
+    await assert.rejects(compare('--budget', '0s'), usage("--budget must be a duration such as 30s, 500ms or 2m, got '0s'"))
+    await assert.rejects(compare('--equivalence', '0'), usage("--equivalence must be a percentage above 0 and below 100, got '0'"))
+    await assert.rejects(compare('--equivalence', 'abc'), usage("--equivalence must be a percentage above 0 and below 100, got 'abc'"))
+    await assert.rejects(compare('--equivalence', '100'), usage("--equivalence must be a percentage above 0 and below 100, got '100'"))
+    await assert.rejects(compare('--trials', '4', '--budget', '30s'), usage('give either --trials (a fixed number of pairs) or --budget (adaptive), not both'))
   })
 
   test('bad counts name their option', async () => {

@@ -73,7 +73,7 @@ test('every format named in the table, the verdicts and the charts', () => {
   // One verdict per test and format after the first, each a chart with a caption.
   const verdicts = [...html.matchAll(/<figure class="verdict" data-test="([^"]*)" data-format="([^"]*)" data-call="([^"]*)">/g)]
   assert.deepEqual(verdicts.map(([, testName, format]) => `${testName} ${format}`), ['medium protobuf', 'medium msgpack', 'custom protobuf', 'custom msgpack'])
-  for (const [, , , call] of verdicts) assert.ok(['better', 'worse', 'mixed', 'no difference'].includes(call), call)
+  for (const [, , , call] of verdicts) assert.ok(['better', 'worse', 'mixed', 'equivalent', 'inconclusive'].includes(call), call)
   assert.equal((html.match(/<li>/g) ?? []).length, 4, 'one verdict line each')
 })
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import {
-  buildComparisonResults, comparisonRows, formatComparisonMarkdown, formatComparisonTable, ratioText, undecided, verdictLines
+  buildComparisonResults, cellText, comparisonRows, formatComparisonMarkdown, formatComparisonTable, inconclusiveSummary, ratioText, undecided, verdictLines
 } from '../../lib/compare/results.js'
 
 const report = (format, test, profile, { bytes, rate, p50, p99, sent = 10, acked = 10, clientCpu, serverCpu, label, trial }) => ({
@@ -34,7 +34,7 @@ test('comparisonRows: one row per test and profile in run order, ratios against 
   assert.equal(rows[1].figures.json.accounting, '10/9/0/1')
   assert.deepEqual(Object.values(rows[1].ratios.protobuf), [null, null, null, null, null, null, null], 'no protobuf run: no ratio')
   assert.deepEqual(rows[1].verdicts.protobuf, {}, 'no protobuf run: no verdict')
-  assert.equal(rows[1].calls.protobuf, 'no difference')
+  assert.equal(rows[1].calls.protobuf, 'inconclusive')
 
   const table = formatComparisonTable(rows, ['json', 'protobuf']).split('\n')
   assert.match(table[4], /^people\s+3g\s+json\s+100\s+106\s+2\.0\s+400\.000\s+900\.000\s+n\/a\s+n\/a\s+10\/9\/0\/1$/)
@@ -53,8 +53,8 @@ test('comparisonRows and the table with more formats: each one against the first
   const table = formatComparisonTable(rows, formats).split('\n')
   assert.deepEqual(table.slice(1, 6).map((line) => line.slice(table[0].indexOf('format')).split(' ')[0]),
     ['json', 'protobuf', 'msgpack', 'protobuf/json', 'msgpack/json'])
-  // One trial: ratios but no interval, so every measured ratio is marked ≈ (not told apart).
-  assert.match(table[5], /^\s+msgpack\/json\s+0\.77x\s+0\.82x ≈\s+0\.80x ≈\s+1\.50x ≈\s+2\.00x ≈\s+n\/a\s+n\/a$/)
+  // One trial: ratios but no interval, so every measured ratio is marked ? (inconclusive).
+  assert.match(table[5], /^\s+msgpack\/json\s+0\.77x\s+0\.82x \?\s+0\.80x \?\s+1\.50x \?\s+2\.00x \?\s+n\/a\s+n\/a$/)
 })
 
 /** Five paired trials of json and protobuf on one test, protobuf clearly faster and smaller. */
@@ -81,19 +81,25 @@ test('trials: medians in the figures, every trial kept, paired verdicts with int
   assert.equal(verdicts.rate.call, 'better')
   assert.equal(verdicts.bytes.call, 'better')
   assert.equal(verdicts.serverCpu.call, 'better')
-  assert.equal(verdicts.p99.call, 'no difference', 'alternating 1.2x and 0.8x cannot be told from 1')
-  assert.equal(verdicts.clientCpu.call, 'no difference')
+  assert.equal(verdicts.p99.call, 'inconclusive', 'alternating 1.2x and 0.8x cannot be told from 1')
+  assert.equal(verdicts.clientCpu.call, 'equivalent', 'the same CPU in every pair')
   assert.ok(verdicts.p99.ci[0] < 1 && verdicts.p99.ci[1] > 1)
+  assert.ok(verdicts.p99.resolution > 0.2)
   assert.equal(row.calls.protobuf, 'better')
-  assert.deepEqual(undecided(row, 'protobuf'), ['p99', 'client CPU'])
+  assert.equal(row.pairs, 5)
+  assert.deepEqual(undecided(row, 'protobuf'), ['p99'])
+  assert.equal(inconclusiveSummary([row], ['json', 'protobuf']), 'inconclusive after 5 pairs: medium: p99')
+  assert.equal(inconclusiveSummary([{ ...row, verdicts: { protobuf: { p50: verdicts.p50 } } }], ['json', 'protobuf']), null)
 
   const [line] = verdictLines([row], ['json', 'protobuf'])
   assert.match(line, /^3 medium|^medium/)
-  assert.match(line, /loopback: protobuf vs json: p50 0\.60x \(0\.60-0\.60\), p99 \d\.\d\dx \([\d.]+-[\d.]+\) ≈, msgs\/s 1\.50x \(1\.50-1\.50\), wire bytes 0\.36x \(0\.36-0\.36\), client CPU 1\.00x \(1\.00-1\.00\)\/msg ≈, server CPU 0\.50x \(0\.50-0\.50\)\/msg: better$/)
+  assert.match(line, /loopback: protobuf vs json: p50 0\.60x \(0\.60-0\.60\) better, p99 \d\.\d\dx \([\d.]+-[\d.]+\) inconclusive, ±\d+%, msgs\/s 1\.50x \(1\.50-1\.50\) better, wire bytes 0\.36x \(0\.36-0\.36\) better, client CPU\/msg 1\.00x \(1\.00-1\.00\) equivalent, server CPU\/msg 0\.50x \(0\.50-0\.50\) better: better$/)
+  assert.equal(cellText({ ratio: 1.02, ci: [0.71, 1.46], resolution: 0.374, call: 'inconclusive' }), '1.02x (0.71-1.46) inconclusive, ±37%')
+  assert.equal(cellText({ ratio: 1.01, ci: [0.99, 1.03], resolution: 0.021, call: 'equivalent' }), '1.01x (0.99-1.03) equivalent')
   assert.equal(ratioText({ ratio: 12.345, ci: [10, 15] }), '12.3x (10.0-15.0)')
 })
 
-test('an A/A run: the same format twice, labelled apart; its verdict is no difference', () => {
+test('an A/A run: the same format twice, labelled apart; bytes equivalent, four noisy pairs inconclusive', () => {
   const reports = []
   for (let trial = 1; trial <= 4; trial++) {
     for (const label of ['json', 'json#2']) {
@@ -105,11 +111,12 @@ test('an A/A run: the same format twice, labelled apart; its verdict is no diffe
   const results = buildComparisonResults(reports, ['json', 'json#2'], machine, { trials: 4, runs: { '5 small': { messages: 10, warmup: 0 } }, connections: 1, inflight: 1, profiles: ['none'], compress: false })
   const [row] = results.rows
   assert.deepEqual(Object.keys(row.figures), ['json', 'json#2'])
-  assert.equal(row.calls['json#2'], 'no difference')
-  assert.equal(row.verdicts['json#2'].bytes.call, 'no difference')
+  assert.equal(row.calls['json#2'], 'inconclusive')
+  assert.equal(row.verdicts['json#2'].bytes.call, 'equivalent')
   const markdown = formatComparisonMarkdown(results)
-  assert.match(markdown, /^## Verdict\n\n- 5 small, loopback: json#2 vs json: .*: no difference$/m)
-  assert.match(markdown, /geometric mean over 4 paired trials with its 95% confidence interval/)
+  assert.match(markdown, /^## Verdict\n\n- 5 small, loopback: json#2 vs json: .*: inconclusive$/m)
+  assert.match(markdown, /one look after the last pair; within a look the error is split over all the cells of the table \(Bonferroni\), so the chance of any false call in the whole table is at most 5%/)
+  assert.match(markdown, /4 trial pairs of each test, in balanced order/)
   assert.match(markdown, /^\| 5 small \| none \| json \| 22 \|/m)
   assert.match(markdown, /^\| {2}\| {2}\| json#2\/json \| 1\.00x \|/m)
 })

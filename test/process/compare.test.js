@@ -17,8 +17,12 @@ test('npm run compare: bad options are refused before anything runs', async () =
     [['--trials', '0'], /^--trials must be a whole number >= 1, got '0'/],
     [['--trials', 'many'], /^--trials must be a whole number >= 1, got 'many'/],
     [['--trials', '51'], /^--trials must be at most 50, got 51/],
-    [['--tests', 'people', '--trials', '50', '-n', '10'], /^--trials 50 would send 7\.1 GB of JSON per format for people \(at most 4 GiB\): use fewer --trials or fewer messages \(-n\)\n$/],
+    [['--tests', 'people', '--trials', '50', '-n', '10'], /^--trials 50 would send 7\.2 GB of JSON per format for people \(at most 4 GiB\): use fewer --trials or fewer messages \(-n\)\n$/],
     [['--formats', ','], /^--formats needs at least one of json, protobuf/],
+    [['--equivalence', '0'], /^--equivalence must be a percentage above 0 and below 100, got '0'/],
+    [['--equivalence', 'abc'], /^--equivalence must be a percentage above 0 and below 100, got 'abc'/],
+    [['--budget', '-1s'], /^--budget must be a duration such as 30s, 500ms or 2m, got '-1s'/],
+    [['--trials', '3', '--budget', '1m'], /^give either --trials \(a fixed number of pairs\) or --budget \(adaptive\), not both/],
     [['--formats', 'json,avro', '--payload', 'test/fixtures/infer/geojson.json'], /^format 'avro' does not support custom payloads/]
   ]) {
     const { code, stdout, stderr } = await runScript('bin/compare.js', [...args, '--out', out])
@@ -35,7 +39,8 @@ test('npm run compare: both formats per test and profile, exact accounting, resu
   const run = await runScript('bin/compare.js', ['--tests', '5,person', '--throttle', 'none,fois', '-n', '20', '-w', '0', '--trials', '2', '--compress', '--json', '--out', out])
   assert.equal(run.code, 0, run.stderr)
   const results = JSON.parse(run.stdout)
-  // Two trials of each, the second in the other order: drift falls on both formats alike.
+  // Two pairs of each, the second in the other order: drift falls on both formats alike. The
+  // warm-up run of each format before them is not recorded.
   assert.deepEqual(results.reports.map((r) => `${r.test}/${r.network.profile}/${r.format}/${r.trial}`), [
     'small/none/json/1', 'small/none/protobuf/1', 'small/none/protobuf/2', 'small/none/json/2',
     'small/fois/json/1', 'small/fois/protobuf/1', 'small/fois/protobuf/2', 'small/fois/json/2',
@@ -61,11 +66,16 @@ test('npm run compare: both formats per test and profile, exact accounting, resu
   assert.deepEqual(results.settings.runs, { '5 small': { messages: 20, warmup: 0 }, person: { messages: 20, warmup: 0 } })
   assert.equal(results.settings.compress, true)
   assert.equal(results.settings.trials, 2)
+  assert.equal(results.settings.budgetMs, null)
+  assert.deepEqual(results.settings.design.looks, { 'small\nnone': [2], 'small\nfois': [2], 'person\nnone': [2], 'person\nfois': [2] })
+  assert.equal(results.settings.design.family, 4 * 6)
+  assert.match(results.settings.pinning, /^server on CPU \d+, clients on CPU \d+$|^not possible here/)
   assert.ok(results.settings.elapsedMs > 0)
   assert.equal(small.trials.json.length, 2)
   assert.deepEqual(Object.keys(small.verdicts.protobuf), ['p50', 'p99', 'rate', 'bytes', 'clientCpu', 'serverCpu'])
   assert.equal(small.verdicts.protobuf.bytes.call, 'better', 'fewer bytes on the wire every trial')
-  assert.ok(['better', 'worse', 'mixed', 'no difference'].includes(small.calls.protobuf))
+  assert.equal(small.pairs, 2)
+  assert.ok(['better', 'worse', 'mixed', 'equivalent', 'inconclusive'].includes(small.calls.protobuf))
 
   assert.deepEqual(JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8')).rows, results.rows)
   const markdown = fs.readFileSync(path.join(out, 'results.md'), 'utf8')
@@ -76,8 +86,9 @@ test('npm run compare: both formats per test and profile, exact accounting, resu
   assert.match(markdown, /^\| {2}\| {2}\| protobuf\/json \| 0\.27x \|/m)
   assert.match(markdown, /permessage-deflate on/)
   assert.match(fs.readFileSync(path.join(out, 'report.html'), 'utf8'), /^<!doctype html>/)
-  assert.match(run.stderr, /^test 5 small, network fois, trial 2\/2: protobuf, 20 messages$/m)
-  assert.match(run.stderr, new RegExp(`wrote ${out}/results.json, .*; 2 trials in [\\d.]+ s$`, 'm'))
+  assert.match(run.stderr, /^test 5 small, network fois, warm-up: protobuf, 20 messages$/m)
+  assert.match(run.stderr, /^test 5 small, network fois, pair 2: protobuf, 20 messages$/m)
+  assert.match(run.stderr, new RegExp(`wrote ${out}/results.json, .*; 8 trial pairs in [\\d.]+ s$`, 'm'))
 })
 
 test('npm run compare: the human table, one line per format and one for the ratio', async () => {
@@ -89,10 +100,15 @@ test('npm run compare: the human table, one line per format and one for the rati
   assert.match(lines[2], /^\s+protobuf\s+6\s/)
   assert.match(lines[3], /^\s+protobuf\/json\s+0\.27x\s/)
   assert.equal(lines[4], '')
-  // The answer in words, then how the calls were made.
-  assert.match(lines[5], /^5 small, loopback: protobuf vs json: p50 [\d.]+x \([\d.]+-[\d.]+\)( ≈)?, p99 .*, wire bytes 0\.43x \(0\.43-0\.43\), client CPU .*\/msg( ≈)?, server CPU .*\/msg( ≈)?: (better|worse|mixed .*|no difference)$/)
-  assert.match(lines[7], /^Each ratio is the geometric mean over 3 paired trials with its 95% confidence interval/)
-  assert.equal(lines.length, 8)
+  // The answer in words, what stayed inconclusive, then how the calls were made.
+  const call = '(better|worse|equivalent|inconclusive, ±[\\d.]+%)'
+  assert.match(lines[5], new RegExp(`^5 small, loopback: protobuf vs json: p50 [\\d.]+x \\([\\d.]+-[\\d.]+\\) ${call}, p99 .*, ` +
+    `wire bytes 0\\.43x \\(0\\.43-0\\.43\\) better, client CPU/msg .* ${call}, server CPU/msg .* ${call}: (better|worse|mixed .*)$`))
+  const rest = lines.slice(7)
+  if (rest.length === 3) assert.match(rest.shift(), /^inconclusive after 3 pairs: 5 small: /)
+  assert.equal(rest[0], '')
+  assert.match(rest[1], /^Each ratio is the geometric mean of the paired trials' ratios .* one look after the last pair; .* all 6 cells of the table/)
+  assert.equal(rest.length, 2)
 })
 
 test('npm run compare --formats: every format through the server, in the order given, ratios against the first', async () => {
@@ -126,13 +142,27 @@ test('npm run compare --direction down: the server sends, wire bytes are the byt
   assert.deepEqual([row.figures.json.wireBytes, row.figures.protobuf.wireBytes], [108, 50], 'payload + 2-byte unmasked server frame header')
 })
 
-test('npm run compare --formats json,json: an A/A run, the second column labelled json#2, no difference expected', async () => {
-  const run = await runScript('bin/compare.js', ['--tests', '5', '--formats', 'json,json', '-n', '50', '-w', '10', '--trials', '3', '--json', '--out', tempDir()])
+test('npm run compare --formats json,json: an adaptive A/A run within its budget, json#2 beside json, bytes equivalent', async () => {
+  const run = await runScript('bin/compare.js', ['--tests', '5', '--formats', 'json,json', '-n', '50', '-w', '10', '--budget', '12s', '--json', '--out', tempDir()])
   assert.equal(run.code, 0, run.stderr)
   const results = JSON.parse(run.stdout)
   assert.deepEqual(results.formats, ['json', 'json#2'])
-  assert.deepEqual(results.reports.map((r) => `${r.format}:${r.label}`), ['json:json', 'json:json#2', 'json:json#2', 'json:json', 'json:json', 'json:json#2'])
   const [row] = results.rows
+  assert.ok(row.pairs >= 2, `${row.pairs} pairs`)
+  assert.deepEqual(results.reports.slice(0, 4).map((r) => `${r.format}:${r.label}:${r.trial}`), ['json:json:1', 'json:json#2:1', 'json:json#2:2', 'json:json:2'])
+  assert.equal(results.settings.budgetMs, 12_000)
+  assert.ok(results.settings.elapsedMs < 12_000 + 5_000, `${results.settings.elapsedMs} ms: no pair starts that would overrun the budget by much`)
+  const looks = results.settings.design.looks['small\nnone']
+  assert.equal(looks.at(-1), row.pairs)
+  assert.ok(looks.slice(0, -1).every((pairs, i) => pairs === 4 * (i + 1)), `looks every 4 pairs: ${looks}`)
+  assert.match(results.settings.stops['small\nnone'], /^(budget|decided)$/)
   assert.equal(row.verdicts['json#2'].bytes.ratio, 1)
-  assert.equal(row.verdicts['json#2'].bytes.call, 'no difference')
+  assert.equal(row.verdicts['json#2'].bytes.call, 'equivalent')
+})
+
+test('npm run compare: a budget too short for two pairs after the warm-up is one line and exit 2', async () => {
+  const run = await runScript('bin/compare.js', ['--tests', '5,person', '--budget', '1s', '-n', '20', '--out', tempDir()])
+  assert.equal(run.code, 2, run.stderr)
+  assert.match(run.stderr, /^--budget 1\.0s is too short for two trial pairs of every test and network: the warm-up suggests [\d.]+s; give a longer --budget, fewer tests, or --trials$/m)
+  assert.equal(run.stderr.trim().split('\n').filter((line) => !line.startsWith('test ')).length, 1, 'one line besides progress, no stack trace')
 })

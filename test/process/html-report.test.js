@@ -34,7 +34,7 @@ test('the HTML report of a real comparison renders offline in Chromium with ever
     }))
     // The verdict first: one ratio chart per test and format after the first, each ratio with its interval.
     const verdicts = charts.filter((c) => c.title.includes(' vs json: '))
-    assert.deepEqual(verdicts.map((c) => c.title.replace(/ \((better|worse|mixed|no difference)\)$/, '')), [
+    assert.deepEqual(verdicts.map((c) => c.title.replace(/ \((better|worse|mixed|equivalent|inconclusive)\)$/, '')), [
       'protobuf vs json: 1 numbers', 'msgpack vs json: 1 numbers', 'protobuf vs json: 5 small', 'msgpack vs json: 5 small'
     ])
     for (const chart of verdicts) {
