@@ -7,6 +7,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { PROJECT_ROOT } from '../lib/processes.js'
+import { checkout } from './checkout.js'
 import { startResults } from './results.js'
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 20)
@@ -38,18 +39,6 @@ function peakMegabytes (cwd, command) {
     return Number(run.stderr.trim().split('\n').pop()) / 1024
   })
   return median(peaks)
-}
-
-/** A checkout of `ref` beside this one, sharing node_modules and the generated protobuf code. */
-function checkout (ref) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'startup-before-'))
-  execFileSync('git', ['worktree', 'add', '--detach', dir, ref], { cwd: PROJECT_ROOT, stdio: 'ignore' })
-  fs.symlinkSync(path.join(PROJECT_ROOT, 'node_modules'), path.join(dir, 'node_modules'))
-  fs.copyFileSync(path.join(PROJECT_ROOT, 'proto/generated.js'), path.join(dir, 'proto/generated.js'))
-  return {
-    dir,
-    remove: () => execFileSync('git', ['worktree', 'remove', '--force', dir], { cwd: PROJECT_ROOT, stdio: 'ignore' })
-  }
 }
 
 const results = startResults('startup', `${BEFORE ? `BENCH_BEFORE=${BEFORE} ` : ''}npm run bench:startup`)

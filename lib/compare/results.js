@@ -144,7 +144,8 @@ function summarize (trials) {
  * @returns {string}
  */
 export function ratioText ({ ratio, ci }) {
-  const digits = (value) => value >= 10 ? value.toFixed(1) : value.toFixed(2)
+  // Two pairs in a big table give intervals like 0.00-1e+24: past 999x the digits say nothing more.
+  const digits = (value) => value >= 1000 ? '>999' : value >= 10 ? value.toFixed(1) : value.toFixed(2)
   return `${digits(ratio)}x${ci ? ` (${digits(ci[0])}-${digits(ci[1])})` : ''}`
 }
 
@@ -159,7 +160,7 @@ export function cellText (estimate) {
   return `${ratioText(estimate)} ${estimate.call}${resolution}`
 }
 
-const percent = (fraction) => `${fraction >= 0.1 ? Math.round(fraction * 100) : (fraction * 100).toFixed(1)}%`
+const percent = (fraction) => fraction >= 10 ? '>999%' : `${fraction >= 0.1 ? Math.round(fraction * 100) : (fraction * 100).toFixed(1)}%`
 
 /**
  * The answer in words: one line per test, network and format after the first, e.g.

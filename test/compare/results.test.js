@@ -97,6 +97,8 @@ test('trials: medians in the figures, every trial kept, paired verdicts with int
   assert.equal(cellText({ ratio: 1.02, ci: [0.71, 1.46], resolution: 0.374, call: 'inconclusive' }), '1.02x (0.71-1.46) inconclusive, ±37%')
   assert.equal(cellText({ ratio: 1.01, ci: [0.99, 1.03], resolution: 0.021, call: 'equivalent' }), '1.01x (0.99-1.03) equivalent')
   assert.equal(ratioText({ ratio: 12.345, ci: [10, 15] }), '12.3x (10.0-15.0)')
+  assert.equal(ratioText({ ratio: 0.75, ci: [0.0001, 9.9e24] }), '0.75x (0.00->999)')
+  assert.equal(cellText({ ratio: 0.75, ci: [0.0001, 9.9e24], resolution: 1.3e27, call: 'inconclusive' }), '0.75x (0.00->999) inconclusive, ±>999%')
 })
 
 test('an A/A run: the same format twice, labelled apart; bytes equivalent, four noisy pairs inconclusive', () => {

@@ -79,7 +79,7 @@ test('npm run compare: both formats per test and profile, exact accounting, resu
 
   assert.deepEqual(JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8')).rows, results.rows)
   const markdown = fs.readFileSync(path.join(out, 'results.md'), 'utf8')
-  assert.match(markdown, /^## Verdict\n\n- 5 small, loopback: protobuf vs json: p50 [\d.]+x \([\d.]+-[\d.]+\)/m)
+  assert.match(markdown, /^## Verdict\n\n- 5 small, loopback: protobuf vs json: p50 [\d.]+x \([\d.]+-[\d.>]+\)/m)
   assert.match(markdown, /^- person, fois: protobuf vs json: .*wire bytes 0\.\d\dx/m)
   assert.match(markdown, /^\| test \| network \| format \| B\/msg \| wire B\/msg \| msgs\/s \| p50 ms \| p99 ms \| client CPU µs\/msg \| server CPU µs\/msg \|/m)
   assert.match(markdown, /^\| 5 small \| none \| json \| 22 \|/m)
@@ -101,8 +101,8 @@ test('npm run compare: the human table, one line per format and one for the rati
   assert.match(lines[3], /^\s+protobuf\/json\s+0\.27x\s/)
   assert.equal(lines[4], '')
   // The answer in words, what stayed inconclusive, then how the calls were made.
-  const call = '(better|worse|equivalent|inconclusive, ±[\\d.]+%)'
-  assert.match(lines[5], new RegExp(`^5 small, loopback: protobuf vs json: p50 [\\d.]+x \\([\\d.]+-[\\d.]+\\) ${call}, p99 .*, ` +
+  const call = '(better|worse|equivalent|inconclusive, ±[\\d.>]+%)'
+  assert.match(lines[5], new RegExp(`^5 small, loopback: protobuf vs json: p50 [\\d.]+x \\([\\d.]+-[\\d.>]+\\) ${call}, p99 .*, ` +
     `wire bytes 0\\.43x \\(0\\.43-0\\.43\\) better, client CPU/msg .* ${call}, server CPU/msg .* ${call}: (better|worse|mixed .*)$`))
   const rest = lines.slice(7)
   if (rest.length === 3) assert.match(rest.shift(), /^inconclusive after 3 pairs: 5 small: /)

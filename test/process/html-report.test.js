@@ -50,7 +50,7 @@ test('the HTML report of a real comparison renders offline in Chromium with ever
     assert.equal(lines.length, 4)
     assert.match(lines[0], /^1 numbers, loopback: protobuf vs json: p50 [\d.]+x \(/)
     const captions = await page.$$eval('figure.verdict figcaption', (items) => items.map((c) => c.textContent))
-    for (const caption of captions) assert.match(caption, /^(Not told apart: .+|Every metric told apart)\.$/)
+    for (const caption of captions) assert.match(caption, /^(Inconclusive: .+|Every metric decided)\.$/)
     assert.deepEqual(charts.slice(verdicts.length).map((c) => c.title), [
       'bytes per message (encoded)', 'bytes on the wire per message', 'throughput (acknowledged msgs/s)',
       'latency by percentile: test 1 numbers', 'latency by percentile: test 5 small'
