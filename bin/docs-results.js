@@ -240,7 +240,7 @@ async function compareCommand ({ formats, rows, settings, reports }) {
   else if (tests.join() !== ALL_TESTS.join()) args.push('--tests', tests.join(','))
   if (settings.profiles.join() !== 'none') args.push('--throttle', settings.profiles.join(','))
   if (settings.trials) args.push('--trials', String(settings.trials))
-  else if (settings.budgetMs !== DEFAULT_BUDGET_MS) args.push('--budget', `${settings.budgetMs / 1000}s`)
+  else if (settings.budgetAsked && settings.budgetAsked !== DEFAULT_BUDGET_MS) args.push('--budget', `${settings.budgetAsked / 1000}s`)
   if (settings.design?.margin !== undefined && settings.design.margin !== DEFAULT_EQUIVALENCE) args.push('--equivalence', String(settings.design.margin * 100))
   if (settings.pinning?.startsWith('off')) args.push('--no-pin')
   if (settings.direction && settings.direction !== 'up') args.push('--direction', settings.direction)

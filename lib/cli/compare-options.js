@@ -13,7 +13,7 @@ import { PAYLOAD_OPTIONS, commaList, commandLine, duration, payloadFiles, wholeN
  * each test gets a length that suits its size (see runLength in lib/compare/runner.js).
  * @param {string[]} argv process.argv
  * @returns {Promise<{formats: string[], tests: string[], custom: {payload: string, proto?: string, type?: string}|null, allowLossy: boolean,
- *   profiles: string[], compress: boolean, direction: string, trials?: number, budgetMs: number, margin: number,
+ *   profiles: string[], compress: boolean, direction: string, trials?: number, budgetMs?: number, margin: number,
  *   pin: boolean, messages?: number, warmup?: number, inflight: number, connections: number, json: boolean,
  *   out: string}>}
  */
@@ -29,7 +29,7 @@ export async function parseCompareArgs (argv) {
       compress: { describe: 'permessage-deflate on server and clients', type: 'boolean', default: false },
       direction: { describe: 'up: clients send the payload; down: the server sends it; echo: both', choices: DIRECTIONS, default: 'up' },
       trials: { alias: 't', describe: `a fixed number of trial pairs per test and network, one look at the end (1 to ${MAX_TRIALS}) [default: adaptive]` },
-      budget: { describe: 'adaptive: add trial pairs until every cell is decided or this much time has passed: 90s, 5m', default: `${DEFAULT_BUDGET_MS / 1000}s`, type: 'string', nargs: 1 },
+      budget: { describe: `adaptive: add trial pairs until every cell is decided or this much time has passed: 90s, 5m [default: ${DEFAULT_BUDGET_MS / 1000}s, stretched to two pairs of every test]`, type: 'string', nargs: 1 },
       equivalence: { describe: 'equivalent: the whole interval within ± this percentage of 1', default: DEFAULT_EQUIVALENCE * 100, type: 'string', nargs: 1 },
       pin: { describe: 'server and clients on CPUs of their own (taskset), so they never share a core: --no-pin to let them', type: 'boolean', default: true },
       messages: { alias: 'n', describe: `messages per trial [default: ${DEFAULT_MESSAGES}, fewer for big payloads: at most ${DEFAULT_BYTES_PER_RUN / 1024 / 1024} MiB of JSON per trial]` },
@@ -64,8 +64,7 @@ export async function parseCompareArgs (argv) {
   }
   const trials = args.trials === undefined ? undefined : wholeNumber('trials', args.trials, 1)
   if (trials > MAX_TRIALS) throw new UsageError(`--trials must be at most ${MAX_TRIALS}, got ${trials}`)
-  const budgetGiven = argv.some((arg) => arg === '--budget' || arg.startsWith('--budget='))
-  if (trials !== undefined && budgetGiven) throw new UsageError('give either --trials (a fixed number of pairs) or --budget (adaptive), not both')
+  if (trials !== undefined && args.budget !== undefined) throw new UsageError('give either --trials (a fixed number of pairs) or --budget (adaptive), not both')
   const equivalence = Number(String(args.equivalence).replace(/%$/, ''))
   if (!(equivalence > 0 && equivalence < 100)) throw new UsageError(`--equivalence must be a percentage above 0 and below 100, got '${args.equivalence}'`)
   return {
@@ -77,7 +76,7 @@ export async function parseCompareArgs (argv) {
     compress: args.compress,
     direction: args.direction,
     trials,
-    budgetMs: duration('budget', args.budget),
+    budgetMs: args.budget === undefined ? undefined : duration('budget', args.budget),
     margin: equivalence / 100,
     pin: args.pin,
     messages: args.messages === undefined ? undefined : wholeNumber('messages', args.messages, 1),

@@ -349,11 +349,12 @@ export function describeRun ({ settings, machine, generatedAt, rows }) {
  * @property {string} generatedAt ISO time
  * @property {{cpu: string, cores: number, node: string, platform: string}} machine
  * @property {{profiles: string[], compress: boolean, direction: string, inflight: number, connections: number,
- *   trials: number|null, budgetMs: number|null, design: import('./statistics.js').Design,
+ *   trials: number|null, budgetMs: number|null, budgetAsked: number|null, design: import('./statistics.js').Design,
  *   stops: Record<string, string>, pinning: string,
  *   order: Array<{test: string, profile: string, format: string, trial: number}>, elapsedMs: number,
  *   serverMetrics: string, runs: Record<string, {messages: number, warmup: number}>}} settings what ran, in which
  *   order, runs by test label; trials: fixed pairs, or null when adaptive within budgetMs
+ *   (budgetAsked: --budget, null for the default)
  * @property {string[]} formats format labels, the columns (a format named twice gets `#2`)
  * @property {ComparisonRow[]} rows
  * @property {object[]} reports every client report, histograms included

@@ -124,7 +124,8 @@ export async function scrapeServer (url, format, test) {
  * @param {boolean} options.compress permessage-deflate on both ends
  * @param {string} [options.direction] up (default), down or echo
  * @param {number} [options.trials] a fixed number of trial pairs per test and profile; without it, adaptive
- * @param {number} [options.budgetMs] adaptive runs stop starting pairs that would end later than this after the start
+ * @param {number} [options.budgetMs] adaptive runs stop starting pairs that would end later than this after the start;
+ *   when not given, DEFAULT_BUDGET_MS, stretched to two pairs of every test if it cannot fit them
  * @param {number} [options.margin] the equivalence margin, a fraction of 1
  * @param {boolean} [options.pin] server and clients on CPUs of their own, where the machine allows (taskset)
  * @param {number} [options.messages] per trial; default: see {@link runLength}
@@ -137,7 +138,7 @@ export async function scrapeServer (url, format, test) {
  */
 export async function compareFormats ({
   formats = DEFAULT_FORMATS, tests, custom = null, allowLossy = false, profiles, compress, direction = 'up',
-  trials, budgetMs = DEFAULT_BUDGET_MS, margin = DEFAULT_EQUIVALENCE, pin = true,
+  trials, budgetMs, margin = DEFAULT_EQUIVALENCE, pin = true,
   messages, warmup, inflight, connections, progress
 }) {
   const startedAt = performance.now()
@@ -189,7 +190,20 @@ export async function compareFormats ({
   let sequence
   try {
     const now = () => performance.now()
-    sequence = await runSequential({ rows, formats: formats.length, trials, budgetMs, margin, runTrial, now })
+    sequence = await runSequential({
+      rows,
+      formats: formats.length,
+      trials,
+      budgetMs: budgetMs ?? DEFAULT_BUDGET_MS,
+      budgetGiven: budgetMs !== undefined,
+      margin,
+      runTrial,
+      now
+    })
+    if (budgetMs === undefined && sequence.budgetMs > DEFAULT_BUDGET_MS) {
+      progress(`note: the default budget (${DEFAULT_BUDGET_MS / 1000} s) fits fewer than two trial pairs of every test here; ` +
+        `stretched to ${Math.round(sequence.budgetMs / 1000)} s (--budget sets it, --tests picks fewer)`)
+    }
   } finally {
     await server.stop()
   }
@@ -206,7 +220,8 @@ export async function compareFormats ({
     inflight,
     connections,
     trials: trials ?? null,
-    budgetMs: trials ? null : budgetMs,
+    budgetMs: sequence.budgetMs,
+    budgetAsked: budgetMs ?? null,
     design: sequence.design,
     stops: sequence.stops,
     pinning: cpus ? `server on CPU ${cpus.server}, clients on CPU ${cpus.clients}` : pin ? 'not possible here (fewer than 2 CPUs, or no taskset)' : 'off (--no-pin)',

@@ -33,14 +33,17 @@ export const PLANNED_PAIRS = 20
  * @param {number} options.formats how many formats (the first is the baseline)
  * @param {number} [options.trials] a fixed number of pairs per row, one look at the end; without it the run is adaptive
  * @param {number} [options.budgetMs] adaptive runs: no pair starts that would end after this, counted from the start
+ * @param {boolean} [options.budgetGiven] whether the user set the budget: if it cannot fit two pairs of every row,
+ *   refuse the run; a default budget is stretched to fit them instead
  * @param {number} options.margin the equivalence margin
  * @param {RunTrial} options.runTrial
  * @param {() => number} options.now milliseconds, any origin
  * @returns {Promise<{trials: Map<string, Array<Array<Record<string, number|null>>>>, design: import('./statistics.js').Design,
- *   stops: Record<string, 'decided'|'budget'|'planned'>}>} per row key, per format, the pairs' values
- * @throws {UsageError} when the budget cannot fit two pairs of every row after the warm-up
+ *   stops: Record<string, 'decided'|'budget'|'planned'>, budgetMs: number|null}>} per row key, per format, the
+ *   pairs' values; the budget kept (a default one stretched to two pairs)
+ * @throws {UsageError} when a budget the user set cannot fit two pairs of every row after the warm-up
  */
-export async function runSequential ({ rows, formats, trials, budgetMs, margin, runTrial, now }) {
+export async function runSequential ({ rows, formats, trials, budgetMs, budgetGiven = true, margin, runTrial, now }) {
   const started = now()
   const plannedPairs = trials ?? PLANNED_PAIRS
   const design = { family: rows.length * (formats - 1) * Object.keys(METRICS).length, plannedPairs, margin, looks: {} }
@@ -59,10 +62,11 @@ export async function runSequential ({ rows, formats, trials, budgetMs, margin, 
   const pairMs = (entry) => formats * entry.trialMs / entry.trialsRun
   if (trials === undefined) {
     const needed = [...state.values()].reduce((sum, entry) => sum + 2 * pairMs(entry), now() - started)
-    if (needed > budgetMs) {
+    if (needed > budgetMs && budgetGiven) {
       throw new UsageError(`--budget ${seconds(budgetMs)} is too short for two trial pairs of every test and network: ` +
         `the warm-up suggests ${seconds(needed)}; give a longer --budget, fewer tests, or --trials`)
     }
+    budgetMs = Math.max(budgetMs, Math.ceil(needed))
   }
   const lookAt = trials === undefined
     ? Array.from({ length: PLANNED_PAIRS / LOOK_STEP }, (_, i) => (i + 1) * LOOK_STEP)
@@ -99,7 +103,8 @@ export async function runSequential ({ rows, formats, trials, budgetMs, margin, 
       if (stops[key]) open.delete(entry)
     }
   }
-  return { trials: new Map([...state].map(([key, entry]) => [key, entry.values])), design, stops }
+  const values = new Map([...state].map(([key, entry]) => [key, entry.values]))
+  return { trials: values, design, stops, budgetMs: trials === undefined ? budgetMs : null }
 }
 
 /** Whether every cell of a row has been called better, worse or equivalent at one of its looks. */

@@ -154,4 +154,8 @@ test('a budget too short for two pairs of every row is refused after the warm-up
     { name: 'UsageError', message: /^--budget 0\.0s is too short for two trial pairs of every test and network: the warm-up suggests 0\.0s;/ })
   const enough = await runSequential({ rows: ROWS, formats: 2, budgetMs: 48, margin: 0.05, ...simulatedMachine(7) })
   assert.ok([...enough.trials.values()].every(([baseline]) => baseline.length === 2), 'exactly two pairs each')
+  // A budget the user did not set is stretched to two pairs instead.
+  const stretched = await runSequential({ rows: ROWS, formats: 2, budgetMs: 40, budgetGiven: false, margin: 0.05, ...simulatedMachine(7) })
+  assert.equal(stretched.budgetMs, 48)
+  assert.ok([...stretched.trials.values()].every(([baseline]) => baseline.length === 2), 'two pairs each')
 })

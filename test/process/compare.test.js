@@ -151,6 +151,7 @@ test('npm run compare --formats json,json: an adaptive A/A run within its budget
   assert.ok(row.pairs >= 2, `${row.pairs} pairs`)
   assert.deepEqual(results.reports.slice(0, 4).map((r) => `${r.format}:${r.label}:${r.trial}`), ['json:json:1', 'json:json#2:1', 'json:json#2:2', 'json:json:2'])
   assert.equal(results.settings.budgetMs, 12_000)
+  assert.equal(results.settings.budgetAsked, 12_000)
   assert.ok(results.settings.elapsedMs < 12_000 + 5_000, `${results.settings.elapsedMs} ms: no pair starts that would overrun the budget by much`)
   const looks = results.settings.design.looks['small\nnone']
   assert.equal(looks.at(-1), row.pairs)
