@@ -211,7 +211,7 @@ async function recordComparison (file, { name, command, note }, resultsDir) {
 }
 
 /** How a comparison ran, in one sentence: trials, run lengths (the usual one, then the exceptions), load shape. */
-function runSummary ({ trials = 1, runs, connections, inflight, direction = 'up', compress }) {
+function runSummary ({ trials = 1, runs, connections, inflight, direction = 'up', compress, repeat }) {
   const length = ({ messages, warmup }) => `${messages} messages after ${warmup} of warm-up`
   const counts = new Map()
   for (const run of Object.values(runs)) counts.set(length(run), (counts.get(length(run)) ?? 0) + 1)
@@ -219,7 +219,7 @@ function runSummary ({ trials = 1, runs, connections, inflight, direction = 'up'
   const exceptions = Object.entries(runs).filter(([, run]) => length(run) !== usual).map(([test, run]) => `${test}: ${length(run)}`)
   return `${trials} trial${trials === 1 ? '' : 's'} of each format in alternating order, each a fresh client process; ` +
     `per trial ${usual}${exceptions.length ? ` (${exceptions.join('; ')})` : ''}; ${connections} connection${connections === 1 ? '' : 's'} × ` +
-    `${inflight} in flight, direction ${direction}, permessage-deflate ${compress ? 'on' : 'off'}, a server of its own on loopback`
+    `${inflight} in flight, direction ${direction}, permessage-deflate ${compress ? 'on' : 'off'}${repeat ? ', one message repeated' : ''}, a server of its own on loopback`
 }
 
 /** The command line that reproduces a comparison, read back from its results. */
@@ -238,6 +238,7 @@ async function compareCommand ({ formats, rows, settings, reports }) {
   if (settings.trials !== DEFAULT_TRIALS) args.push('--trials', String(settings.trials))
   if (settings.direction && settings.direction !== 'up') args.push('--direction', settings.direction)
   if (settings.compress) args.push('--compress')
+  if (settings.repeat) args.push('--repeat')
   if (settings.inflight !== 1) args.push('--inflight', String(settings.inflight))
   if (settings.connections !== 1) args.push('--connections', String(settings.connections))
   // Messages and warm-up: explicit when every test ran the same count that the defaults would not give.

@@ -13,7 +13,7 @@ import { PAYLOAD_OPTIONS, commaList, commandLine, payloadFiles, wholeNumber } fr
  * @param {string[]} argv process.argv
  * @returns {Promise<{formats: string[], tests: string[], custom: {payload: string, proto?: string, type?: string}|null, allowLossy: boolean,
  *   profiles: string[], compress: boolean, direction: string, trials: number, messages?: number, warmup?: number,
- *   inflight: number, connections: number, json: boolean, out: string}>}
+ *   inflight: number, connections: number, repeat: boolean, json: boolean, out: string}>}
  */
 export async function parseCompareArgs (argv) {
   const args = await commandLine(argv, 'Usage: npm run compare -- [options]\n\n' +
@@ -25,6 +25,7 @@ export async function parseCompareArgs (argv) {
       tests: { describe: 'comma-separated tests, by number or name', default: ALL_TESTS.join(','), type: 'string' },
       throttle: { describe: 'comma-separated network profiles (none = no shaping)', default: 'none', type: 'string' },
       compress: { describe: 'permessage-deflate on server and clients', type: 'boolean', default: false },
+      repeat: { describe: 'send each test\'s one message over and over instead of its stream of varying messages (flatters compression)', type: 'boolean', default: false },
       direction: { describe: 'up: clients send the payload; down: the server sends it; echo: both', choices: DIRECTIONS, default: 'up' },
       trials: { alias: 't', describe: `independent trials of each format, interleaved; intervals and calls come from them (1 to ${MAX_TRIALS})`, default: DEFAULT_TRIALS },
       messages: { alias: 'n', describe: `messages per trial [default: ${DEFAULT_MESSAGES}, fewer for big payloads: at most ${DEFAULT_BYTES_PER_RUN / 1024 / 1024} MiB of JSON per trial]` },
@@ -65,6 +66,7 @@ export async function parseCompareArgs (argv) {
     allowLossy: args.allowLossy,
     profiles,
     compress: args.compress,
+    repeat: args.repeat,
     direction: args.direction,
     trials,
     messages: args.messages === undefined ? undefined : wholeNumber('messages', args.messages, 1),
