@@ -13,7 +13,10 @@ import { STREAM_JSON_BYTES, STREAM_SEED, buildStream, hasStream } from './stream
  * @property {string} [dataFile] JSON payload, in data/; absent for payloads built in memory
  */
 
-/** The built-in tests, in order. Payloads come from data/generate.js; schemas from proto/. */
+/**
+ * The built-in tests, in order. Each one's message comes from data/generate.js, its stream of varying
+ * messages from streams.js (see loadMessages); schemas from proto/.
+ */
 export const TESTS = Object.freeze([
   { id: 1, name: 'numbers', description: 'only numbers: ints and non-integers, one nested object', typeName: 'bench.Numbers', protoFile: 'numbers.proto', dataFile: '1-numbers.json' },
   { id: 2, name: 'strings', description: 'only strings, one nested object', typeName: 'bench.Strings', protoFile: 'strings.proto', dataFile: '2-strings.json' },
