@@ -27,7 +27,8 @@ async function bareRate (test, format) {
 async function ourRate (test, format) {
   const server = await startServerProcess()
   try {
-    const { stdout } = await runScript(`client_${format}.js`, [test, String(MESSAGES), '--inflight', String(INFLIGHT), '--url', server.url, '--json'])
+    // --repeat: the bare client sends the test's one message, so ours does too (like for like).
+    const { stdout } = await runScript(`client_${format}.js`, [test, String(MESSAGES), '--inflight', String(INFLIGHT), '--repeat', '--url', server.url, '--json'])
     return JSON.parse(stdout).rate
   } finally {
     await server.stop()

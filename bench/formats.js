@@ -1,7 +1,7 @@
 // The codecs a benchmark measures: BENCH_FORMATS=json,protobuf,msgpack picks them by the names the
 // clients and `npm run compare -- --formats` use, plus protobuf-dynamic (protobuf.js reflection).
 import { FORMATS, createCodec } from '../lib/codecs/registry.js'
-import { loadPayload } from '../lib/payloads/catalog.js'
+import { loadMessages, loadPayload } from '../lib/payloads/catalog.js'
 
 /** Every name BENCH_FORMATS accepts. */
 export const BENCH_FORMATS = Object.freeze(['json', 'protobuf', 'protobuf-dynamic', ...FORMATS.filter((f) => !['json', 'protobuf'].includes(f))])
@@ -32,4 +32,19 @@ export async function encodedPayload (format, test) {
   const codec = await createCodec(format, test)
   const message = codec.prepare(loadPayload(test))
   return { codec, message, frame: Buffer.from(codec.encode(message)) }
+}
+
+/**
+ * A test's messages in one format, encoded as the load client sends them: its stream (what runs
+ * send by default) and its one message (--repeat).
+ * @param {string} format
+ * @param {import('../lib/payloads/catalog.js').TestInfo} test
+ * @returns {Promise<{stream: Buffer[], repeated: Buffer}>}
+ */
+export async function encodedMessages (format, test) {
+  const codec = await createCodec(format, test)
+  const encode = (message) => Buffer.from(codec.encode(codec.prepare(message)))
+  const stream = loadMessages(test).messages.map(encode)
+  const { messages: [one] } = loadMessages(test, { repeat: true })
+  return { stream, repeated: stream.length === 1 && one === loadMessages(test).messages[0] ? stream[0] : encode(one) }
 }

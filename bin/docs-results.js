@@ -211,7 +211,7 @@ async function recordComparison (file, { name, command, note }, resultsDir) {
 }
 
 /** How a comparison ran, in one sentence: trials, run lengths (the usual one, then the exceptions), load shape. */
-function runSummary ({ trials, budgetMs, pinning, runs, connections, inflight, direction = 'up', compress }, rows) {
+function runSummary ({ trials, budgetMs, pinning, runs, connections, inflight, direction = 'up', compress, repeat }, rows) {
   const length = ({ messages, warmup }) => `${messages} messages after ${warmup} of warm-up`
   const counts = new Map()
   for (const run of Object.values(runs)) counts.set(length(run), (counts.get(length(run)) ?? 0) + 1)
@@ -221,7 +221,7 @@ function runSummary ({ trials, budgetMs, pinning, runs, connections, inflight, d
   const how = trials ? `${trials} trial pairs` : `trial pairs added until every cell was decided or ${budgetMs / 1000} s had passed (${pairs})`
   return `${how}, after one warm-up run of each format, in balanced order (A B, B A, B A, A B), each a fresh client process; ` +
     `per trial ${usual}${exceptions.length ? ` (${exceptions.join('; ')})` : ''}; ${connections} connection${connections === 1 ? '' : 's'} × ` +
-    `${inflight} in flight, direction ${direction}, permessage-deflate ${compress ? 'on' : 'off'}, a server of its own on loopback` +
+    `${inflight} in flight, direction ${direction}, permessage-deflate ${compress ? 'on' : 'off'}${repeat ? ', one message repeated' : ''}, a server of its own on loopback` +
     `${pinning ? `; CPUs: ${pinning}` : ''}`
 }
 
@@ -245,6 +245,7 @@ async function compareCommand ({ formats, rows, settings, reports }) {
   if (settings.pinning?.startsWith('off')) args.push('--no-pin')
   if (settings.direction && settings.direction !== 'up') args.push('--direction', settings.direction)
   if (settings.compress) args.push('--compress')
+  if (settings.repeat) args.push('--repeat')
   if (settings.inflight !== 1) args.push('--inflight', String(settings.inflight))
   if (settings.connections !== 1) args.push('--connections', String(settings.connections))
   // Messages and warm-up: explicit when every test ran the same count that the defaults would not give.

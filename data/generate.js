@@ -1,27 +1,14 @@
 #!/usr/bin/env node
 // Writes the built-in test payloads to data/ (or the folder given as the first argument).
 // Structure is written by hand; a seeded PRNG fills the values, so every run writes identical files.
+// These are each test's one message (--repeat); the streams runs send by default are built in
+// memory from the same structure by lib/payloads/streams.js.
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { createRandom } from '../lib/payloads/random.js'
 
 const SEED = 20261122
-
-/**
- * mulberry32: a tiny, well-known seeded PRNG; enough for reproducible sample values.
- * @param {number} seed
- * @returns {() => number} numbers in [0, 1)
- */
-export function createRandom (seed) {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 /**
  * Builds the five classic payloads from one seed.

@@ -4,7 +4,13 @@
 // with a user's payload registers its schema first. No Node.js imports: the browser page uses it too.
 
 /** Query parameters of the upgrade URL: `/?test=<number|name>&format=<name>[&direction=][&token=]`. */
-export const QUERY = Object.freeze({ test: 'test', format: 'format', direction: 'direction', token: 'token' })
+export const QUERY = Object.freeze({ test: 'test', format: 'format', direction: 'direction', payload: 'payload', token: 'token' })
+
+/**
+ * What a built-in test sends (`&payload=`): its stream of varying messages (the default) or its one
+ * message repeated. The server sends the same with direction down.
+ */
+export const PAYLOAD_KINDS = Object.freeze(['stream', 'repeated'])
 
 /** Which way the payload travels: up (client sends, server ACKs), down (client asks, server sends), echo (both). */
 export const DIRECTIONS = Object.freeze(['up', 'down', 'echo'])
@@ -31,16 +37,18 @@ export const REGISTRATION_PREFIX = 'SCHEMA '
 export const REGISTRATION_OK = 'SCHEMA OK'
 
 /**
- * The upgrade URL for a connection: the server URL with the test, format and direction in its query.
+ * The upgrade URL for a connection: the server URL with the test, format and direction in its query,
+ * and `payload=repeated` when one message is sent over and over.
  * @param {string|URL} server ws:// or wss:// URL; a query it has already is kept
- * @param {{test: string, format: string, direction?: string}} target
+ * @param {{test: string, format: string, direction?: string, repeat?: boolean}} target
  * @returns {URL}
  */
-export function connectionUrl (server, { test, format, direction = 'up' }) {
+export function connectionUrl (server, { test, format, direction = 'up', repeat = false }) {
   const url = new URL(server)
   url.searchParams.set(QUERY.test, test)
   url.searchParams.set(QUERY.format, format)
   if (direction !== 'up') url.searchParams.set(QUERY.direction, direction)
+  if (repeat) url.searchParams.set(QUERY.payload, 'repeated')
   return url
 }
 

@@ -1,13 +1,14 @@
 import { test, describe } from 'node:test'
 import assert from 'node:assert/strict'
 import {
-  ACK, CUSTOM_TEST, DIRECTIONS, DOWN_REQUEST, ERROR_PREFIX, METRICS_PATH, QUERY, REGISTRATION_OK, REGISTRATION_PREFIX,
+  ACK, CUSTOM_TEST, DIRECTIONS, DOWN_REQUEST, ERROR_PREFIX, METRICS_PATH, PAYLOAD_KINDS, QUERY, REGISTRATION_OK, REGISTRATION_PREFIX,
   connectionUrl, isErrorReply, parseRegistration, registrationFrame
 } from '../lib/protocol.js'
 
 describe('constants', () => {
   test('the wire vocabulary the server, clients and browser page agree on', () => {
-    assert.deepEqual(QUERY, { test: 'test', format: 'format', direction: 'direction', token: 'token' })
+    assert.deepEqual(QUERY, { test: 'test', format: 'format', direction: 'direction', payload: 'payload', token: 'token' })
+    assert.deepEqual(PAYLOAD_KINDS, ['stream', 'repeated'])
     assert.deepEqual(DIRECTIONS, ['up', 'down', 'echo'])
     assert.equal(METRICS_PATH, '/metrics')
     assert.equal(ACK, 'ACK')

@@ -46,32 +46,48 @@ function openSocket (url) {
  */
 async function runFormat ({ format, test, direction, messages, inflight, warmup }) {
   const codec = await createCodec(format, test)
-  const payload = await (await fetch(`/api/payload/${test.name}.json`)).json()
-  const prepared = codec.prepare(payload)
-  const outgoing = direction === 'down' ? DOWN_REQUEST : codec.encode(prepared)
+  // The test's stream of varying messages, as the CLI clients send it; encoded before the run.
+  const { messages: plain, payload } = await (await fetch(`/api/payload/${test.name}.json`)).json()
+  const encoded = plain.map((message) => codec.encode(codec.prepare(message)))
+  const send = sender(direction === 'down' ? [DOWN_REQUEST] : encoded)
   const url = connectionUrl(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/`, { test: test.name, format, direction })
   const token = new URLSearchParams(location.search).get(QUERY.token)
   if (token) url.searchParams.set(QUERY.token, token)
   const ws = await openSocket(url)
   try {
-    if (warmup > 0) await phase(ws, codec, direction, outgoing, warmup, inflight)
-    const result = await phase(ws, codec, direction, outgoing, messages, inflight)
-    result.bytes.payloadPerMessage = frameSize(direction === 'down' ? codec.encode(prepared) : outgoing)
-    const report = buildReport(result, { format, test, url: url.href.replace(/([?&]token=)[^&]*/, '$1***'), connections: 1, inflight, warmup, network: null })
+    if (warmup > 0) await phase(ws, codec, direction, send, warmup, inflight)
+    const result = await phase(ws, codec, direction, send, messages, inflight)
+    result.bytes.payloadPerMessage = Math.round(encoded.reduce((total, frame) => total + frameSize(frame), 0) / encoded.length)
+    const report = buildReport(result, { format, test, url: url.href.replace(/([?&]token=)[^&]*/, '$1***'), connections: 1, inflight, warmup, network: null, payload })
     return { ...report, client: 'browser', direction, bytesCounted: 'WebSocket message payloads (a browser cannot see socket bytes)' }
   } finally {
     ws.close()
   }
 }
 
+/**
+ * Sends frames in turn, cycling, from one phase to the next; each send returns its frame's size.
+ * @param {Array<string|Uint8Array>} frames
+ * @returns {(ws: WebSocket) => number}
+ */
+function sender (frames) {
+  const sizes = frames.map(frameSize)
+  let next = 0
+  return (ws) => {
+    const index = next
+    next = next + 1 === frames.length ? 0 : next + 1
+    ws.send(frames[index])
+    return sizes[index]
+  }
+}
+
 /** Sends `count` messages keeping `inflight` outstanding; each reply settles the oldest. */
-function phase (ws, codec, direction, outgoing, count, inflight) {
+function phase (ws, codec, direction, send, count, inflight) {
   const histogram = createLatencyHistogram()
   const sendTimes = new Float64Array(inflight)
   const counts = { sent: 0, acked: 0, errors: 0, lost: 0 }
   const bytes = { written: 0, read: 0 }
   const errorReplies = []
-  const outgoingSize = frameSize(outgoing)
   let head = 0
   let outstanding = 0
   let startedAt = 0
@@ -87,8 +103,7 @@ function phase (ws, codec, direction, outgoing, count, inflight) {
       sendTimes[(head + outstanding) % inflight] = performance.now()
       outstanding++
       counts.sent++
-      bytes.written += outgoingSize
-      ws.send(outgoing)
+      bytes.written += send(ws)
     }
     ws.onmessage = ({ data }) => {
       const now = performance.now()

@@ -30,6 +30,7 @@ import { PAYLOAD_OPTIONS, commandLine, duration, futureInstant, parseWsUrl, payl
  * @property {number} inflight
  * @property {number} timeout ms
  * @property {boolean} compress
+ * @property {boolean} repeat one message over and over instead of the test's stream
  * @property {string} direction
  * @property {boolean} json
  * @property {object|null} network
@@ -75,6 +76,7 @@ export async function parseClientArgs (argv, format) {
       reconnect: { describe: 'when a connection drops, reconnect (within --timeout) and go on', type: 'boolean', default: false },
       timeout: { describe: 'per-message timeout in ms; a message with no reply by then is lost', default: 10000 },
       compress: { describe: 'offer permessage-deflate', type: 'boolean', default: false },
+      repeat: { describe: 'send one message over and over instead of the test\'s stream of varying messages (flatters compression, caches and the JIT)', type: 'boolean', default: false },
       direction: { describe: 'up: send the payload, server ACKs; down: server sends it; echo: server sends it back', choices: DIRECTIONS, default: 'up' },
       json: { describe: 'print one JSON object instead of the human report', type: 'boolean', default: false },
       throttle: { describe: `network profile: none, ${Object.keys(PROFILES).join(', ')}`, type: 'string' },
@@ -131,6 +133,7 @@ export async function parseClientArgs (argv, format) {
     inflight: wholeNumber('inflight', args.inflight ?? (rate ? 1000 : 1), 1),
     timeout: wholeNumber('timeout', args.timeout, 1),
     compress: args.compress,
+    repeat: args.repeat,
     direction: args.direction,
     json: args.json,
     // Strings from the command line, so a typo is quoted as typed: --rate abc, not NaN.

@@ -14,8 +14,8 @@ import { PAYLOAD_OPTIONS, commaList, commandLine, duration, payloadFiles, wholeN
  * @param {string[]} argv process.argv
  * @returns {Promise<{formats: string[], tests: string[], custom: {payload: string, proto?: string, type?: string}|null, allowLossy: boolean,
  *   profiles: string[], compress: boolean, direction: string, trials?: number, budgetMs?: number, margin: number,
- *   pin: boolean, messages?: number, warmup?: number, inflight: number, connections: number, json: boolean,
- *   out: string}>}
+ *   pin: boolean, messages?: number, warmup?: number, inflight: number, connections: number, repeat: boolean,
+ *   json: boolean, out: string}>}
  */
 export async function parseCompareArgs (argv) {
   const args = await commandLine(argv, 'Usage: npm run compare -- [options]\n\n' +
@@ -27,6 +27,7 @@ export async function parseCompareArgs (argv) {
       tests: { describe: 'comma-separated tests, by number or name', default: ALL_TESTS.join(','), type: 'string' },
       throttle: { describe: 'comma-separated network profiles (none = no shaping)', default: 'none', type: 'string' },
       compress: { describe: 'permessage-deflate on server and clients', type: 'boolean', default: false },
+      repeat: { describe: 'send each test\'s one message over and over instead of its stream of varying messages (flatters compression)', type: 'boolean', default: false },
       direction: { describe: 'up: clients send the payload; down: the server sends it; echo: both', choices: DIRECTIONS, default: 'up' },
       trials: { alias: 't', describe: `a fixed number of trial pairs per test and network, one look at the end (1 to ${MAX_TRIALS}) [default: adaptive]` },
       budget: { describe: `adaptive: add trial pairs until every cell is decided or this much time has passed: 90s, 5m [default: ${DEFAULT_BUDGET_MS / 1000}s, stretched to two pairs of every test]`, type: 'string', nargs: 1 },
@@ -74,6 +75,7 @@ export async function parseCompareArgs (argv) {
     allowLossy: args.allowLossy,
     profiles,
     compress: args.compress,
+    repeat: args.repeat,
     direction: args.direction,
     trials,
     budgetMs: args.budget === undefined ? undefined : duration('budget', args.budget),

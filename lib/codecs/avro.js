@@ -4,8 +4,8 @@
 // check reports it.
 import avro from 'avsc'
 import { UsageError } from '../errors.js'
-import { shapeOf } from './shape.js'
-import { loadPayload } from '../payloads/catalog.js'
+import { mergeShapes, shapeOf } from './shape.js'
+import { everyMessage } from '../payloads/catalog.js'
 
 const AVRO_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 
@@ -47,15 +47,15 @@ export function avroSchemaOf (shape, path = '$', names = { count: 0 }) {
  * @param {import('../payloads/catalog.js').TestInfo} test
  * @returns {import('./registry.js').Codec}
  */
-export const codecFor = (test) => avroCodec(loadPayload(test))
+export const codecFor = (test) => avroCodec(everyMessage(test))
 
 /**
- * The Avro codec for a payload.
- * @param {object} payload the test's plain payload, to derive the schema from
+ * The Avro codec for some payloads.
+ * @param {object[]} payloads the test's plain payloads, to derive the one schema that fits them all from
  * @returns {import('./registry.js').Codec}
  */
-export function avroCodec (payload) {
-  const type = avro.Type.forSchema(avroSchemaOf(shapeOf(payload)), { typeHook: boundedArrays })
+export function avroCodec (payloads) {
+  const type = avro.Type.forSchema(avroSchemaOf(payloads.map(shapeOf).reduce(mergeShapes)), { typeHook: boundedArrays })
   return Object.freeze({
     name: 'avro',
     binary: true,

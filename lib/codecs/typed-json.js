@@ -3,7 +3,7 @@
 // contender for protobuf's generated code. The schema is derived from the payload (shape.js).
 import fastJson from 'fast-json-stringify'
 import { mergeShapes, shapeOf } from './shape.js'
-import { loadPayload } from '../payloads/catalog.js'
+import { everyMessage } from '../payloads/catalog.js'
 import { codecFor as jsonCodecFor, jsonCodec } from './json.js'
 
 /**
@@ -30,7 +30,7 @@ export function jsonSchemaOf (shape) {
  * @returns {import('./registry.js').Codec}
  */
 export function codecFor (test) {
-  if (!test.custom) return typedJsonCodec([loadPayload(test)], jsonCodec.decode)
+  if (!test.custom) return typedJsonCodec(everyMessage(test), jsonCodec.decode)
   if (test.payloads) return typedJsonCodec(test.payloads, jsonCodecFor(test).decode)
   return Object.freeze({ ...jsonCodec, name: 'fast-json', needsSchema: true })
 }

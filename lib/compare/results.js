@@ -340,7 +340,8 @@ export function describeRun ({ settings, machine, generatedAt, rows }) {
   const pinning = settings.pinning ? `; CPUs: ${settings.pinning}` : ''
   return `Measured ${generatedAt} on ${machine.cpu} (${machine.cores} cores), Node ${machine.node}, ${machine.platform}. ` +
     `${how}, ${warm}in balanced order (A B, B A, B A, A B), each run a fresh client process; ` +
-    `messages per run: ${runs}; ${settings.connections} connection(s) × ${settings.inflight} in flight; ` +
+    `messages per run: ${runs}, ${settings.repeat ? 'one message repeated (flatters compression, caches and the JIT)' : 'each test a seeded stream of varying messages'}; ` +
+    `${settings.connections} connection(s) × ${settings.inflight} in flight; ` +
     `direction ${settings.direction ?? 'up'}; permessage-deflate ${settings.compress ? 'on' : 'off'}; a server of its own on loopback${pinning}.${elapsed}`
 }
 

@@ -7,7 +7,7 @@ import { cpuPinning, runNodeScript, startServerProcess } from '../processes.js'
 import { DEFAULT_BUDGET_MS, DEFAULT_BYTES_PER_RUN, DEFAULT_FORMATS, DEFAULT_MESSAGES, DEFAULT_WARMUP, MAX_BYTES_PER_FORMAT } from '../defaults.js'
 import { UsageError } from '../errors.js'
 import { METRICS_PATH } from '../protocol.js'
-import { loadPayload, resolveTest } from '../payloads/catalog.js'
+import { loadMessages, resolveTest } from '../payloads/catalog.js'
 import { testLabel } from '../report/report.js'
 import { buildComparisonResults, formatComparisonMarkdown, metricValues } from './results.js'
 import { DEFAULT_EQUIVALENCE } from './statistics.js'
@@ -54,9 +54,10 @@ export function runLength (jsonBytes, asked) {
  * @param {string[]} tests built-in tests
  * @param {{payload: string, proto?: string, type?: string}|null} custom a user's payload instead
  * @param {boolean} allowLossy
+ * @param {boolean} repeat one message over and over instead of each test's stream
  * @returns {Promise<Array<{label: string, testName: string, args: string[], jsonBytes: number}>>}
  */
-async function payloadsToRun (tests, custom, allowLossy) {
+async function payloadsToRun (tests, custom, allowLossy, repeat) {
   if (custom) {
     // Loaded here too so a broken file or schema fails once, before the server starts.
     const test = await loadCustomTest(custom)
@@ -70,8 +71,13 @@ async function payloadsToRun (tests, custom, allowLossy) {
     label: testLabel(test),
     testName: test.name,
     args: [test.name],
-    jsonBytes: Buffer.byteLength(JSON.stringify(loadPayload(test)))
+    jsonBytes: meanJsonBytes(loadMessages(test, { repeat }).messages)
   }))
+}
+
+/** The mean size of messages as JSON, which decides a run's length. */
+function meanJsonBytes (messages) {
+  return messages.reduce((sum, message) => sum + Buffer.byteLength(JSON.stringify(message)), 0) / messages.length
 }
 
 /**
@@ -122,6 +128,7 @@ export async function scrapeServer (url, format, test) {
  * @param {boolean} [options.allowLossy] run a custom payload even if its schema changes values
  * @param {string[]} options.profiles network profiles ('none' for no shaping)
  * @param {boolean} options.compress permessage-deflate on both ends
+ * @param {boolean} [options.repeat] send each test's one message over and over instead of its stream
  * @param {string} [options.direction] up (default), down or echo
  * @param {number} [options.trials] a fixed number of trial pairs per test and profile; without it, adaptive
  * @param {number} [options.budgetMs] adaptive runs stop starting pairs that would end later than this after the start;
@@ -137,12 +144,12 @@ export async function scrapeServer (url, format, test) {
  * @throws {UsageError} when the trials would send more JSON than makes sense (MAX_BYTES_PER_FORMAT), or the budget is too short
  */
 export async function compareFormats ({
-  formats = DEFAULT_FORMATS, tests, custom = null, allowLossy = false, profiles, compress, direction = 'up',
+  formats = DEFAULT_FORMATS, tests, custom = null, allowLossy = false, profiles, compress, repeat = false, direction = 'up',
   trials, budgetMs, margin = DEFAULT_EQUIVALENCE, pin = true,
   messages, warmup, inflight, connections, progress
 }) {
   const startedAt = performance.now()
-  const payloads = await payloadsToRun(tests, custom, allowLossy)
+  const payloads = await payloadsToRun(tests, custom, allowLossy, repeat)
   const most = trials ?? PLANNED_PAIRS
   for (const payload of payloads) {
     payload.length = runLength(payload.jsonBytes, { messages, warmup })
@@ -177,7 +184,7 @@ export async function compareFormats ({
     const report = await runClientProcess(format, [
       ...args, String(length.messages), '--url', server.url, '--throttle', profile,
       '--inflight', String(inflight), '--connections', String(connections), '--warmup', String(length.warmup), '--direction', direction,
-      ...(compress ? ['--compress'] : [])
+      ...(compress ? ['--compress'] : []), ...(repeat ? ['--repeat'] : [])
     ], cpus?.clients)
     const after = before && await scrape(format, testName)
     const recorded = { ...report, label: labels[index], trial: pair, server: after ? serverCost(before, after) : null }
@@ -216,6 +223,7 @@ export async function compareFormats ({
   return buildComparisonResults(reports, labels, machine, {
     profiles,
     compress,
+    repeat,
     direction,
     inflight,
     connections,

@@ -11,8 +11,8 @@ import { connectionUrl } from '../protocol.js'
  *   past the handshake, if any), with the TCP socket whose byte counters the run reads; rejects
  *   with a one-line reason
  */
-export function connect ({ url, connectUrl, test, codec, compress = false, direction = 'up', handshake, headers, subprotocol, insecure }) {
-  const target = connectionUrl(url, { test: test.name, format: codec.name, direction })
+export function connect ({ url, connectUrl, test, codec, compress = false, direction = 'up', repeat, handshake, headers, subprotocol, insecure }) {
+  const target = connectionUrl(url, { test: test.name, format: codec.name, direction, repeat })
   const dialed = connectUrl && new URL(connectUrl)
   const ws = new WebSocket(target, subprotocol, {
     perMessageDeflate: compress,

@@ -26,6 +26,8 @@ const DOWN_REQUEST_FRAME = Buffer.from(DOWN_REQUEST)
  *   before the measured phase, so several hosts measure the same window (--start-at)
  * @property {number} [timeoutMs] a message with no reply after this long is lost
  * @property {boolean} [compress] offer permessage-deflate
+ * @property {boolean} [repeat] the payloads are one message repeated: the URL tells the server, which
+ *   then sends its one message too (direction down)
  * @property {string} [connectUrl] where to open the TCP connection when it differs from url (a shaping proxy)
  * @property {{frame: string, expect: string}} [handshake] sent first on every connection; the run starts
  *   once the server answers `expect` (a custom schema registration), and none of it is measured

@@ -3,7 +3,7 @@
 // and each --workers thread call it.
 import { runLoad } from './engine.js'
 import { createCodec } from '../codecs/registry.js'
-import { loadPayload, resolveTest } from '../payloads/catalog.js'
+import { loadMessages, resolveTest } from '../payloads/catalog.js'
 import { buildReport } from '../report/report.js'
 import { checkCustomFidelity, loadCustomTest, registrationFrame } from '../schema/custom.js'
 import { formatDifference } from '../schema/fidelity.js'
@@ -52,11 +52,12 @@ function checkLossless (test, codec, allowLossy, quiet) {
  * @returns {Promise<object>} the report
  */
 export async function measure ({ format, test, codec, lossy }, options, { connectUrl, network, signal, onTick }) {
+  const { messages: payloads, payload } = messagesToSend(test, options.repeat)
   const result = await runLoad({
     connectUrl,
     url: options.url,
     test,
-    payloads: test.custom ? test.payloads : [loadPayload(test)],
+    payloads,
     codec,
     messages: options.messages,
     durationMs: options.durationMs,
@@ -67,6 +68,7 @@ export async function measure ({ format, test, codec, lossy }, options, { connec
     startAt: options.startAt,
     timeoutMs: options.timeout,
     compress: options.compress,
+    repeat: payload.kind === 'repeated',
     direction: options.direction,
     headers: options.headers,
     subprotocol: options.subprotocol,
@@ -88,6 +90,20 @@ export async function measure ({ format, test, codec, lossy }, options, { connec
     startAt: options.startAt,
     direction: options.direction,
     network,
-    lossy
+    lossy,
+    payload
   })
+}
+
+/**
+ * The messages a run sends, and what its report says about them: a built-in test's stream (its one
+ * message with --repeat), or a user's file (its first message with --repeat).
+ * @param {object} test a catalog test or a custom one
+ * @param {boolean} [repeat]
+ * @returns {{messages: object[], payload: import('../payloads/catalog.js').PayloadKind}}
+ */
+function messagesToSend (test, repeat) {
+  if (!test.custom) return loadMessages(test, { repeat })
+  const messages = repeat ? test.payloads.slice(0, 1) : test.payloads
+  return { messages, payload: { kind: messages.length > 1 ? 'corpus' : 'repeated', messages: messages.length, seed: null } }
 }

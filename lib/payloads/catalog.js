@@ -1,6 +1,7 @@
 import fs from 'node:fs'
 import { UsageError } from '../errors.js'
 import { buildPeople } from './people.js'
+import { STREAM_JSON_BYTES, STREAM_SEED, buildStream, hasStream } from './streams.js'
 
 /**
  * @typedef {object} TestInfo
@@ -12,7 +13,10 @@ import { buildPeople } from './people.js'
  * @property {string} [dataFile] JSON payload, in data/; absent for payloads built in memory
  */
 
-/** The built-in tests, in order. Payloads come from data/generate.js; schemas from proto/. */
+/**
+ * The built-in tests, in order. Each one's message comes from data/generate.js, its stream of varying
+ * messages from streams.js (see loadMessages); schemas from proto/.
+ */
 export const TESTS = Object.freeze([
   { id: 1, name: 'numbers', description: 'only numbers: ints and non-integers, one nested object', typeName: 'bench.Numbers', protoFile: 'numbers.proto', dataFile: '1-numbers.json' },
   { id: 2, name: 'strings', description: 'only strings, one nested object', typeName: 'bench.Strings', protoFile: 'strings.proto', dataFile: '2-strings.json' },
@@ -54,4 +58,44 @@ export function loadPayload (test) {
       : buildPeople())
   }
   return payloadCache.get(test.name)
+}
+
+/**
+ * @typedef {object} PayloadKind what a run sends, as reports state it
+ * @property {'stream'|'repeated'|'corpus'} kind stream: a built-in test's seeded messages, varying as
+ *   real ones do; repeated: one message over and over; corpus: a user's file of many messages
+ * @property {number} messages how many distinct messages, sent in turn and cycling
+ * @property {number|null} seed the stream's seed, null when nothing was generated
+ */
+
+const streamCache = new Map()
+
+/**
+ * The messages a run of a built-in test sends, in order (cycling when a run sends more), and what
+ * reports say about them. By default the test's stream: enough seeded messages that one cycle holds
+ * many times deflate's window. `people` has none: its one message already holds 50,000 varied persons.
+ * @param {TestInfo} test
+ * @param {{repeat?: boolean}} [options] repeat: the test's one committed message, over and over
+ *   (flatters compression, caches and the JIT)
+ * @returns {{messages: object[], payload: PayloadKind}} the messages are shared: do not change them
+ */
+export function loadMessages (test, { repeat = false } = {}) {
+  if (repeat || !hasStream(test)) return { messages: [loadPayload(test)], payload: { kind: 'repeated', messages: 1, seed: null } }
+  if (!streamCache.has(test.name)) {
+    const count = Math.ceil(STREAM_JSON_BYTES / Buffer.byteLength(JSON.stringify(loadPayload(test))))
+    streamCache.set(test.name, buildStream(test, count))
+  }
+  const messages = streamCache.get(test.name)
+  return { messages, payload: { kind: 'stream', messages: messages.length, seed: STREAM_SEED } }
+}
+
+/**
+ * Every message a built-in test may send, repeated or streamed: what codecs that derive a schema
+ * from the payload (Avro, typed JSON) derive it from, so it fits whichever a run sends.
+ * @param {TestInfo} test
+ * @returns {object[]}
+ */
+export function everyMessage (test) {
+  const { messages } = loadMessages(test)
+  return messages.length === 1 ? messages : [loadPayload(test), ...messages]
 }

@@ -18,6 +18,9 @@ export function mergeReports (reports) {
       if (report[key] !== first[key]) throw new UsageError(`cannot merge a ${key} '${report[key]}' report with a '${first[key]}' one: merge runs of one format and test`)
     }
   }
+  for (const report of reports) {
+    if (report.payload?.kind !== first.payload?.kind) throw new UsageError(`cannot merge a run that sent a ${report.payload?.kind ?? 'unstated'} payload with one that sent a ${first.payload?.kind ?? 'unstated'} one`)
+  }
   const sum = (pick) => reports.reduce((total, report) => total + pick(report), 0)
   const startedAt = Math.min(...reports.map((r) => r.startedAt))
   const endedAt = Math.max(...reports.map((r) => r.startedAt + r.durationMs))
@@ -61,7 +64,8 @@ export function mergeReports (reports) {
     warmup: first.warmup,
     direction: first.direction,
     network: first.network,
-    lossy: first.lossy
+    lossy: first.lossy,
+    payload: first.payload
   })
   return { ...report, mergedFrom: reports.length, windows: measuredWindows(reports) }
 }

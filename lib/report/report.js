@@ -14,6 +14,7 @@ const BAR_WIDTH = 30
  * @property {string} [direction] up (default), down or echo
  * @property {object|null} [network] the network profile in force, null for none
  * @property {{differences: number, examples: object[]}|null} [lossy] for a user's payload whose schema changes values
+ * @property {import('../payloads/catalog.js').PayloadKind|null} [payload] what was sent: a stream, one message repeated, a corpus
  */
 
 /**
@@ -37,6 +38,7 @@ export function buildReport (result, context) {
     warmup: context.warmup,
     startAt: context.startAt ?? null,
     direction: context.direction ?? 'up',
+    payload: context.payload ?? null,
     network: context.network ?? { profile: 'none' },
     messages: { ...messages },
     startedAt: result.startedAt,
@@ -122,6 +124,7 @@ export function formatReport (report, histogram) {
     `elapsed   ${(report.durationMs / 1000).toFixed(2)} s  rate ${int(report.rate)} msg/s`,
     ...(target ? [target] : []),
     `bytes     payload ${payloadSizeText(b)}  written ${size(b.written)}  read ${size(b.read)} (on the socket, frames included)`,
+    ...(report.payload ? [`payload   ${describePayload(report.payload)}`] : []),
     ...(report.cpu ? [cpuLine(report.cpu)] : []),
     `latency   min ${ms(l.min)}  mean ${ms(l.mean)}  stdev ${ms(l.stdev)}  p50 ${ms(l.p50)}  p90 ${ms(l.p90)}  p99 ${ms(l.p99)}  p99.9 ${ms(l.p999)}  max ${ms(l.max)}${report.target ? '  (from the schedule)' : ''}`,
     ...(report.uncorrectedLatencyMs ? [`uncorr.   p50 ${ms(report.uncorrectedLatencyMs.p50)}  p90 ${ms(report.uncorrectedLatencyMs.p90)}  p99 ${ms(report.uncorrectedLatencyMs.p99)}  p99.9 ${ms(report.uncorrectedLatencyMs.p999)}  max ${ms(report.uncorrectedLatencyMs.max)}  (from the actual send: hides stalls)`] : []),
@@ -131,6 +134,18 @@ export function formatReport (report, histogram) {
   if (report.lossy) lines.push(`LOSSY     the schema changed ${report.lossy.differences} value(s) of ${report.payloadFile}, first at ${report.lossy.examples[0]?.path}`)
   if (report.failure) lines.push(`FAILED    ${report.failure}`)
   return lines.join('\n') + '\n'
+}
+
+/**
+ * What a run sent, in a few words: a stream of seeded messages, one message repeated (and why that
+ * flatters), or a corpus.
+ * @param {import('../payloads/catalog.js').PayloadKind} payload
+ * @returns {string}
+ */
+export function describePayload ({ kind, messages, seed }) {
+  if (kind === 'stream') return `stream of ${int(messages)} seeded messages (varying values, seed ${seed})`
+  if (kind === 'corpus') return `corpus of ${int(messages)} messages, sent in turn`
+  return 'one message repeated (flatters compression, caches and the JIT)'
 }
 
 /**

@@ -1,14 +1,14 @@
 import http from 'node:http'
 import { timingSafeEqual } from 'node:crypto'
 import { WebSocketServer } from 'ws'
-import { loadPayload, resolveTest, TESTS } from '../payloads/catalog.js'
+import { loadMessages, resolveTest, TESTS } from '../payloads/catalog.js'
 import { CUSTOM_FORMATS, FORMATS, loadCodecs } from '../codecs/registry.js'
 import { UsageError } from '../errors.js'
 import { createWebHandler } from './web.js'
 import { createMetrics, METRICS_CONTENT_TYPE } from './metrics.js'
 import { ServerStats, SUMMARY_INTERVAL_MS } from './stats.js'
 import { compileRegistration } from '../schema/custom.js'
-import { ACK, CUSTOM_TEST, DIRECTIONS, ERROR_PREFIX, METRICS_PATH, QUERY, REGISTRATION_OK } from '../protocol.js'
+import { ACK, CUSTOM_TEST, DIRECTIONS, ERROR_PREFIX, METRICS_PATH, PAYLOAD_KINDS, QUERY, REGISTRATION_OK } from '../protocol.js'
 import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_PAYLOAD, MAX_SCHEMA_BYTES } from '../defaults.js'
 import { openFileLimit } from '../processes.js'
 
@@ -26,9 +26,9 @@ const CONNECT_HINT = `WebSocket clients connect to ws://HOST:PORT/?${QUERY.test}
 
 /**
  * Works out which test, format and direction a connection asked for from its request URL,
- * `/?test=<number|name>&format=<name>[&direction=up|down|echo]`.
+ * `/?test=<number|name>&format=<name>[&direction=up|down|echo][&payload=stream|repeated]`.
  * @param {string} requestUrl the path and query of the upgrade request
- * @returns {{ test: import('../payloads/catalog.js').TestInfo, format: string, direction: string }}
+ * @returns {{ test: import('../payloads/catalog.js').TestInfo, format: string, direction: string, repeat: boolean }}
  * @throws {UsageError} when either is missing or unknown; the message is sent back with the 400
  */
 export function parseConnectionTarget (requestUrl) {
@@ -44,13 +44,18 @@ export function parseConnectionTarget (requestUrl) {
   if (!DIRECTIONS.includes(direction)) {
     throw new UsageError(`unknown direction '${direction}': expected one of ${DIRECTIONS.join(', ')}`)
   }
+  const payload = query.get(QUERY.payload) ?? 'stream'
+  if (!PAYLOAD_KINDS.includes(payload)) {
+    throw new UsageError(`unknown payload '${payload}': expected one of ${PAYLOAD_KINDS.join(', ')}`)
+  }
+  const repeat = payload === 'repeated'
   if (testParam === CUSTOM_TEST) {
     // A user's payload: the server has no copy of it, and learns a protobuf schema from the client.
     if (direction === 'down') throw new UsageError('direction down needs a built-in test: the server has no custom payload to send')
     if (!CUSTOM_FORMATS.includes(format)) throw new UsageError(`format '${format}' does not support custom payloads: use ${CUSTOM_FORMATS.join(', ')}`)
-    return { test: { name: CUSTOM_TEST, custom: true }, format, direction }
+    return { test: { name: CUSTOM_TEST, custom: true }, format, direction, repeat }
   }
-  return { test: resolveTest(testParam), format, direction }
+  return { test: resolveTest(testParam), format, direction, repeat }
 }
 
 /**
@@ -94,7 +99,7 @@ export async function startServer ({
   const isAuthorized = token ? tokenCheck(token) : () => true
   const registry = createMetrics(stats)
   const metrics = exposition ?? (() => registry.metrics())
-  const web = createWebHandler(loadPayload, CONNECT_HINT)
+  const web = createWebHandler(loadMessages, CONNECT_HINT)
   const httpServer = http.createServer((request, response) => {
     if (new URL(request.url, 'http://placeholder').pathname !== METRICS_PATH) return web(request, response)
     serveMetrics(request, response, metrics, isAuthorized)
@@ -225,16 +230,19 @@ function awaitRegistration (ws, target, codecOf, stats, maxSchemaBytes, cache, a
 }
 
 /** Answers every message of one connection, in order: ACK (up), the payload (down) or the message re-encoded (echo). */
-function serveConnection (ws, { test, format, direction }, codec, stats, afterMessage) {
+function serveConnection (ws, { test, format, direction, repeat }, codec, stats, afterMessage) {
   const counters = stats.forTarget(format, test.name)
   const payloadFrame = { binary: codec.binary }
-  // Prepared once, as a client prepares its payload; encoded for every reply, which is the cost measured.
-  const payload = direction === 'down' ? codec.prepare(loadPayload(test)) : null
+  // Each connection sends the test's messages in turn from the first, as a client does.
+  const natives = direction === 'down' ? preparedMessages(codec, test, repeat) : null
+  let next = 0
   ws.on('message', (data) => {
     let reply
     try {
-      if (direction === 'down') reply = codec.encode(payload)
-      else if (direction === 'echo') reply = codec.encode(codec.decode(data))
+      if (direction === 'down') {
+        reply = codec.encode(natives[next])
+        next = next + 1 === natives.length ? 0 : next + 1
+      } else if (direction === 'echo') reply = codec.encode(codec.decode(data))
       else codec.decode(data)
     } catch (err) {
       counters.errors++
@@ -246,6 +254,25 @@ function serveConnection (ws, { test, format, direction }, codec, stats, afterMe
     else ws.send(reply, payloadFrame)
     afterMessage()
   })
+}
+
+const preparedCache = new WeakMap()
+
+/**
+ * A built-in test's messages in the codec's own form, prepared once per codec and kind and shared
+ * by every connection, as a client prepares its payloads; encoded for every reply, the cost measured.
+ * @param {import('../codecs/registry.js').Codec} codec the registry's codec for this test (one per format and test)
+ * @param {import('../payloads/catalog.js').TestInfo} test
+ * @param {boolean} repeat the one message instead of the stream
+ * @returns {unknown[]}
+ */
+function preparedMessages (codec, test, repeat) {
+  if (!preparedCache.has(codec)) preparedCache.set(codec, new Map())
+  const byKind = preparedCache.get(codec)
+  if (!byKind.has(repeat)) {
+    byKind.set(repeat, loadMessages(test, { repeat }).messages.map((message) => codec.prepare(message)))
+  }
+  return byKind.get(repeat)
 }
 
 /** The --stall hook: blocks the whole process once, as a long GC pause would. */

@@ -6,6 +6,7 @@ import path from 'node:path'
 import { createRequire } from 'node:module'
 import { PROJECT_ROOT } from '../processes.js'
 import { TESTS } from '../payloads/catalog.js'
+import { QUERY } from '../protocol.js'
 
 const require = createRequire(import.meta.url)
 const packageFile = (spec) => require.resolve(spec)
@@ -31,18 +32,20 @@ const FILES = new Map([
 /**
  * Answers the browser client's GET requests; anything else gets 404 (or 405 for other methods)
  * with a hint on how to connect a WebSocket.
- * @param {(test: import('../payloads/catalog.js').TestInfo) => object} loadPayload the server's payload source
+ * `GET /api/payload/<test>.json` answers `{ payload, messages }`: the test's stream, or its one message
+ * with `?payload=repeated`, so the page sends what the CLI clients send.
+ * @param {typeof import('../payloads/catalog.js').loadMessages} loadMessages the server's payload source
  * @param {string} hint one line on how to connect, for the 404 body
  * @returns {(request: import('node:http').IncomingMessage, response: import('node:http').ServerResponse) => Promise<void>}
  */
-export function createWebHandler (loadPayload, hint) {
+export function createWebHandler (loadMessages, hint) {
   return async (request, response) => {
     if (request.method !== 'GET' && request.method !== 'HEAD') return send(response, 405, 'text/plain; charset=utf-8', `${hint}\n`)
     const url = new URL(request.url, 'http://placeholder')
     if (url.pathname === '/api/tests') return send(response, 200, TYPES['.json'], JSON.stringify(TESTS))
     const payloadTest = /^\/api\/payload\/([\w-]+)\.json$/.exec(url.pathname)?.[1]
     const test = payloadTest && TESTS.find((t) => t.name === payloadTest)
-    if (test) return send(response, 200, TYPES['.json'], JSON.stringify(loadPayload(test)))
+    if (test) return send(response, 200, TYPES['.json'], JSON.stringify(loadMessages(test, { repeat: url.searchParams.get(QUERY.payload) === 'repeated' })))
     const file = FILES.get(url.pathname)
     if (!file) return send(response, 404, 'text/plain; charset=utf-8', `not found: ${url.pathname}\n${hint}\n`)
     send(response, 200, TYPES[path.extname(file)] ?? TYPES['.html'], await fs.readFile(file))

@@ -46,6 +46,7 @@ describe('parseClientArgs: defaults', () => {
       inflight: 1,
       timeout: 10000,
       compress: false,
+      repeat: false,
       direction: 'up',
       json: false,
       network: null,

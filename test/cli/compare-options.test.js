@@ -23,6 +23,7 @@ describe('parseCompareArgs', () => {
       allowLossy: false,
       profiles: ['none'],
       compress: false,
+      repeat: false,
       direction: 'up',
       trials: undefined,
       budgetMs: undefined,

@@ -65,14 +65,14 @@ test('codecFor a built-in test: binary frames that carry its payload exactly', (
 test('a codec that cannot carry a payload exactly is reported lossy, with paths', () => {
   // Avro has no "absent": the second item's missing key comes back as null.
   const payload = { items: [{ sku: 'a', note: 'gift' }, { sku: 'b' }] }
-  const result = checkCodecFidelity(avroCodec(payload), payload)
+  const result = checkCodecFidelity(avroCodec([payload]), payload)
   assert.deepEqual(result, { lossless: false, differences: 1, examples: [{ path: '$.items[1].note', expected: undefined, actual: null }] })
-  assert.throws(() => avroCodec({ 'with-dash': 1 }), /avro: the key "with-dash" at \$ is not a valid Avro field name/)
-  assert.throws(() => avroCodec({ mixed: [1, 'one'] }), /avro: \$\.mixed\[\] holds several kinds of value/)
+  assert.throws(() => avroCodec([{ 'with-dash': 1 }]), /avro: the key "with-dash" at \$ is not a valid Avro field name/)
+  assert.throws(() => avroCodec([{ mixed: [1, 'one'] }]), /avro: \$\.mixed\[\] holds several kinds of value/)
 })
 
 test('avro refuses an array block that declares more items than the frame has bytes, before building it', () => {
-  const codec = avroCodec({ list: [1, 2] })
+  const codec = avroCodec([{ list: [1, 2] }])
   assert.deepEqual(codec.toPlain(codec.decode(Buffer.from(codec.encode({ list: [1, 2] })))), { list: [1, 2] })
   const varint = (value) => {
     const bytes = []

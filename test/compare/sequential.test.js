@@ -4,7 +4,7 @@
 // over many seeded tables.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { createRandom } from '../../data/generate.js'
+import { createRandom } from '../../lib/payloads/random.js'
 import { LOOK_STEP, PLANNED_PAIRS, runSequential } from '../../lib/compare/sequential.js'
 import { METRICS, verdictsOf } from '../../lib/compare/statistics.js'
 

@@ -8,6 +8,8 @@ import path from 'node:path'
 import { measure, prepareRun } from '../../lib/load/measure.js'
 import { startServer } from '../../lib/server/server.js'
 import { decodeHistogram } from '../../lib/histogram.js'
+import { createCodec } from '../../lib/codecs/registry.js'
+import { loadMessages, resolveTest } from '../../lib/payloads/catalog.js'
 
 const LIMIT = { timeout: 20_000 }
 const LATENCY_FIELDS = ['min', 'mean', 'stdev', 'p50', 'p90', 'p99', 'p999', 'max']
@@ -30,6 +32,7 @@ function clientOptions (url, extra = {}) {
     inflight: 1,
     timeout: 10000,
     compress: false,
+    repeat: false,
     direction: 'up',
     ...extra
   }
@@ -107,6 +110,38 @@ test('down: the server sends the payload, the client decodes it', LIMIT, async (
   assert.deepEqual(report.messages, { sent: 100, acked: 100, errors: 0, lost: 0 })
   assert.equal(report.direction, 'down')
   assert.ok(report.bytes.read > 0 && report.bytes.written > 0)
+})
+
+test('down: the server sends the stream\'s messages in turn, or the one message with repeat; the report says which', LIMIT, async (t) => {
+  const server = await startServer({ port: 0 })
+  t.after(() => server.close())
+  const small = resolveTest('small')
+  const codec = await createCodec('protobuf', small)
+  const sizes = loadMessages(small).messages.slice(0, 100).map((message) => codec.encode(codec.prepare(message)).length)
+  const frames = (payloads) => payloads.reduce((sum, size) => sum + size + 2, 0) // an unmasked server frame: 2-byte header
+  for (const [repeat, kind, read] of [[false, 'stream', frames(sizes)], [true, 'repeated', frames(Array(100).fill(6))]]) {
+    const options = clientOptions(server.url, { messages: 100, direction: 'down', repeat })
+    const report = await measure(await prepareRun('protobuf', options), options, { network: null })
+    assert.deepEqual(report.messages, { sent: 100, acked: 100, errors: 0, lost: 0 })
+    assert.equal(report.payload.kind, kind)
+    assert.equal(report.bytes.read, read, `${kind}: every reply's bytes, in order`)
+  }
+})
+
+test('a corpus is sent in turn and says so; with repeat only its first message', LIMIT, async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'measure-test-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const file = path.join(dir, 'feed.jsonl')
+  const messages = [{ id: 1, text: 'a' }, { id: 2, text: 'bbbbbbbbbb' }, { id: 3, text: 'cc' }]
+  fs.writeFileSync(file, messages.map((message) => JSON.stringify(message)).join('\n') + '\n')
+  const server = await startServer({ port: 0 })
+  t.after(() => server.close())
+  for (const [repeat, payload, sent] of [[false, { kind: 'corpus', messages: 3, seed: null }, messages], [true, { kind: 'repeated', messages: 1, seed: null }, messages.slice(0, 1)]]) {
+    const options = clientOptions(server.url, { test: null, custom: { payload: file }, messages: 30, repeat })
+    const report = await measure(await prepareRun('json', options), options, { network: null })
+    assert.deepEqual(report.payload, payload)
+    assert.equal(report.bytes.payloadPerMessage, Math.round(sent.reduce((sum, message) => sum + JSON.stringify(message).length, 0) / sent.length))
+  }
 })
 
 test('a custom payload over protobuf registers its schema first (the handshake), then runs', LIMIT, async (t) => {

@@ -5,26 +5,46 @@ import assert from 'node:assert/strict'
 import { runScript } from '../helpers.js'
 import { BENCH_FORMATS } from '../../bench/formats.js'
 
-test('bench:size over every format: real encoded sizes, ratios against the first, protobuf implementations equal', async () => {
+test('bench:size over every format: real encoded sizes of the streams, ratios against the first, protobuf implementations equal, deflate alone, in a stream and repeated', async () => {
   const { code, stdout, stderr } = await runScript('bench/size.js', [], { env: { BENCH_FORMATS: BENCH_FORMATS.join(',') } })
   assert.equal(code, 0, stderr)
   const rows = stdout.trim().split('\n').slice(2).map((line) => line.split('|').slice(1, -1).map((cell) => cell.trim()))
   assert.equal(rows.length, 8 * BENCH_FORMATS.length, 'every test in every format')
-  const small = Object.fromEntries(rows.filter(([test]) => test === '5 small').map(([, format, bytes, ratio]) => [format, [Number(bytes), ratio]]))
+  // The stream's mean size (its messages vary), then the one message's size (as before streams).
+  const small = Object.fromEntries(rows.filter(([test]) => test === '5 small').map(([, format, , bytes, ratio, ...rest]) => [format, [Number(bytes), ratio, Number(rest.at(-3))]]))
   assert.deepEqual(small, {
-    json: [22, '1.00'],
-    protobuf: [6, '0.27'],
-    'protobuf-dynamic': [6, '0.27'],
-    'protobuf-es': [6, '0.27'],
-    'google-protobuf': [6, '0.27'],
-    'fast-json': [22, '1.00'],
-    msgpack: [17, '0.77'],
-    cbor: [17, '0.77'],
-    avro: [4, '0.18']
+    json: [24, '1.00', 22],
+    protobuf: [7, '0.31', 6],
+    'protobuf-dynamic': [7, '0.31', 6],
+    'protobuf-es': [7, '0.31', 6],
+    'google-protobuf': [7, '0.31', 6],
+    'fast-json': [24, '1.00', 22],
+    msgpack: [18, '0.76', 17],
+    cbor: [19, '0.79', 17],
+    avro: [6, '0.24', 4]
   })
+  // JSON streams compress as real traffic does; the repeated message, against its own copy, far more.
+  for (const [test, , messages, , , , , , stream, , , , repeated] of rows.filter(([name, format]) => format === 'json' && name !== 'people')) {
+    assert.ok(Number(messages) > 100, `${test}: a stream`)
+    assert.ok(parseFloat(stream) >= 10 && parseFloat(stream) <= 30, `${test}: json stream deflates to ${stream}`)
+    if (test !== '5 small') assert.ok(parseFloat(repeated) < 5, `${test}: json repeated deflates to ${repeated}`)
+  }
   const people = rows.filter(([test, format]) => test === 'people' && format.includes('protobuf'))
   assert.equal(people.length, 4)
   assert.equal(new Set(people.map((row) => row.slice(2).join())).size, 1, 'protobuf.js static and dynamic, protobuf-es and google-protobuf write the same bytes')
+})
+
+test('bench:wire: real processes with --compress, the stream\'s wire bytes a real share of its payload, the repeated message\'s not', async () => {
+  const { code, stdout, stderr } = await runScript('bench/wire.js', [], { env: { BENCH_MESSAGES: '100', BENCH_TESTS: '4' } })
+  assert.equal(code, 0, stderr)
+  const rows = stdout.trim().split('\n').slice(2).map((line) => line.split('|').slice(1, -1).map((cell) => cell.trim()))
+  assert.deepEqual(rows.map(([test, format, payload]) => `${test}/${format}/${payload}`), [
+    '4 large/json/stream of 188 seeded messages', '4 large/json/one message repeated',
+    '4 large/protobuf/stream of 188 seeded messages', '4 large/protobuf/one message repeated'
+  ])
+  const share = (row) => parseFloat(row[5])
+  assert.ok(share(rows[0]) >= 5 && share(rows[0]) <= 40, `json stream: ${rows[0][5]}`)
+  assert.ok(share(rows[1]) < 5, `json repeated: ${rows[1][5]}`)
 })
 
 test('bench:codec BENCH_FORMATS: only the codecs named; an unknown name is one line and exit 2', async () => {

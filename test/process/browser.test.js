@@ -2,6 +2,14 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { browserUnavailable, openBrowserPage, startServerProcess } from '../helpers.js'
+import { createCodec } from '../../lib/codecs/registry.js'
+import { loadMessages, resolveTest } from '../../lib/payloads/catalog.js'
+
+/** The bytes of a test's stream messages [from, to) in a format: what the page sends in turn. */
+async function streamBytes (format, testName, from, to) {
+  const codec = await createCodec(format, resolveTest(testName))
+  return loadMessages(resolveTest(testName)).messages.slice(from, to).reduce((sum, message) => sum + Buffer.byteLength(codec.encode(codec.prepare(message))), 0)
+}
 
 test('browser client in headless Chromium: both formats in alternating trials with a warm-up, verdicts as compare makes them; people down; accounting matches', { skip: browserUnavailable(), timeout: 120_000 }, async () => {
   const server = await startServerProcess()
@@ -36,14 +44,20 @@ test('browser client in headless Chromium: both formats in alternating trials wi
       assert.ok(report.latencyMs.p50 > 0 && report.latencyMs.p50 <= report.latencyMs.p99 && report.latencyMs.p99 <= report.latencyMs.max)
       assert.match(report.histogram, /^HISTF/, 'the CLI\'s compressed HdrHistogram')
     }
-    assert.deepEqual(small.map((r) => r.bytes.payloadPerMessage), [22, 6, 6, 22, 6, 22])
-    assert.deepEqual(small.map((r) => r.bytes.written), [22 * 200, 6 * 200, 6 * 200, 22 * 200, 6 * 200, 22 * 200])
+    // The stream's mean size; written: its messages 100 to 299, after the 100 of warm-up.
+    assert.deepEqual(small.map((r) => r.bytes.payloadPerMessage), [24, 7, 7, 24, 7, 24])
+    for (const report of small) assert.deepEqual(report.payload, loadMessages(resolveTest('small')).payload)
+    const [json, protobuf] = [await streamBytes('json', 'small', 100, 300), await streamBytes('protobuf', 'small', 100, 300)]
+    assert.deepEqual(small.map((r) => r.bytes.written), [json, protobuf, protobuf, json, protobuf, json])
+    // Compare's wire bytes are whole bytes per message; the verdict is their ratio.
+    const wireRatio = (Math.round(protobuf / 200) / Math.round(json / 200)).toFixed(2).replace('.', '\\.')
     const cells = await page.$$eval('#report td[data-format]', (tds) => tds.slice(0, 4).map((td) => td.textContent))
     assert.deepEqual(cells, ['3', '3', '600 / 600 / 0 / 0', '600 / 600 / 0 / 0'])
     assert.deepEqual(await page.$$eval('svg.chart path.series', (paths) => paths.map((p) => p.dataset.series)), ['json', 'protobuf'])
     const verdicts = await page.$$eval('#verdicts li', (items) => items.map((li) => li.textContent))
     assert.equal(verdicts.length, 1)
-    assert.match(verdicts[0], /^5 small, loopback: protobuf vs json: p50 [\d.]+x \([\d.]+-[\d.>]+\) (better|worse|equivalent|inconclusive, ±[\d.>]+%), p99 .*, wire bytes 0\.27x \(0\.27-0\.27\) better: (better|mixed .*)$/)
+    assert.match(verdicts[0], new RegExp('^5 small, loopback: protobuf vs json: p50 [\\d.]+x \\([\\d.]+-[\\d.>]+\\) (better|worse|equivalent|inconclusive, ±[\\d.>]+%), p99 .*, ' +
+      `wire bytes ${wireRatio}x \\(${wireRatio}-${wireRatio}\\) better: (better|mixed .*)$`))
     assert.match(await page.textContent('#results'), /the chance of any false call in the whole table is at most 5%/)
     assert.deepEqual(await page.$$eval('svg.chart g.ratio', (groups) => groups.map((g) => g.dataset.metric)), ['p50', 'p99', 'msgs/s', 'wire bytes'])
 

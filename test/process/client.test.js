@@ -3,8 +3,20 @@ import assert from 'node:assert/strict'
 import net from 'node:net'
 import { WebSocketServer } from 'ws'
 import { startServerProcess, runScript } from '../helpers.js'
+import { createCodec } from '../../lib/codecs/registry.js'
+import { loadMessages, resolveTest } from '../../lib/payloads/catalog.js'
 
 const REPORT_FIELDS = ['format', 'test', 'messages', 'durationMs', 'rate', 'latencyMs', 'bytes', 'network']
+
+/** The encoded bytes of a test's stream messages [from, to), sent in turn as a client sends them. */
+async function streamBytes (format, testName, from, to) {
+  const test = resolveTest(testName)
+  const codec = await createCodec(format, test)
+  const { messages } = loadMessages(test)
+  let total = 0
+  for (let i = from; i < to; i++) total += Buffer.byteLength(codec.encode(codec.prepare(messages[i % messages.length])))
+  return total
+}
 
 function assertAccounted (report) {
   const { sent, acked, errors, lost } = report.messages
@@ -28,9 +40,12 @@ describe('load clients against node server.js', () => {
       assert.deepEqual(report.messages, { sent: 300, acked: 300, errors: 0, lost: 0 })
       for (const key of ['min', 'mean', 'p50', 'p90', 'p99', 'p999', 'max']) assert.ok(report.latencyMs[key] > 0, key)
       assert.ok(report.latencyMs.min <= report.latencyMs.p50 && report.latencyMs.p50 <= report.latencyMs.max)
-      // Bytes come from the socket: each message's frame is the payload plus a header and mask.
-      const { payloadPerMessage, written, read } = report.bytes
-      assert.ok(written >= 300 * (payloadPerMessage + 6) && written <= 300 * (payloadPerMessage + 14), `written ${written}`)
+      // Bytes come from the socket: each message's frame is the payload plus a header and mask; the
+      // payloads are the stream's messages 20 to 319, after the 20 of warm-up.
+      const { written, read } = report.bytes
+      const payload = await streamBytes(format, 'medium', 20, 320)
+      assert.ok(written >= payload + 300 * 6 && written <= payload + 300 * 14, `written ${written}, payloads ${payload}`)
+      assert.deepEqual(report.payload, { kind: 'stream', messages: loadMessages(resolveTest('medium')).messages.length, seed: loadMessages(resolveTest('medium')).payload.seed })
       assert.equal(read, 300 * 5, 'each ACK is a 5-byte frame from the server')
       assert.ok(report.rate > 0)
       assert.equal(report.network.profile, 'none')
@@ -69,7 +84,8 @@ describe('load clients against node server.js', () => {
     assert.equal(echo.code, 0, echo.stderr)
     const { bytes, messages } = JSON.parse(echo.stdout)
     assert.deepEqual(messages, { sent: 100, acked: 100, errors: 0, lost: 0 })
-    assert.ok(bytes.read >= 100 * bytes.payloadPerMessage && bytes.written >= 100 * bytes.payloadPerMessage)
+    const payload = await streamBytes('json', 'medium', 0, 100)
+    assert.ok(bytes.read >= payload && bytes.written >= payload, 'the stream\'s first 100 messages went up and came back')
   })
 
   test('a reply that does not decode counts as an error with the reason', async () => {
@@ -197,4 +213,37 @@ test('a server that never replies: --timeout counts the messages as lost, exit 1
   const report = JSON.parse(stdout)
   assert.deepEqual(report.messages, { sent: 5, acked: 0, errors: 0, lost: 5 })
   assert.equal(stderr, 'error: no reply within 200 ms (--timeout)\n')
+})
+
+describe('--compress against node server.js --compress: a stream deflates as real traffic does, one message repeated does not', () => {
+  let server
+  before(async () => { server = await startServerProcess(['--compress']) })
+  after(() => server.stop())
+
+  const run = async (...extra) => {
+    const { code, stdout, stderr } = await runScript('client_json.js', ['4', '300', '--compress', '--url', server.url, '--json', ...extra])
+    assert.equal(code, 0, stderr)
+    const report = JSON.parse(stdout)
+    assert.deepEqual(report.messages, { sent: 300, acked: 300, errors: 0, lost: 0 })
+    return { report, wireShare: report.bytes.written / report.messages.sent / report.bytes.payloadPerMessage }
+  }
+
+  test('test 4: wire bytes at least 5% of the payload bytes with the stream, far less with --repeat', async () => {
+    const stream = await run()
+    assert.equal(stream.report.payload.kind, 'stream')
+    assert.ok(stream.report.payload.messages > 100, 'more messages than deflate\'s window holds')
+    assert.ok(stream.wireShare >= 0.05 && stream.wireShare <= 0.4, `stream: wire ${(stream.wireShare * 100).toFixed(1)}% of payload`)
+
+    const repeated = await run('--repeat')
+    assert.deepEqual(repeated.report.payload, { kind: 'repeated', messages: 1, seed: null })
+    assert.ok(repeated.wireShare < 0.03, `repeated: wire ${(repeated.wireShare * 100).toFixed(1)}% of payload (each message matches its identical predecessor)`)
+  })
+
+  test('the human report says which was sent', async () => {
+    for (const [extra, line] of [[[], /^payload {3}stream of \d+ seeded messages \(varying values, seed \d+\)$/m], [['--repeat'], /^payload {3}one message repeated \(flatters compression, caches and the JIT\)$/m]]) {
+      const { code, stdout, stderr } = await runScript('client_json.js', ['4', '20', '--compress', '--url', server.url, ...extra])
+      assert.equal(code, 0, stderr)
+      assert.match(stdout, line)
+    }
+  })
 })

@@ -60,9 +60,10 @@ test('npm run compare: both formats per test and profile, exact accounting, resu
   }
   assert.deepEqual(results.rows.map((row) => `${row.test}/${row.profile}`), ['5 small/none', '5 small/fois', 'person/none', 'person/fois'])
   const small = results.rows[0]
-  assert.equal(small.figures.json.payloadBytes, 22)
-  assert.equal(small.figures.protobuf.payloadBytes, 6)
-  assert.equal(small.ratios.protobuf.payloadBytes, 0.273)
+  // The mean over the stream of small messages (the one message is 22 and 6 bytes).
+  assert.equal(small.figures.json.payloadBytes, 24)
+  assert.equal(small.figures.protobuf.payloadBytes, 7)
+  assert.equal(small.ratios.protobuf.payloadBytes, 0.292)
   assert.deepEqual(results.settings.runs, { '5 small': { messages: 20, warmup: 0 }, person: { messages: 20, warmup: 0 } })
   assert.equal(results.settings.compress, true)
   assert.equal(results.settings.trials, 2)
@@ -82,8 +83,8 @@ test('npm run compare: both formats per test and profile, exact accounting, resu
   assert.match(markdown, /^## Verdict\n\n- 5 small, loopback: protobuf vs json: p50 [\d.]+x \([\d.]+-[\d.>]+\)/m)
   assert.match(markdown, /^- person, fois: protobuf vs json: .*wire bytes 0\.\d\dx/m)
   assert.match(markdown, /^\| test \| network \| format \| B\/msg \| wire B\/msg \| msgs\/s \| p50 ms \| p99 ms \| client CPU µs\/msg \| server CPU µs\/msg \|/m)
-  assert.match(markdown, /^\| 5 small \| none \| json \| 22 \|/m)
-  assert.match(markdown, /^\| {2}\| {2}\| protobuf\/json \| 0\.27x \|/m)
+  assert.match(markdown, /^\| 5 small \| none \| json \| 24 \|/m)
+  assert.match(markdown, /^\| {2}\| {2}\| protobuf\/json \| 0\.29x \|/m)
   assert.match(markdown, /permessage-deflate on/)
   assert.match(fs.readFileSync(path.join(out, 'report.html'), 'utf8'), /^<!doctype html>/)
   assert.match(run.stderr, /^test 5 small, network fois, warm-up: protobuf, 20 messages$/m)
@@ -96,9 +97,9 @@ test('npm run compare: the human table, one line per format and one for the rati
   assert.equal(human.code, 0, human.stderr)
   const lines = human.stdout.trimEnd().split('\n')
   assert.match(lines[0], /^test\s+network\s+format\s+B\/msg\s+wire B\/msg\s+msgs\/s\s+p50 ms\s+p99 ms\s+client CPU µs\/msg\s+server CPU µs\/msg\s+sent\/acked\/errors\/lost$/)
-  assert.match(lines[1], /^5 small\s+none\s+json\s+22\s+\d+\s+[\d,.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+60\/60\/0\/0$/)
-  assert.match(lines[2], /^\s+protobuf\s+6\s/)
-  assert.match(lines[3], /^\s+protobuf\/json\s+0\.27x\s/)
+  assert.match(lines[1], /^5 small\s+none\s+json\s+24\s+\d+\s+[\d,.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+60\/60\/0\/0$/)
+  assert.match(lines[2], /^\s+protobuf\s+7\s/)
+  assert.match(lines[3], /^\s+protobuf\/json\s+0\.29x\s/)
   assert.equal(lines[4], '')
   // The answer in words, what stayed inconclusive, then how the calls were made.
   const call = '(better|worse|equivalent|inconclusive, ±[\\d.>]+%)'
@@ -120,21 +121,24 @@ test('npm run compare --formats: every format through the server, in the order g
   assert.deepEqual(results.reports.map((r) => r.format), [...formats, ...formats])
   for (const report of results.reports) assert.deepEqual(report.messages, { sent: 20, acked: 20, errors: 0, lost: 0 }, report.format)
   const [small, counters] = results.rows
-  // Real encoded sizes: the protobuf implementations agree byte for byte, JSON and typed JSON too.
-  assert.deepEqual(formats.map((f) => small.figures[f].payloadBytes), [17, 22, 6, 6, 6, 22, 17, 4])
+  // Real encoded sizes (means over the stream): the protobuf implementations agree byte for byte, JSON and typed JSON too.
+  assert.deepEqual(formats.map((f) => small.figures[f].payloadBytes), [18, 24, 7, 7, 7, 24, 19, 6])
   assert.equal(counters.figures.protobuf.payloadBytes, counters.figures['protobuf-es'].payloadBytes)
   assert.equal(counters.figures.protobuf.payloadBytes, counters.figures['google-protobuf'].payloadBytes)
   assert.deepEqual(Object.keys(small.ratios), formats.slice(1))
-  assert.equal(small.ratios.json.payloadBytes, 1.294, '22 / 17')
+  assert.equal(small.ratios.json.payloadBytes, 1.333, '24 / 18')
 })
 
 test('npm run compare --direction down: the server sends, wire bytes are the bytes read', async () => {
-  const run = await runScript('bin/compare.js', ['--tests', 'person', '-n', '20', '-w', '0', '--trials', '1', '--direction', 'down', '--json', '--out', tempDir()])
+  // --repeat: one message, so every reply has the same size and the figures are exact.
+  const run = await runScript('bin/compare.js', ['--tests', 'person', '-n', '20', '-w', '0', '--trials', '1', '--direction', 'down', '--repeat', '--json', '--out', tempDir()])
   assert.equal(run.code, 0, run.stderr)
   const results = JSON.parse(run.stdout)
   assert.equal(results.settings.direction, 'down')
+  assert.equal(results.settings.repeat, true)
   for (const report of results.reports) {
     assert.equal(report.direction, 'down')
+    assert.deepEqual(report.payload, { kind: 'repeated', messages: 1, seed: null }, 'the clients were told --repeat')
     assert.deepEqual(report.messages, { sent: 20, acked: 20, errors: 0, lost: 0 })
   }
   const [row] = results.rows

@@ -106,7 +106,7 @@ test('--from-compare records a real comparison as the verdict table and the figu
   assert.deepEqual(verdicts.columns, ['test', 'network', 'format', 'p50', 'p99', 'msgs/s', 'wire bytes', 'client CPU/msg', 'server CPU/msg', 'verdict'])
   assert.equal(verdicts.rows.length, 1)
   assert.deepEqual(verdicts.rows[0].slice(0, 3), ['5 small', 'loopback', 'protobuf vs json'])
-  assert.match(verdicts.rows[0][6], /^0\.43x/, 'wire bytes: 12 vs 28 per message')
+  assert.match(verdicts.rows[0][6], /^0\.45x/, 'wire bytes: protobuf vs json over the stream\'s messages 5 to 54')
   const figures = JSON.parse(fs.readFileSync(path.join(root, 'docs/results/compare-figures.json'), 'utf8'))
   assert.deepEqual(figures.rows.map((row) => row[2]), ['json', 'protobuf', 'protobuf/json'])
   const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8')

@@ -7,7 +7,7 @@ import WebSocket from 'ws'
 import { FORMATS, createCodec } from '../../lib/codecs/registry.js'
 import { loadPayload, resolveTest } from '../../lib/payloads/catalog.js'
 import { runScript, startServerProcess } from '../helpers.js'
-import { createRandom } from '../../data/generate.js'
+import { createRandom } from '../../lib/payloads/random.js'
 
 const MAX_PAYLOAD = 256 * 1024
 const CONNECTIONS_PER_FORMAT = 10

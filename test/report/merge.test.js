@@ -7,6 +7,7 @@ import { mergeReports } from '../../lib/report/merge.js'
 import { buildReport } from '../../lib/report/report.js'
 
 const T0 = 1_700_000_000_000
+const STREAM = Object.freeze({ kind: 'stream', messages: 495, seed: 20261123 })
 
 /** A histogram holding `count` values of each of `values` µs. */
 function histogramOf (values, count) {
@@ -16,7 +17,7 @@ function histogramOf (values, count) {
 }
 
 /** One client's report, built as the client builds it. */
-function part ({ format = 'json', test = 'medium', direction = 'up', startedAt = T0, durationMs = 1000, values = [1000], count = 10, seconds = [T0 / 1000], ...rest } = {}) {
+function part ({ format = 'json', test = 'medium', direction = 'up', payload = STREAM, startedAt = T0, durationMs = 1000, values = [1000], count = 10, seconds = [T0 / 1000], ...rest } = {}) {
   const histogram = histogramOf(values, count)
   const perSecond = seconds.map((t) => ({ t, acked: count / seconds.length, errors: 0, p50: 1, p99: 1, histogram: encodeHistogram(histogramOf(values, count / seconds.length)) }))
   const messages = { sent: values.length * count, acked: values.length * count, errors: 0, lost: 0 }
@@ -35,7 +36,7 @@ function part ({ format = 'json', test = 'medium', direction = 'up', startedAt =
     errorReplies: [],
     failure: null,
     ...rest
-  }, { format, test: resolveTest(test), url: 'ws://127.0.0.1:8080', connections: 1, inflight: 2, warmup: 0, direction })
+  }, { format, test: resolveTest(test), url: 'ws://127.0.0.1:8080', connections: 1, inflight: 2, warmup: 0, direction, payload })
 }
 
 test('counts, bytes and connections summed; the span from the earliest start to the last reply', () => {
@@ -128,6 +129,14 @@ test('refuses, with a UsageError, nothing to merge and reports of different form
   ]) {
     assert.throws(() => mergeReports([part(), other]), (err) => err instanceof UsageError && err.message === message)
   }
+})
+
+test('what was sent (a stream, one message repeated) is kept; parts that sent different kinds are refused', () => {
+  assert.deepEqual(mergeReports([part(), part()]).payload, STREAM)
+  const repeated = { kind: 'repeated', messages: 1, seed: null }
+  assert.deepEqual(mergeReports([part({ payload: repeated }), part({ payload: repeated })]).payload, repeated)
+  assert.throws(() => mergeReports([part(), part({ payload: repeated })]),
+    (err) => err instanceof UsageError && err.message === 'cannot merge a run that sent a repeated payload with one that sent a stream one')
 })
 
 test('a user\'s payload keeps its file, schema and what the schema loses', () => {

@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createLatencyHistogram, decodeHistogram } from '../../lib/histogram.js'
 import { resolveTest } from '../../lib/payloads/catalog.js'
-import { buildReport, cpuPerMessage, describeNetwork, describeTarget, formatReport, testLabel } from '../../lib/report/report.js'
+import { buildReport, cpuPerMessage, describeNetwork, describePayload, describeTarget, formatReport, testLabel } from '../../lib/report/report.js'
 
 const NETWORK = { profile: '3g', up: 768, down: 1600, rtt: 150, loss: 0, backend: 'proxy', reason: 'userspace shaping proxy' }
 
@@ -97,12 +97,15 @@ test('buildReport: a user\'s payload names its file, its schema and what the sch
 
 test('formatReport: the human text, line by line, with the compact histogram', () => {
   const histogram = latencies()
-  const report = buildReport(loadResult({ histogram }), { ...CONTEXT, direction: 'echo' })
+  const payload = { kind: 'stream', messages: 495, seed: 20261123 }
+  const report = buildReport(loadResult({ histogram }), { ...CONTEXT, direction: 'echo', payload })
+  assert.deepEqual(report.payload, payload)
   assert.equal(formatReport(report, histogram), [
     'protobuf · test 3 medium · echo · 2 connection(s) × 4 in flight · network: none (no shaping)',
     'messages  sent 100  acked 100  errors 0  lost 0',
     'elapsed   0.25 s  rate 400 msg/s',
     'bytes     payload 423 B/msg  written 43.9 KiB  read 2.9 KiB (on the socket, frames included)',
+    'payload   stream of 495 seeded messages (varying values, seed 20261123)',
     'cpu       20.0 ms user  5.0 ms system  250 µs/msg (this client process, measured phase)',
     'latency   min 0.800  mean 1.020  stdev 0.660  p50 0.800  p90 0.800  p99 3.000  p99.9 3.000  max 3.000',
     // Power-of-two bands from the lowest value, the widest band a full bar.
@@ -111,6 +114,13 @@ test('formatReport: the human text, line by line, with the compact histogram', (
     '2.048 ms–4.096 ms ███                             10.0%  10',
     ''
   ].join('\n'))
+})
+
+test('describePayload: a stream, one message repeated and why that flatters, a corpus', () => {
+  assert.equal(describePayload({ kind: 'stream', messages: 23832, seed: 7 }), 'stream of 23,832 seeded messages (varying values, seed 7)')
+  assert.equal(describePayload({ kind: 'repeated', messages: 1, seed: null }), 'one message repeated (flatters compression, caches and the JIT)')
+  assert.equal(describePayload({ kind: 'corpus', messages: 10000, seed: null }), 'corpus of 10,000 messages, sent in turn')
+  assert.equal(buildReport(loadResult(), CONTEXT).payload, null, 'a report built without saying (an older client\'s) says nothing')
 })
 
 test('formatReport: shaping, target, uncorrected latency, reconnects, lossy and failure lines when they apply', () => {

@@ -4,7 +4,7 @@ import http from 'node:http'
 import net from 'node:net'
 import { startServer, parseConnectionTarget } from '../../lib/server/server.js'
 import { CUSTOM_FORMATS, FORMATS, createCodec } from '../../lib/codecs/registry.js'
-import { TESTS, loadPayload, resolveTest } from '../../lib/payloads/catalog.js'
+import { TESTS, loadMessages, loadPayload, resolveTest } from '../../lib/payloads/catalog.js'
 import { openConnection, refusedUpgrade } from '../helpers.js'
 
 describe('parseConnectionTarget', () => {
@@ -46,24 +46,30 @@ describe('server', () => {
     response.resume()
   })
 
-  test('directions: down answers any frame with the encoded payload, echo sends the message back re-encoded', async () => {
+  test('directions: down answers each frame with the next message of the stream (or the one message repeated), echo sends the message back re-encoded', async () => {
     const test3 = resolveTest(3)
+    const stream = loadMessages(test3).messages
     for (const format of ['json', 'protobuf']) {
       const codec = await createCodec(format, test3)
       const frame = Buffer.from(codec.encode(codec.prepare(loadPayload(test3))))
-      for (const direction of ['down', 'echo']) {
+      const expected = {
+        down: stream.slice(0, 2),
+        'down&payload=repeated': [loadPayload(test3), loadPayload(test3)],
+        echo: [loadPayload(test3), loadPayload(test3)]
+      }
+      for (const [direction, messages] of Object.entries(expected)) {
         const { ws, nextReply } = await openConnection(`${server.url}/?test=3&format=${format}&direction=${direction}`)
         const replies = []
         ws.removeAllListeners('message')
         ws.on('message', (data, isBinary) => replies.push({ data, isBinary }))
-        ws.send(direction === 'down' ? 'GET' : frame, { binary: direction === 'echo' && codec.binary })
-        ws.send(direction === 'down' ? 'GET' : frame, { binary: direction === 'echo' && codec.binary })
+        ws.send(direction === 'echo' ? frame : 'GET', { binary: direction === 'echo' && codec.binary })
+        ws.send(direction === 'echo' ? frame : 'GET', { binary: direction === 'echo' && codec.binary })
         while (replies.length < 2) await new Promise((resolve) => ws.once('message', resolve))
-        for (const reply of replies) {
+        replies.forEach((reply, i) => {
           assert.equal(reply.isBinary, codec.binary, `${format} ${direction}: frame type`)
-          assert.deepEqual(Buffer.from(reply.data), frame, `${format} ${direction}: the payload, byte for byte`)
-          assert.deepEqual(codec.toPlain(codec.decode(reply.data)), loadPayload(test3))
-        }
+          assert.deepEqual(Buffer.from(reply.data), Buffer.from(codec.encode(codec.prepare(messages[i]))), `${format} ${direction}: message ${i}, byte for byte`)
+          assert.deepEqual(codec.toPlain(codec.decode(reply.data)), messages[i])
+        })
         assert.equal(typeof nextReply, 'function')
         ws.close()
       }
@@ -71,6 +77,9 @@ describe('server', () => {
     const refused = await refusedUpgrade(`${server.url}/?test=3&format=json&direction=sideways`)
     assert.equal(refused.status, 400)
     assert.match(refused.body, /unknown direction 'sideways': expected one of up, down, echo/)
+    const unknownPayload = await refusedUpgrade(`${server.url}/?test=3&format=json&payload=loop`)
+    assert.equal(unknownPayload.status, 400)
+    assert.match(unknownPayload.body, /unknown payload 'loop': expected one of stream, repeated/)
   })
 
   test('ACKs valid messages in both formats, in order', async () => {
@@ -238,7 +247,7 @@ describe('the browser client files (plain HTTP on the server port)', () => {
       assert.match(await response.text(), body, path)
     }
     assert.deepEqual((await (await fetch(`${base}/api/tests`)).json()).map((t) => t.name), TESTS.map((t) => t.name))
-    assert.deepEqual(await (await fetch(`${base}/api/payload/small.json`)).json(), loadPayload(resolveTest('small')))
+    assert.deepEqual(await (await fetch(`${base}/api/payload/small.json`)).json(), loadMessages(resolveTest('small')))
   })
 
   test('nothing outside the allowlist: 404 with how to connect, 405 for other methods', async () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import http from 'node:http'
 import { once } from 'node:events'
-import { TESTS, loadPayload } from '../../lib/payloads/catalog.js'
+import { TESTS, loadMessages, loadPayload } from '../../lib/payloads/catalog.js'
 import { createWebHandler } from '../../lib/server/web.js'
 
 const HINT = 'WebSocket clients connect to ws://HOST:PORT/?test=<n>&format=<name>'
@@ -13,7 +13,7 @@ let port
 
 before(async () => {
   // The server's payload source, recorded: the handler must serve what it gives.
-  const handler = createWebHandler((info) => { asked.push(info.name); return loadPayload(info) }, HINT)
+  const handler = createWebHandler((info, options) => { asked.push(info.name); return loadMessages(info, options) }, HINT)
   server = http.createServer(handler)
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
@@ -56,7 +56,7 @@ test('allowlisted files are served whole, with their content type, no-store and 
   }
 })
 
-test('/api/tests lists the catalog; /api/payload/<name>.json is the server\'s payload for that test', async () => {
+test('/api/tests lists the catalog; /api/payload/<name>.json is the server\'s messages for that test, its stream or its one message', async () => {
   const tests = await request('/api/tests')
   assert.equal(tests.headers['content-type'], 'application/json')
   assert.deepEqual(JSON.parse(tests.body), JSON.parse(JSON.stringify(TESTS)))
@@ -64,8 +64,12 @@ test('/api/tests lists the catalog; /api/payload/<name>.json is the server\'s pa
   const payload = await request('/api/payload/small.json?cache=1')
   assert.equal(payload.status, 200)
   assert.equal(payload.headers['cross-origin-embedder-policy'], 'require-corp')
-  assert.deepEqual(JSON.parse(payload.body), loadPayload(TESTS.find((t) => t.name === 'small')))
-  assert.deepEqual(asked, ['small'], 'from the source it was given')
+  const small = TESTS.find((t) => t.name === 'small')
+  assert.deepEqual(JSON.parse(payload.body), loadMessages(small))
+  assert.equal(JSON.parse(payload.body).payload.kind, 'stream')
+  const repeated = JSON.parse((await request('/api/payload/small.json?payload=repeated')).body)
+  assert.deepEqual(repeated, { messages: [loadPayload(small)], payload: { kind: 'repeated', messages: 1, seed: null } })
+  assert.deepEqual(asked, ['small', 'small'], 'from the source it was given')
 })
 
 test('anything else is 404 with the hint; other methods 405 with the hint', async () => {
