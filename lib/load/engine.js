@@ -45,7 +45,8 @@ const DOWN_REQUEST_FRAME = Buffer.from(DOWN_REQUEST)
  * @typedef {object} LoadResult
  * @property {{sent:number, acked:number, errors:number, lost:number}} messages measured phase only
  * @property {number} startedAt epoch ms when the measured phase began
- * @property {number} durationMs from the first measured send to the last reply
+ * @property {number} durationMs closed loop: from the first measured send to the last reply; open loop:
+ *   the schedule's window (see OpenLoopSchedule#windowMs), or to the last reply if that came later
  * @property {import('hdr-histogram-js').Histogram} histogram latencies in µs: from the scheduled send
  *   with a rate (coordinated omission corrected), else from the send
  * @property {import('hdr-histogram-js').Histogram|null} uncorrectedHistogram with a rate: from the actual send

@@ -4,6 +4,7 @@
 import os from 'node:os'
 import { performance } from 'node:perf_hooks'
 import { createLatencyHistogram, encodeHistogram, summarizeLatency } from '../histogram.js'
+import { OpenLoopSchedule } from './schedule.js'
 
 /** Which process measured its CPU: --workers threads share one, so merging takes its largest figure once. */
 const PROCESS_ID = `${os.hostname()}:${process.pid}`
@@ -34,11 +35,9 @@ export class Phase {
     this.channels = run.channels
     this.recording = recording
     this.durationMs = durationMs > 0 ? durationMs : 0
-    this.rate = rate
-    this.intervalMs = rate > 0 ? 1000 / rate : 0
-    // With a rate and a duration, the schedule itself says how many messages there will be.
-    const scheduled = rate > 0 && durationMs > 0 ? Math.floor(rate * durationMs / 1000) : Infinity
-    this.planned = Math.min(count ?? Infinity, scheduled)
+    // Open loop: the schedule itself says how many messages there will be.
+    this.schedule = rate > 0 ? new OpenLoopSchedule(rate, { durationMs, count }) : null
+    this.planned = this.schedule?.planned ?? count ?? Infinity
     // Every sent message ends up acked, errored (an error reply) or lost (timeout, stop, connection gone).
     this.sent = 0
     this.acked = 0
@@ -84,7 +83,7 @@ export class Phase {
       const timeoutMs = this.run.timeoutMs
       this.watchdog = setInterval(() => this.expireStale(), Math.min(1000, Math.max(10, timeoutMs / 4)))
       this.ticker = setInterval(() => this.tick(), 1000)
-      if (this.rate > 0) this.schedule()
+      if (this.schedule) this.sendDue()
       else for (const channel of this.channels) channel.fill(this.startedAt)
       this.checkDone()
     })
@@ -97,7 +96,7 @@ export class Phase {
    */
   canSend (now) {
     if (this.stopped || this.sent >= this.planned) return false
-    return this.intervalMs > 0 ? this.startedAt + this.sent * this.intervalMs < this.deadline : now < this.deadline
+    return this.schedule !== null || now < this.deadline
   }
 
   /** A channel sent one message. Hot path. */
@@ -125,10 +124,10 @@ export class Phase {
     } else {
       this.errors++
     }
-    if (this.intervalMs > 0) {
+    if (this.schedule) {
       if (this.blocked) {
         clearTimeout(this.scheduleTimer)
-        this.schedule() // this reply made room for messages already due
+        this.sendDue() // this reply made room for messages already due
       } else {
         this.checkDone()
       }
@@ -166,7 +165,7 @@ export class Phase {
 
   /** A channel is back after --reconnect: it takes messages again. */
   onReopened (channel) {
-    if (this.intervalMs > 0) this.schedule()
+    if (this.schedule) this.sendDue()
     else channel.fill(performance.now())
   }
 
@@ -175,11 +174,10 @@ export class Phase {
    * until the next one is due. When no connection has room (in-flight cap or unsent bytes), the
    * messages wait and their latency grows, as a real client's would.
    */
-  schedule () {
+  sendDue () {
     this.scheduleTimer = null
     const now = performance.now()
-    const elapsed = Math.min(now, this.deadline) - this.startedAt
-    const due = Math.min(this.planned, Math.floor(elapsed / this.intervalMs) + 1)
+    const due = this.schedule.dueBy(now - this.startedAt)
     let blocked = false
     while (this.sent < due && !this.stopped) {
       const channel = this.channelWithRoom()
@@ -187,14 +185,14 @@ export class Phase {
         blocked = true
         break
       }
-      channel.sendOne(this.startedAt + this.sent * this.intervalMs, now)
+      channel.sendOne(this.startedAt + this.schedule.dueAt(this.sent), now)
     }
-    const nextDue = this.startedAt + this.sent * this.intervalMs
+    const nextDue = this.startedAt + this.schedule.dueAt(this.sent)
     this.blocked = blocked
-    if (this.stopped || this.sent >= this.planned || nextDue >= this.deadline) return this.checkDone()
+    if (this.stopped || this.sent >= this.planned) return this.checkDone()
     // Blocked: the next reply makes room and reschedules at once; the short timer covers a
     // connection that is only waiting for its socket to drain.
-    this.scheduleTimer = setTimeout(() => this.schedule(), blocked ? 1 : Math.max(0, nextDue - performance.now()))
+    this.scheduleTimer = setTimeout(() => this.sendDue(), blocked ? 1 : Math.max(0, nextDue - performance.now()))
   }
 
   /** The next connection, round robin, that may take a message now. */
@@ -262,7 +260,7 @@ export class Phase {
     return {
       messages: { sent: this.sent, acked: this.acked, errors: this.errors, lost: this.lost },
       startedAt: this.startedAtEpoch,
-      durationMs: this.lastReplyAt - this.startedAt,
+      durationMs: this.measuredMs(),
       histogram: this.histogram,
       uncorrectedHistogram: this.uncorrected,
       bytes: {
@@ -271,13 +269,22 @@ export class Phase {
       },
       cpu: { userUs: cpu.user, systemUs: cpu.system, process: PROCESS_ID },
       timeSeries: this.timeSeries,
-      target: this.rate > 0 ? { rate: this.rate, sendRate: this.sendRate() } : null
+      target: this.schedule ? { rate: this.schedule.rate, sendRate: this.sendRate() } : null
     }
   }
 
-  /** Messages sent per second over the schedule's span, to compare with the target rate. */
+  /**
+   * Closed loop: from the first send to the last reply. Open loop: the schedule's window, or longer
+   * when the last reply came after it; a rate is then read over the time the schedule asked for.
+   */
+  measuredMs () {
+    const toLastReply = this.lastReplyAt - this.startedAt
+    return this.schedule ? Math.max(this.schedule.windowMs(this.sent), toLastReply) : toLastReply
+  }
+
+  /** Messages sent per second over the schedule's window (longer if sending fell behind), against the target rate. */
   sendRate () {
-    const spanMs = this.lastSentAt - this.startedAt + this.intervalMs
+    const spanMs = Math.max(this.schedule.windowMs(this.sent), this.lastSentAt - this.startedAt)
     return spanMs > 0 ? Math.round(this.sent * 1000 / spanMs * 10) / 10 : 0
   }
 

@@ -193,6 +193,16 @@ test('open loop: rate over a duration follows the schedule, with both histograms
   assert.ok(result.durationMs >= 450, `durationMs ${result.durationMs}`)
 })
 
+test('open loop at a low rate: every message due before the deadline is sent, and the rate is over the window', LIMIT, async (t) => {
+  const server = await startWsServer(ackEach)
+  t.after(() => server.close())
+  // Due at 0, 50 and 100 ms: a schedule that stopped an interval early sent two.
+  const result = await runLoad(options(server, { rate: 20, durationMs: 125 }))
+  assert.deepEqual(result.messages, { sent: 3, acked: 3, errors: 0, lost: 0 })
+  assert.ok(result.durationMs >= 125, `the window, not first send to last reply: ${result.durationMs} ms`)
+  assert.ok(result.target.sendRate <= 24 && result.target.sendRate > 20, `3 messages in 125 ms: ${result.target.sendRate}/s`)
+})
+
 test('open loop with a stalled server: messages wait for room, and latency from the schedule shows it', LIMIT, async (t) => {
   const held = []
   const server = await startWsServer((ws, data, isBinary, count) => {
