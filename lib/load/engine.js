@@ -4,6 +4,10 @@ import { Channel } from './channel.js'
 import { connect } from './connection.js'
 import { Phase } from './phase.js'
 import { ACK, DOWN_REQUEST, isErrorReply } from '../protocol.js'
+import { isPrintableText, printable } from '../numbers.js'
+
+/** Said with a binary or unprintable reply where ACK was expected. */
+const ECHO_HINT = ' (an echo server sends each message back: run with --ack any)'
 
 /** What a `down` client sends for each message, as a frame ready to send. */
 const DOWN_REQUEST_FRAME = Buffer.from(DOWN_REQUEST)
@@ -59,7 +63,8 @@ const DOWN_REQUEST_FRAME = Buffer.from(DOWN_REQUEST)
  * @property {{rate: number, sendRate: number}|null} target with a rate: asked and achieved send rate
  * @property {{count: number, gapMs: number}} reconnects
  * @property {boolean} interrupted stopped by the signal
- * @property {string[]} errorReplies the first few error replies from the server, verbatim
+ * @property {string[]} errorReplies the first few error replies from the server: text as it came, binary
+ *   or unprintable replies as their size and first bytes
  * @property {string|null} failure why the run did not complete, or null
  */
 
@@ -178,7 +183,10 @@ export class Run {
         return this.keepErrorReply(`client decode failed: ${err.message}`)
       }
     }
-    return this.keepErrorReply(data.toString('utf8', 0, 300))
+    // Shown safely: a binary reply as its size and first bytes, and when up, a binary reply is
+    // most likely the message sent back by an echo server.
+    const hint = !this.expectsPayload && !isPrintableText(data) ? ECHO_HINT : ''
+    return this.keepErrorReply(`${printable(data)}${hint}`)
   }
 
   keepErrorReply (text) {

@@ -105,6 +105,16 @@ test('several payloads are sent in turn, cycling', LIMIT, async (t) => {
   assert.ok(result.bytes.payloadSizes.max > result.bytes.payloadSizes.min)
 })
 
+test('an echo server without --ack any: its binary replies are errors, shown as size and hex with the hint', LIMIT, async (t) => {
+  const server = await startWsServer((ws, data, isBinary) => ws.send(data, { binary: isBinary }))
+  t.after(() => server.close())
+  const result = await runLoad(options(server, { codec: protobufCodec, messages: 3 }))
+  assert.deepEqual(result.messages, { sent: 3, acked: 0, errors: 3, lost: 0 })
+  const size = protobufCodec.encode(protobufCodec.prepare(loadPayload(small))).length
+  assert.match(result.errorReplies[0], new RegExp(`^${size} bytes, not text: [0-9a-f]{2}( [0-9a-f]{2})* .*run with --ack any\\)$`))
+  for (const text of result.errorReplies) assert.doesNotMatch(text, /[\u0000-\u001f\u007f-\u009f]/) // eslint-disable-line no-control-regex
+})
+
 test('ERR replies count as errors, not acks, and their text is kept', LIMIT, async (t) => {
   const server = await startWsServer((ws, data, isBinary, count) => {
     ws.send(count % 4 === 0 ? `ERR json decode failed for test small: #${count}` : 'ACK')
