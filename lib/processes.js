@@ -1,7 +1,6 @@
 // Child processes of this project's own scripts: clients run this way in comparisons, servers in
 // benchmarks and tests, each with its own event loop, as a user's would be.
 import { spawn } from 'node:child_process'
-import fs from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
 /** Absolute path of the project root, where the entry points live. */
@@ -97,21 +96,4 @@ export function startServerProcess (args = [], { script = 'server.js', env = {},
     child.stderr.setEncoding('utf8').on('data', (chunk) => { output += chunk })
     exited.then((code) => reject(new Error(`${script} exited with ${code} before listening: ${output}`)))
   })
-}
-
-/**
- * This process's limit on open files (Node raises the soft limit to the hard one as it starts):
- * every connection holds one, so it caps the connections one process can serve.
- * @param {string} [limitsFile] the kernel's limits table, /proc/self/limits on Linux
- * @returns {number} the limit, or Infinity where it cannot be read (not Linux) or is unlimited
- */
-export function openFileLimit (limitsFile = '/proc/self/limits') {
-  let table
-  try {
-    table = fs.readFileSync(limitsFile, 'utf8')
-  } catch {
-    return Infinity
-  }
-  const line = table.split('\n').find((text) => text.startsWith('Max open files'))
-  return Number(line?.split(/\s{2,}/)[1]) || Infinity
 }

@@ -1,11 +1,10 @@
 import { test, describe } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import WebSocket from 'ws'
 import { spawn } from 'node:child_process'
-import { PROJECT_ROOT, openFileLimit, runNodeScript, startServerProcess, watchOutput } from '../lib/processes.js'
+import { PROJECT_ROOT, runNodeScript, startServerProcess, watchOutput } from '../lib/processes.js'
 
 // Resolves once an upgrade is answered: open, or the HTTP status it was refused with.
 function upgrade (url, headers = {}) {
@@ -89,24 +88,4 @@ test('watchOutput: printed() resolves on the first match of stdout, rejects when
   assert.equal(port, '42')
   await assert.rejects(output.printed(/never/), /exited before printing \/never\//)
   assert.deepEqual(await output.exited, { code: 0, stdout: 'ready on 42\nbye\n', stderr: 'note\n' })
-})
-
-test('openFileLimit: the open-file limit of this process, or of a child started with a lower one; Infinity where unknown', async () => {
-  const own = openFileLimit()
-  assert.ok(Number.isInteger(own) && own > 0, `${own}`)
-  const child = spawn('bash', ['-c', 'ulimit -n 321 && exec "$0" -e "$1"', process.execPath,
-    `import(${JSON.stringify(path.join(PROJECT_ROOT, 'lib/processes.js'))}).then((m) => console.log(m.openFileLimit()))`],
-  { stdio: ['ignore', 'pipe', 'pipe'] })
-  const { code, stdout } = await watchOutput(child).exited
-  assert.equal(code, 0)
-  assert.equal(stdout, '321\n')
-  assert.equal(openFileLimit(path.join(PROJECT_ROOT, 'no-such-limits-file')), Infinity)
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'limits-'))
-  try {
-    const unlimited = path.join(dir, 'limits')
-    fs.writeFileSync(unlimited, 'Limit                     Soft Limit           Hard Limit           Units     \nMax open files            unlimited            unlimited            files     \n')
-    assert.equal(openFileLimit(unlimited), Infinity)
-  } finally {
-    fs.rmSync(dir, { recursive: true })
-  }
 })
