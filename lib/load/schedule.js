@@ -1,6 +1,7 @@
 // The open loop's timetable (--rate): when each message is due, how many are due by now, how many
-// there will be, and the window the achieved rate is taken over. Arithmetic only: no timers, no
-// sockets, so any rate from 0.1/s to 100,000/s can be checked without waiting for it.
+// there will be, the window the achieved rate is taken over, and which connection takes the next
+// message. No timers and no sockets, so any rate from 0.1/s to 100,000/s can be checked without
+// waiting for it.
 
 /**
  * Message k is due at k / rate seconds after the start; every message due before the deadline is
@@ -16,6 +17,24 @@ export class OpenLoopSchedule {
     this.intervalMs = 1000 / rate
     this.durationMs = durationMs > 0 ? durationMs : Infinity
     this.planned = Math.min(count ?? Infinity, dueBefore(rate, this.durationMs))
+    this.nextChannel = -1
+    /** No connection had room for a message that was due: the next reply should send it at once. */
+    this.blocked = false
+  }
+
+  /**
+   * The next connection, round robin, that may take a message now; null when none has room.
+   * @template {{hasRoom: () => boolean}} C
+   * @param {C[]} channels
+   * @returns {C|null}
+   */
+  channelWithRoom (channels) {
+    for (let tries = 0; tries < channels.length; tries++) {
+      this.nextChannel = (this.nextChannel + 1) % channels.length
+      const channel = channels[this.nextChannel]
+      if (channel.hasRoom()) return channel
+    }
+    return null
   }
 
   /** @returns {number} ms after the start at which message `index` (from 0) is due */
