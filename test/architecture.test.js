@@ -8,9 +8,9 @@ import { PROJECT_ROOT } from '../lib/processes.js'
 
 // Each subsystem may import the ones below it. The shared leaves at lib/'s top import no subsystem.
 const LAYERS = [
-  ['errors', 'defaults', 'protocol', 'numbers', 'histogram', 'processes'],
-  ['payloads', 'network'],
-  ['schema'],
+  ['errors', 'defaults', 'protocol', 'display', 'histogram', 'processes'],
+  ['network', 'schema'],
+  ['payloads'],
   ['codecs', 'report'],
   ['load', 'server'],
   ['compare'],

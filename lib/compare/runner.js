@@ -12,7 +12,7 @@ import { testLabel } from '../report/report.js'
 import { buildComparisonResults, formatComparisonMarkdown } from './results.js'
 import { trialOrder } from './statistics.js'
 import { renderHtmlReport } from './html.js'
-import { loadCustomTest } from '../schema/custom.js'
+import { loadCustomTest } from '../payloads/custom.js'
 import { stringifyJsonExact } from '../schema/json-exact.js'
 
 /**

@@ -5,7 +5,7 @@ import { runLoad } from './engine.js'
 import { createCodec } from '../codecs/registry.js'
 import { loadPayload, resolveTest } from '../payloads/catalog.js'
 import { buildReport } from '../report/report.js'
-import { checkCustomFidelity, loadCustomTest, registrationFrame } from '../schema/custom.js'
+import { checkCustomFidelity, loadCustomTest, registrationFrame } from '../payloads/custom.js'
 import { REGISTRATION_OK } from '../protocol.js'
 
 /**
@@ -19,7 +19,7 @@ import { REGISTRATION_OK } from '../protocol.js'
 /**
  * @typedef {object} PreparedRun a run made ready before anything connects
  * @property {string} format
- * @property {object} test the catalog test, or the user's (see CustomTest in lib/schema/custom.js)
+ * @property {object} test the catalog test, or the user's (see CustomTest in lib/payloads/custom.js)
  * @property {import('../codecs/registry.js').Codec} codec
  * @property {{differences: number, messages: number, examples: object[]}|null} lossy a user's payload
  *   whose values the format changes; null when it survives

@@ -1,7 +1,7 @@
 // What a load run sends and how it judges what comes back, as the two functions a phase is given:
 // the next frame (the next payload, encoded now, or a down request) and the judge of a reply.
 import { ACK, DOWN_REQUEST, isErrorReply } from '../protocol.js'
-import { isPrintableText, printable } from '../numbers.js'
+import { isPrintableText, printable } from '../display.js'
 
 /** What a `down` client sends for each message, as a frame ready to send. */
 const DOWN_REQUEST_FRAME = Buffer.from(DOWN_REQUEST)

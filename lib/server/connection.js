@@ -1,7 +1,7 @@
 // One admitted WebSocket connection on the server: counted while open, a custom protobuf schema
 // registered first when the client brings one, then every message answered in order.
 import { loadPayload } from '../payloads/catalog.js'
-import { compileRegistration } from '../schema/custom.js'
+import { compileRegistration } from '../schema/registration.js'
 import { ACK, ERROR_PREFIX, REGISTRATION_OK } from '../protocol.js'
 import { UsageError } from '../errors.js'
 import { oneLine } from './admission.js'

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { int, ms, perSecond, round, size, printable } from '../lib/numbers.js'
+import { int, ms, perSecond, round, size, printable } from '../lib/display.js'
 
 test('round: to a number of decimal places, half away from zero for positives', () => {
   assert.equal(round(1.23456, 2), 1.23)

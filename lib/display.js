@@ -1,5 +1,5 @@
-// Number formatting shared by every report, so a figure reads the same in each of them, and
-// received bytes shown safely on one line. No Node.js imports: the browser page uses it too.
+// How things read on screen: numbers formatted the same in every report, and received bytes shown
+// safely on one line. No Node.js imports: the browser page uses it too.
 
 /**
  * Rounds to a number of decimal places.
