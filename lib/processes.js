@@ -11,13 +11,14 @@ export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url))
  * Clients run this way in comparisons so that each measures from its own event loop, as a user's would.
  * @param {string} script path relative to the project root
  * @param {string[]} args
- * @param {{env?: object}} [options] extra environment variables
+ * @param {{env?: object, root?: string}} [options] extra environment variables; root: another copy of the
+ *   project to run the script from (a benchmark comparing two commits)
  * @returns {Promise<{code: number|null, signal: string|null, stdout: string, stderr: string}>}
  */
-export function runNodeScript (script, args, { env = {} } = {}) {
+export function runNodeScript (script, args, { env = {}, root = PROJECT_ROOT } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [script, ...args], {
-      cwd: PROJECT_ROOT,
+      cwd: root,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe']
     })
@@ -65,13 +66,16 @@ export function watchOutput (child) {
  * Starts `node server.js` (or another script printing `listening on ws://...`) as a child process
  * on a free port and resolves once it accepts connections.
  * @param {string[]} [args] extra arguments
- * @param {{script?: string, env?: object, args?: string[], readyPattern?: RegExp}} [options] args replace the
- *   default `--port 0`; readyPattern's first group is the address it prints once ready
+ * @param {{script?: string, env?: object, args?: string[], readyPattern?: RegExp, root?: string}} [options] args
+ *   replace the default `--port 0`; readyPattern's first group is the address it prints once ready; root: another
+ *   copy of the project to run it from
  * @returns {Promise<{url: string, child: import('node:child_process').ChildProcess, output: () => string, stop: (signal?: string) => Promise<number|null>}>}
  */
-export function startServerProcess (args = [], { script = 'server.js', env = {}, args: scriptArgs = ['--port', '0'], readyPattern = /listening on (ws:\/\/\S+)/ } = {}) {
+export function startServerProcess (args = [], {
+  script = 'server.js', env = {}, args: scriptArgs = ['--port', '0'], readyPattern = /listening on (ws:\/\/\S+)/, root = PROJECT_ROOT
+} = {}) {
   const child = spawn(process.execPath, [script, ...scriptArgs, ...args], {
-    cwd: PROJECT_ROOT,
+    cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })

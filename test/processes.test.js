@@ -1,6 +1,7 @@
 import { test, describe } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import WebSocket from 'ws'
 import { spawn } from 'node:child_process'
@@ -40,6 +41,15 @@ describe('runNodeScript', () => {
     const { code, stderr } = await runNodeScript('no-such-script.js', [])
     assert.equal(code, 1)
     assert.match(stderr, /Cannot find module '.*no-such-script\.js'/)
+  })
+
+  test('root: runs the script of another copy of the project, from there', async (t) => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'other-copy-'))
+    t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+    fs.writeFileSync(path.join(root, 'server.js'), 'console.log(process.cwd())\n')
+    const { code, stdout } = await runNodeScript('server.js', [], { root })
+    assert.equal(code, 0)
+    assert.equal(stdout, `${fs.realpathSync(root)}\n`)
   })
 })
 

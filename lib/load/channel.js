@@ -58,6 +58,11 @@ export class Channel {
     ws.on('error', () => {}) // the close event that follows carries what the run needs
   }
 
+  /** --reconnect: it is away until attach() takes a new connection, or until `coming` is false. */
+  setReconnecting (coming) {
+    this.reconnecting = coming
+  }
+
   /** @param {ChannelSink} sink where to report from now on */
   reportTo (sink) {
     this.sink = sink

@@ -192,7 +192,7 @@ export class Run {
    * @param {import('./channel.js').Channel} channel
    */
   async reconnect (channel) {
-    channel.reconnecting = true
+    channel.setReconnecting(true)
     const downSince = performance.now()
     let timedOut = false
     while (this.phase.sending && !channel.closing) {
@@ -209,7 +209,7 @@ export class Run {
         await sleep(RECONNECT_BACKOFF_MS)
       }
     }
-    channel.reconnecting = false
+    channel.setReconnecting(false)
     if (timedOut) this.fail(`the server did not come back within ${this.timeoutMs} ms (--reconnect, --timeout)`)
     this.phase.checkDone()
   }
