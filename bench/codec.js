@@ -8,7 +8,7 @@ import zlib from 'node:zlib'
 import { Bench } from 'tinybench'
 import { TESTS, loadPayload, resolveTest } from '../lib/payloads/catalog.js'
 import { testLabel } from '../lib/report/report.js'
-import { perSecond } from '../lib/numbers.js'
+import { perSecond } from '../lib/display.js'
 import { BENCH_FORMATS, encodedPayload, selectedFormats } from './formats.js'
 import { startResults } from './results.js'
 

@@ -3,6 +3,9 @@
 // Then a 10,000-message corpus (--payload feed.jsonl) against one of its messages sent every time:
 // replaying a corpus must cost no more than one payload (corpus/single at least 0.9).
 // Rounds alternate so background noise hits both alike; the median is reported.
+// BENCH_BEFORE=<dir>, a copy of the project at another commit (npm ci'd): each round also runs that
+// copy's server and client (before and after take turns going first), and engine-before-after.json
+// holds both ratios measured in one run.
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -13,6 +16,7 @@ const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 100000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const INFLIGHT = 100
 const CASES = [['5', 'json'], ['5', 'protobuf'], ['3', 'json'], ['3', 'protobuf']]
+const BEFORE = process.env.BENCH_BEFORE
 
 async function bareRate (test, format) {
   const server = await startServerProcess([], { script: 'bench/bare.js', args: ['server', test, format] })
@@ -24,11 +28,12 @@ async function bareRate (test, format) {
   }
 }
 
-async function ourRate (test, format) {
-  const server = await startServerProcess()
+/** Our server and client, from this copy of the project or another (root). */
+async function ourRate (test, format, root) {
+  const server = await startServerProcess([], { root })
   try {
     // --repeat: the bare client sends the test's one message, so ours does too (like for like).
-    const { stdout } = await runScript(`client_${format}.js`, [test, String(MESSAGES), '--inflight', String(INFLIGHT), '--repeat', '--url', server.url, '--json'])
+    const { stdout } = await runScript(`client_${format}.js`, [test, String(MESSAGES), '--inflight', String(INFLIGHT), '--repeat', '--url', server.url, '--json'], { root })
     return JSON.parse(stdout).rate
   } finally {
     await server.stop()
@@ -65,8 +70,10 @@ async function payloadRate (file, format) {
 }
 
 const results = startResults('engine', 'npm run bench:engine')
+const beforeAfterResults = BEFORE && startResults('engine-before-after', 'npm run bench:engine')
 const columns = ['test', 'format', 'bare msgs/s', 'ours msgs/s', 'ours/bare']
 const rows = []
+const beforeAfter = []
 console.log(`# bench:engine — ${MESSAGES} messages, ${INFLIGHT} in flight, median of ${ROUNDS} rounds`)
 console.log(`# ${os.cpus().length} x ${os.cpus()[0].model}, Node ${process.version}`)
 console.log(`| ${columns.join(' | ')} |`)
@@ -74,20 +81,37 @@ console.log('|---|---|---:|---:|---:|')
 for (const [test, format] of CASES) {
   const bare = []
   const ours = []
+  const before = []
   for (let round = 0; round < ROUNDS; round++) {
     bare.push(await bareRate(test, format))
+    // With a before copy, which of the two goes first alternates: whichever runs second was seen
+    // to lose a few percent on this machine, whatever the code.
+    if (BEFORE && round % 2 === 0) before.push(await ourRate(test, format, BEFORE))
     ours.push(await ourRate(test, format))
+    if (BEFORE && round % 2 === 1) before.push(await ourRate(test, format, BEFORE))
   }
   const a = median(bare)
   const b = median(ours)
-  rows.push([test, format, Math.round(a).toLocaleString('en-US'), Math.round(b).toLocaleString('en-US'), (b / a).toFixed(2)])
+  const int = (value) => Math.round(value).toLocaleString('en-US')
+  rows.push([test, format, int(a), int(b), (b / a).toFixed(2)])
   console.log(`| ${rows.at(-1).join(' | ')} |`)
+  if (BEFORE) beforeAfter.push([test, format, int(a), int(median(before)), int(b), (median(before) / a).toFixed(2), (b / a).toFixed(2)])
 }
 results.write({
   columns,
   rows,
   notes: [`${MESSAGES.toLocaleString('en-US')} messages per run, ${INFLIGHT} in flight, 1 connection; bare (bench/bare.js) and ours alternate, median of ${ROUNDS} rounds each`]
 })
+if (BEFORE) {
+  console.log(`\n# before (${BEFORE}) and after (this copy), same rounds`)
+  for (const row of beforeAfter) console.log(`| ${row.join(' | ')} |`)
+  beforeAfterResults.write({
+    columns: ['test', 'format', 'bare msgs/s', 'before msgs/s', 'after msgs/s', 'before/bare', 'after/bare'],
+    rows: beforeAfter,
+    notes: [`before: the copy in BENCH_BEFORE (${path.basename(BEFORE)}); after: this one; each round runs bare, then before and after, which take turns going first; ` +
+      `median of ${ROUNDS} rounds, ${MESSAGES.toLocaleString('en-US')} messages per run, ${INFLIGHT} in flight`]
+  })
+}
 
 const CORPUS_MESSAGES = 10_000
 const corpusResults = startResults('engine-corpus', 'npm run bench:engine')

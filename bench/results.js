@@ -60,8 +60,9 @@ export function writeResultFile (document, directory = RESULTS_DIR) {
  * @param {string} name file name without .json, e.g. 'engine'; BENCH_RESULTS_NAME overrides it, to keep
  *   a run with other settings beside the default one (e.g. size-codecs for bench:size over every codec)
  * @param {string} command the command that reproduces it, e.g. 'npm run bench:engine'
- * @returns {{write: (table: {columns: string[], rows: Array<Array<string|number>>, notes?: string[]}) => string|null}}
- *   write returns the file's path, or null under node --test
+ * @returns {{write: (table: {columns: string[], rows: Array<Array<string|number>>, notes?: string[],
+ *   figures?: Record<string, string>}) => string|null}} write returns the file's path, or null under node --test;
+ *   figures are single values the docs quote in a sentence (<!-- figure:NAME.KEY -->), formatted as shown
  */
 export function startResults (name, command) {
   name = process.env.BENCH_RESULTS_NAME || name
@@ -69,9 +70,9 @@ export function startResults (name, command) {
   const where = machine()
   const recorded = withEnvironment(command)
   return {
-    write ({ columns, rows, notes = [] }) {
+    write ({ columns, rows, notes = [], figures }) {
       if (process.env.NODE_TEST_CONTEXT && !process.env.BENCH_RESULTS_DIR) return null
-      const document = { name, command: recorded, machine: where, startedAt: startedAt.toISOString(), durationMs: Date.now() - startedAt.getTime(), columns, rows, notes }
+      const document = { name, command: recorded, machine: where, startedAt: startedAt.toISOString(), durationMs: Date.now() - startedAt.getTime(), columns, rows, notes, figures }
       const file = writeResultFile(document)
       const relative = path.relative(process.cwd(), file)
       process.stderr.write(`wrote ${relative.startsWith('..') ? file : relative}\n`)

@@ -3,6 +3,8 @@
 //   <!-- results:NAME --> ... <!-- /results:NAME -->  a table from docs/results/NAME.json, with the
 //                                                      command, machine, date and duration under it
 //   <!-- help:NAME --> ... <!-- /help:NAME -->        a command's --help output (see HELP below)
+//   <!-- figure:NAME.KEY -->...<!-- /figure -->         one figure in a sentence: figures[KEY] of
+//                                                      docs/results/NAME.json, as the bench wrote it
 // Options:
 //   --check                   change nothing; exit 1 naming the docs that are out of date
 //   --from-compare <file>     first record an `npm run compare` results.json as docs/results/compare.json
@@ -31,6 +33,41 @@ const HELP = {
   'pbjson-check': ['bin/pbjson.js', 'check', '--help']
 }
 const REGION = /<!-- (results|help):([\w.-]+) -->\n[^]*?<!-- \/\1:\2 -->/g
+const FIGURE = /<!-- figure:([\w-]+)\.([\w-]+) -->[^<\n]*<!-- \/figure -->/g
+
+/**
+ * Figures read off a result file's own table, for results whose writer records none (a comparison
+ * recorded with --from-compare): by result name, then key.
+ */
+const TABLE_FIGURES = {
+  compare: {
+    // The first format's wire bytes against the baseline, on loopback: the range over the tests, and people's.
+    'wire-range': (result) => {
+      const ratios = wireRatios(result).filter(([test]) => test !== 'people').map(([, ratio]) => ratio)
+      return `${Math.min(...ratios).toFixed(2)}x to ${Math.max(...ratios).toFixed(2)}x`
+    },
+    'wire-people': (result) => `${wireRatios(result).find(([test]) => test === 'people')[1].toFixed(2)}x`
+  },
+  hosts: {
+    // The merged row: every connection, and the rate of one message per connection per second.
+    connections: (result) => mergedHosts(result).connections.toLocaleString('en-US'),
+    'per-connection-rate': (result) => String(mergedHosts(result).rate / mergedHosts(result).connections)
+  }
+}
+
+/** The merged row of a bench:hosts result: its connections and the rate asked for (--rate of its command). */
+function mergedHosts ({ columns, rows, command }) {
+  const merged = rows.find((row) => row[0] === 'merged')
+  return { connections: merged[columns.indexOf('connections')], rate: Number(/--rate (\d+)/.exec(command)[1]) }
+}
+
+/** [test, ratio] of a comparison's wire-bytes column, loopback rows of the first format compared. */
+function wireRatios ({ columns, rows }) {
+  const wire = columns.indexOf('wire bytes')
+  const first = rows[0][columns.indexOf('format')]
+  return rows.filter((row) => row[columns.indexOf('network')] === 'loopback' && row[columns.indexOf('format')] === first)
+    .map((row) => [row[columns.indexOf('test')], Number.parseFloat(row[wire])])
+}
 
 const USAGE = 'Usage: npm run docs:results [-- --check] [-- --from-compare <results.json> [--name NAME] [--command "..."] [--note "..."]] [--root <dir>]'
 
@@ -48,7 +85,8 @@ async function main () {
   })
   if (values.help) {
     process.stdout.write(`${USAGE}\n\nFills README.md and docs/*.md between <!-- results:NAME --> markers from docs/results/NAME.json,\n` +
-      'and between <!-- help:NAME --> markers with that command\'s --help. --check changes nothing and exits 1 when a doc is out of date.\n')
+      'between <!-- help:NAME --> markers with that command\'s --help, and each <!-- figure:NAME.KEY --> with that figure of NAME.json.\n' +
+      '--check changes nothing and exits 1 when a doc is out of date.\n')
     return 0
   }
   const root = path.resolve(values.root)
@@ -66,16 +104,24 @@ async function main () {
   const help = await helpTexts([...helpNeeded])
   const shown = new Set()
   const stale = []
+  const resultOf = (doc, marker, name) => {
+    const file = path.join(resultsDir, `${name}.json`)
+    if (!fs.existsSync(file)) throw new Error(`${doc}: <!-- ${marker} --> needs docs/results/${name}.json, which does not exist`)
+    shown.add(`${name}.json`)
+    return JSON.parse(fs.readFileSync(file, 'utf8'))
+  }
   for (const doc of docs) {
     const updated = texts[doc].replace(REGION, (_, kind, name) => {
       if (kind === 'help') {
         if (!help[name]) throw new Error(`${doc}: <!-- help:${name} --> names no known command: expected one of ${Object.keys(HELP).join(', ')}`)
         return region(kind, name, help[name])
       }
-      const file = path.join(resultsDir, `${name}.json`)
-      if (!fs.existsSync(file)) throw new Error(`${doc}: <!-- results:${name} --> needs docs/results/${name}.json, which does not exist`)
-      shown.add(`${name}.json`)
-      return region(kind, name, renderResults(JSON.parse(fs.readFileSync(file, 'utf8'))))
+      return region(kind, name, renderResults(resultOf(doc, `results:${name}`, name)))
+    }).replace(FIGURE, (_, name, key) => {
+      const result = resultOf(doc, `figure:${name}.${key}`, name)
+      const figure = result.figures?.[key] ?? TABLE_FIGURES[name]?.[key]?.(result)
+      if (figure === undefined) throw new Error(`${doc}: <!-- figure:${name}.${key} --> names no figure of docs/results/${name}.json`)
+      return `<!-- figure:${name}.${key} -->${figure}<!-- /figure -->`
     })
     if (updated !== texts[doc]) stale.push([doc, updated])
   }

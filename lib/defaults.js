@@ -15,6 +15,13 @@ export const DEFAULT_MAX_PAYLOAD = 64 * 1024 * 1024
 /** Open connections beyond which upgrades are refused with 503: bounds sockets and memory. */
 export const DEFAULT_MAX_CONNECTIONS = 10_000
 
+/**
+ * A connection that has not finished its upgrade (or plain HTTP request) this long after it opened
+ * is closed: idle and slowloris connections would otherwise hold a file each for Node's 60 s header
+ * timeout plus its 30 s check interval, files that real upgrades need.
+ */
+export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000
+
 /** Largest .proto text a schema may have, in UTF-8 bytes: servers compile schemas sent by clients. */
 export const MAX_SCHEMA_BYTES = 1024 * 1024
 

@@ -12,13 +12,14 @@ export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url))
  * Clients run this way in comparisons so that each measures from its own event loop, as a user's would.
  * @param {string} script path relative to the project root
  * @param {string[]} args
- * @param {{env?: object, cpus?: string}} [options] extra environment variables; the CPUs to run on (see cpuPinning)
+ * @param {{env?: object, cpus?: string, root?: string}} [options] extra environment variables; the CPUs to run on
+ *   (see cpuPinning); root: another copy of the project to run the script from (a benchmark comparing two commits)
  * @returns {Promise<{code: number|null, signal: string|null, stdout: string, stderr: string}>}
  */
-export function runNodeScript (script, args, { env = {}, cpus } = {}) {
+export function runNodeScript (script, args, { env = {}, cpus, root = PROJECT_ROOT } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(...nodeCommand([script, ...args], cpus), {
-      cwd: PROJECT_ROOT,
+      cwd: root,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe']
     })
@@ -66,13 +67,16 @@ export function watchOutput (child) {
  * Starts `node server.js` (or another script printing `listening on ws://...`) as a child process
  * on a free port and resolves once it accepts connections.
  * @param {string[]} [args] extra arguments
- * @param {{script?: string, env?: object, args?: string[], readyPattern?: RegExp, cpus?: string}} [options] args replace the
- *   default `--port 0`; readyPattern's first group is the address it prints once ready; cpus: see cpuPinning
+ * @param {{script?: string, env?: object, args?: string[], readyPattern?: RegExp, cpus?: string, root?: string}} [options] args
+ *   replace the default `--port 0`; readyPattern's first group is the address it prints once ready; cpus: see
+ *   cpuPinning; root: another copy of the project to run it from
  * @returns {Promise<{url: string, child: import('node:child_process').ChildProcess, output: () => string, stop: (signal?: string) => Promise<number|null>}>}
  */
-export function startServerProcess (args = [], { script = 'server.js', env = {}, args: scriptArgs = ['--port', '0'], readyPattern = /listening on (ws:\/\/\S+)/, cpus } = {}) {
+export function startServerProcess (args = [], {
+  script = 'server.js', env = {}, args: scriptArgs = ['--port', '0'], readyPattern = /listening on (ws:\/\/\S+)/, cpus, root = PROJECT_ROOT
+} = {}) {
   const child = spawn(...nodeCommand([script, ...scriptArgs, ...args], cpus), {
-    cwd: PROJECT_ROOT,
+    cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
@@ -97,23 +101,6 @@ export function startServerProcess (args = [], { script = 'server.js', env = {},
     child.stderr.setEncoding('utf8').on('data', (chunk) => { output += chunk })
     exited.then((code) => reject(new Error(`${script} exited with ${code} before listening: ${output}`)))
   })
-}
-
-/**
- * This process's limit on open files (Node raises the soft limit to the hard one as it starts):
- * every connection holds one, so it caps the connections one process can serve.
- * @param {string} [limitsFile] the kernel's limits table, /proc/self/limits on Linux
- * @returns {number} the limit, or Infinity where it cannot be read (not Linux) or is unlimited
- */
-export function openFileLimit (limitsFile = '/proc/self/limits') {
-  let table
-  try {
-    table = fs.readFileSync(limitsFile, 'utf8')
-  } catch {
-    return Infinity
-  }
-  const line = table.split('\n').find((text) => text.startsWith('Max open files'))
-  return Number(line?.split(/\s{2,}/)[1]) || Infinity
 }
 
 /** `node args`, or `taskset -c cpus node args` to keep the process on those CPUs. */

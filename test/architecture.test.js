@@ -8,9 +8,9 @@ import { PROJECT_ROOT } from '../lib/processes.js'
 
 // Each subsystem may import the ones below it. The shared leaves at lib/'s top import no subsystem.
 const LAYERS = [
-  ['errors', 'defaults', 'protocol', 'numbers', 'histogram', 'processes'],
-  ['payloads', 'network'],
-  ['schema'],
+  ['errors', 'defaults', 'protocol', 'display', 'histogram', 'processes'],
+  ['network', 'schema'],
+  ['payloads'],
   ['codecs', 'report'],
   ['load', 'server'],
   ['compare'],
@@ -69,4 +69,46 @@ test('no import cycles between lib/ modules', () => {
   }
   for (const file of libFiles) visit(file, [])
   assert.deepEqual(cycles, [])
+})
+
+// The two rooms a message travels through stay readable: small classes, short functions, data
+// flowing one way (a channel and a phase know nothing of the run), and nothing named from the
+// command line above them. Read from the source's standard layout (neostandard): classes and
+// functions at the top level close with `}` in column 0, methods with `}` in column 2.
+const ROOMS = libFiles.filter((file) => ['load', 'server'].includes(subsystem(file)))
+const source = (file) => fs.readFileSync(file, 'utf8')
+const withoutComments = (code) => code.replace(/\/\*[^]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '').replace(/\s\/\/.*$/gm, '')
+
+test('lib/load and lib/server: no class has more than 20 fields', () => {
+  const crowded = []
+  for (const file of ROOMS) {
+    for (const [, name, body] of withoutComments(source(file)).matchAll(/^(?:export )?class (\w+)[^{]*\{\n([^]*?)^\}/gm)) {
+      const fields = new Set([...body.matchAll(/\bthis\.(\w+)\s*(?:=|\+\+|--|\+=|-=|\?\?=)(?!=)/g)].map((match) => match[1]))
+      if (fields.size > 20) crowded.push(`${path.relative(LIB, file)} ${name}: ${fields.size} fields`)
+    }
+  }
+  assert.deepEqual(crowded, [])
+})
+
+test('lib/load and lib/server: no function is over 60 lines', () => {
+  const long = []
+  for (const file of ROOMS) {
+    const lines = source(file).split('\n')
+    lines.forEach((line, i) => {
+      const opening = /^(?:export )?(?:async )?function\*? (\w+)|^ {2}(?:async |static |get |set )?(\w+) \([^)]*\) \{$/.exec(line)
+      if (!opening) return
+      const closing = opening[1] ? '}' : '  }'
+      const end = lines.findIndex((text, j) => j > i && text === closing)
+      if (end - i + 1 > 60) long.push(`${path.relative(LIB, file)}:${i + 1} ${opening[1] ?? opening[2]}: ${end - i + 1} lines`)
+    })
+  }
+  assert.deepEqual(long, [])
+})
+
+test('a channel and a phase hold no reference to the run; lib/load and lib/server name nothing from lib/cli', () => {
+  for (const name of ['channel.js', 'phase.js']) {
+    assert.doesNotMatch(withoutComments(source(path.join(LIB, 'load', name))), /\brun\b/i, `lib/load/${name}`)
+  }
+  const naming = ROOMS.filter((file) => /\blib\/cli\/|\.\.\/cli\//.test(source(file))).map((file) => path.relative(LIB, file))
+  assert.deepEqual(naming, [])
 })

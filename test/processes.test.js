@@ -5,7 +5,7 @@ import os from 'node:os'
 import path from 'node:path'
 import WebSocket from 'ws'
 import { spawn } from 'node:child_process'
-import { PROJECT_ROOT, cpuPinning, openFileLimit, runNodeScript, startServerProcess, watchOutput } from '../lib/processes.js'
+import { PROJECT_ROOT, cpuPinning, runNodeScript, startServerProcess, watchOutput } from '../lib/processes.js'
 
 // Resolves once an upgrade is answered: open, or the HTTP status it was refused with.
 function upgrade (url, headers = {}) {
@@ -41,6 +41,15 @@ describe('runNodeScript', () => {
     const { code, stderr } = await runNodeScript('no-such-script.js', [])
     assert.equal(code, 1)
     assert.match(stderr, /Cannot find module '.*no-such-script\.js'/)
+  })
+
+  test('root: runs the script of another copy of the project, from there', async (t) => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'other-copy-'))
+    t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+    fs.writeFileSync(path.join(root, 'server.js'), 'console.log(process.cwd())\n')
+    const { code, stdout } = await runNodeScript('server.js', [], { root })
+    assert.equal(code, 0)
+    assert.equal(stdout, `${fs.realpathSync(root)}\n`)
   })
 })
 
@@ -89,26 +98,6 @@ test('watchOutput: printed() resolves on the first match of stdout, rejects when
   assert.equal(port, '42')
   await assert.rejects(output.printed(/never/), /exited before printing \/never\//)
   assert.deepEqual(await output.exited, { code: 0, stdout: 'ready on 42\nbye\n', stderr: 'note\n' })
-})
-
-test('openFileLimit: the open-file limit of this process, or of a child started with a lower one; Infinity where unknown', async () => {
-  const own = openFileLimit()
-  assert.ok(Number.isInteger(own) && own > 0, `${own}`)
-  const child = spawn('bash', ['-c', 'ulimit -n 321 && exec "$0" -e "$1"', process.execPath,
-    `import(${JSON.stringify(path.join(PROJECT_ROOT, 'lib/processes.js'))}).then((m) => console.log(m.openFileLimit()))`],
-  { stdio: ['ignore', 'pipe', 'pipe'] })
-  const { code, stdout } = await watchOutput(child).exited
-  assert.equal(code, 0)
-  assert.equal(stdout, '321\n')
-  assert.equal(openFileLimit(path.join(PROJECT_ROOT, 'no-such-limits-file')), Infinity)
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'limits-'))
-  try {
-    const unlimited = path.join(dir, 'limits')
-    fs.writeFileSync(unlimited, 'Limit                     Soft Limit           Hard Limit           Units     \nMax open files            unlimited            unlimited            files     \n')
-    assert.equal(openFileLimit(unlimited), Infinity)
-  } finally {
-    fs.rmSync(dir, { recursive: true })
-  }
 })
 
 test('cpuPinning: the first two CPUs this process may use, server then clients; a pinned child runs there', { skip: cpuPinning() ? false : 'taskset or a second CPU is missing here' }, async () => {

@@ -6,7 +6,7 @@ import { addHistograms, createLatencyHistogram, percentileCurve, summarizeLatenc
 import { escapeHtml, percentileChart, ratioChart } from '/lib/report/svg-chart.js'
 import { comparisonRows, verdictLines, verdictMeaning } from '/lib/compare/results.js'
 import { METRICS, trialOrder } from '/lib/compare/statistics.js'
-import { int, ms, perSecond } from '/lib/numbers.js'
+import { int, ms, perSecond } from '/lib/display.js'
 import { ACK, DOWN_REQUEST, QUERY, connectionUrl, isErrorReply } from '/lib/protocol.js'
 
 const $ = (id) => document.getElementById(id)

@@ -7,34 +7,21 @@ import { BACKENDS, PROFILES, resolveNetwork } from '../network/profiles.js'
 import { PAYLOAD_OPTIONS, commandLine, duration, futureInstant, parseWsUrl, payloadFiles, positiveNumber, wholeNumber } from './parser.js'
 
 /**
- * @typedef {object} ClientOptions a load client's command line, checked
- * @property {string|null} test built-in test, or null with --payload
- * @property {{payload: string, proto?: string, type?: string}|null} custom
+ * @typedef {object} ClientCommand what the command line adds to the run it measures
  * @property {boolean} allowLossy
- * @property {number} [messages] undefined when only --duration limits the run
- * @property {number} [durationMs]
- * @property {number} [rate] open loop, messages per second in total
- * @property {{messages?: number, durationMs?: number}} warmup
- * @property {number} [startAt] epoch ms at which the measured phase starts
  * @property {number} workers
  * @property {string} [out] JSON report file
  * @property {string} [hdrOut] HdrHistogram interval log file
  * @property {string[]} assert threshold expressions
- * @property {Record<string, string>} headers
- * @property {string} [subprotocol]
- * @property {boolean} insecure
- * @property {{any: boolean}|{text: string}} ack
- * @property {boolean} reconnect
- * @property {string} url
- * @property {number} connections
- * @property {number} inflight
- * @property {number} timeout ms
- * @property {boolean} compress
- * @property {boolean} repeat one message over and over instead of the test's stream
- * @property {string} direction
  * @property {boolean} json
  * @property {object|null} network
  * @property {string} throttleBackend
+ */
+
+/**
+ * @typedef {import('../load/measure.js').ClientRun & ClientCommand} ClientOptions a load client's
+ *   command line, checked: the run (its `load` is the engine's LoadSettings, with every default
+ *   filled in) and what the command does around it
  */
 
 /**
@@ -42,7 +29,7 @@ import { PAYLOAD_OPTIONS, commandLine, duration, futureInstant, parseWsUrl, payl
  * @param {string[]} argv process.argv
  * @param {string|null} format the codec this client uses (client_json.js, client_protobuf.js), or
  *   null for the general client.js, which takes it from a required `--format`
- * @returns {Promise<ClientOptions & {format: string}>}
+ * @returns {Promise<ClientOptions>}
  */
 export async function parseClientArgs (argv, format) {
   const script = format ? `client_${format}.js` : 'client.js --format <name>'
@@ -113,28 +100,31 @@ export async function parseClientArgs (argv, format) {
     format: format ?? args.format,
     test: test === null ? null : String(test),
     custom,
+    /** @type {import('../load/engine.js').LoadSettings} */
+    load: {
+      url: parseWsUrl(args.url),
+      messages: messages === undefined ? (durationMs === undefined ? DEFAULT_CLIENT_MESSAGES : undefined) : wholeNumber('messages', messages, 1),
+      durationMs,
+      rate,
+      connections: wholeNumber('connections', args.connections ?? workers, 1),
+      inflight: wholeNumber('inflight', args.inflight ?? (rate ? 1000 : 1), 1),
+      warmup: /[a-z]$/i.test(args.warmup) ? { durationMs: duration('warmup', args.warmup) } : { messages: wholeNumber('warmup', args.warmup, 0) },
+      startAt: args.startAt === undefined ? undefined : futureInstant('start-at', args.startAt),
+      timeoutMs: wholeNumber('timeout', args.timeout, 1),
+      compress: args.compress,
+      repeat: args.repeat,
+      direction: args.direction,
+      ack: ackRule(args.ack),
+      headers: upgradeHeaders(args.header, args.token),
+      subprotocol: args.subprotocol,
+      insecure: args.insecure,
+      reconnect: args.reconnect
+    },
     allowLossy: args.allowLossy,
-    messages: messages === undefined ? (durationMs === undefined ? DEFAULT_CLIENT_MESSAGES : undefined) : wholeNumber('messages', messages, 1),
-    durationMs,
-    rate,
-    warmup: /[a-z]$/i.test(args.warmup) ? { durationMs: duration('warmup', args.warmup) } : { messages: wholeNumber('warmup', args.warmup, 0) },
     workers,
-    startAt: args.startAt === undefined ? undefined : futureInstant('start-at', args.startAt),
     out: args.out,
     hdrOut: args.hdrOut,
     assert: args.assert,
-    headers: upgradeHeaders(args.header, args.token),
-    subprotocol: args.subprotocol,
-    insecure: args.insecure,
-    ack: ackRule(args.ack),
-    reconnect: args.reconnect,
-    url: parseWsUrl(args.url),
-    connections: wholeNumber('connections', args.connections ?? workers, 1),
-    inflight: wholeNumber('inflight', args.inflight ?? (rate ? 1000 : 1), 1),
-    timeout: wholeNumber('timeout', args.timeout, 1),
-    compress: args.compress,
-    repeat: args.repeat,
-    direction: args.direction,
     json: args.json,
     // Strings from the command line, so a typo is quoted as typed: --rate abc, not NaN.
     network: resolveNetwork({ profile: args.throttle, up: args.up, down: args.down, rtt: args.rtt, loss: args.loss }),

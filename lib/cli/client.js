@@ -18,7 +18,7 @@ export async function runClientCli (fixedFormat, argv) {
   const options = await parseClientArgs(argv, fixedFormat)
   const { format } = options
   parseAssertions(options.assert) // a typo fails here, before anything connects
-  if (options.workers > options.connections) throw new UsageError(`--workers ${options.workers} needs at least as many --connections (each worker has its own)`)
+  if (options.workers > options.load.connections) throw new UsageError(`--workers ${options.workers} needs at least as many --connections (each worker has its own)`)
   // Loaded once the command line is known to be good: --help and usage errors load the parser alone.
   const { measure, prepareRun } = await import('../load/measure.js')
   const { startShaping } = await import('../network/shaping.js')
@@ -27,7 +27,8 @@ export async function runClientCli (fixedFormat, argv) {
   const { deliver } = await import('./deliver.js')
   const { createProgress } = await import('./progress.js')
   const prepared = await prepareRun(format, options)
-  const server = new URL(options.url)
+  if (prepared.lossy) await refuseLossy(prepared, options.allowLossy)
+  const server = new URL(options.load.url)
   // SIGINT stops the run, whatever stage it is in; shaping is undone in the finally below.
   const controller = new AbortController()
   const interrupt = () => controller.abort('interrupted by SIGINT')
@@ -46,8 +47,8 @@ export async function runClientCli (fixedFormat, argv) {
       onTick: progress?.update
     }
     const report = options.workers > 1
-      ? { ...mergeReports(await runInWorkers(format, options, context)), workers: options.workers }
-      : await measure(prepared, options, context)
+      ? { ...mergeReports(await runInWorkers(options, options.workers, context)), workers: options.workers }
+      : await measure(prepared, options.load, context)
     progress?.done()
     // The whole client process's peak memory (every worker thread's connections included).
     return await deliver({ ...report, peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024) }, options)
@@ -55,4 +56,20 @@ export async function runClientCli (fixedFormat, argv) {
     process.off('SIGINT', interrupt)
     await shaping?.stop()
   }
+}
+
+/**
+ * A user's payload that the format changes: the differences listed on stderr, and without
+ * --allow-lossy the run stops before anything connects.
+ * @param {import('../load/measure.js').PreparedRun} prepared
+ * @param {boolean} allowLossy
+ */
+async function refuseLossy ({ test, codec, lossy: { differences, messages, examples } }, allowLossy) {
+  const { formatDifference } = await import('../schema/fidelity.js')
+  const lines = examples.map((difference) => `  ${formatDifference(difference)}`)
+  process.stderr.write(`${codec.name}: ${test.description} changes ${differences} value${differences === 1 ? '' : 's'}:\n${lines.join('\n')}\n`)
+  const what = codec.name === 'protobuf' ? 'the schema' : `the ${codec.name} encoding`
+  const fix = codec.name === 'protobuf' ? 'fix the schema, or ' : ''
+  const where = test.payloads.length > 1 ? ` in ${messages} of ${test.payloads.length} messages` : ''
+  if (!allowLossy) throw new UsageError(`${what} is lossy for ${test.file} (${differences} values differ${where}); ${fix}run anyway with --allow-lossy`)
 }

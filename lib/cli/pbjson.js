@@ -1,39 +1,7 @@
 // pbjson (bin/pbjson.js): infer one lossless .proto for a JSON document or a corpus of messages,
 // or check message by message that a .proto carries them unchanged.
-import yargs from 'yargs'
-import { hideBin } from 'yargs/helpers'
-import { UsageError } from '../errors.js'
-import { wholeNumber } from './parser.js'
 
 const EXIT_LOSSY = 1
-
-/** Sample size and example count given as text, so a typo is quoted as typed. */
-function parseArgs (argv) {
-  return yargs(hideBin(argv))
-    .scriptName('pbjson')
-    .usage('$0 <command>\n\nInfer a lossless proto3 schema from JSON, or check that a schema carries JSON unchanged.\n' +
-      'JSON: one document, a JSON Lines file (.jsonl, .ndjson: one message per line), or a directory of .json files.')
-    .command('infer <json>', 'print a .proto inferred from every message (what it saw goes to stderr)', (y) => y
-      .positional('json', { describe: 'JSON document, JSON Lines file or directory', type: 'string' })
-      .option('type', { describe: 'root message name', type: 'string', default: 'Payload' })
-      .option('package', { describe: 'proto package', type: 'string', default: 'pbjson' })
-      .option('sample', { describe: 'infer from the first N messages only', type: 'string' }))
-    .command('check <json>', 'encode and decode every message with a .proto; exit 0 if lossless, 1 if not', (y) => y
-      .positional('json', { describe: 'JSON document, JSON Lines file or directory', type: 'string' })
-      .option('proto', { describe: '.proto file', type: 'string', demandOption: true })
-      .option('type', { describe: 'message type (full or simple name)', type: 'string', default: 'Payload' })
-      .option('examples', { describe: 'differences to show', type: 'string', default: '5' }))
-    .example('$0 infer payload.json > payload.proto', 'infer the schema of payload.json')
-    .example('$0 infer feed.jsonl > feed.proto', 'one schema for every message of a JSON Lines file')
-    .example('$0 infer feed.jsonl --sample 1000 > feed.proto', 'infer from the first 1,000 messages')
-    .example('$0 check feed.jsonl --proto feed.proto --type Payload', 'which messages (line, JSON path) the schema would change')
-    .demandCommand(1, 'name a command: infer or check')
-    .strict()
-    .help()
-    .version(false)
-    .fail((message, err) => { throw err ?? new UsageError(`${message} (see pbjson --help)`) })
-    .parseAsync()
-}
 
 /**
  * Runs pbjson.
@@ -41,21 +9,21 @@ function parseArgs (argv) {
  * @returns {Promise<number>} exit code: 0, or 1 when `check` finds a message the schema changes
  */
 export async function runPbjsonCli (argv) {
-  const args = await parseArgs(argv)
+  const { parsePbjsonArgs } = await import('./pbjson-options.js')
+  const options = await parsePbjsonArgs(argv)
   const { readCorpus } = await import('../schema/corpus.js')
-  const corpus = await readCorpus(args.json)
-  return args._[0] === 'infer' ? infer(corpus, args) : check(corpus, args)
+  const corpus = await readCorpus(options.json)
+  return options.command === 'infer' ? infer(corpus, options) : check(corpus, options)
 }
 
-async function infer (corpus, args) {
+async function infer (corpus, options) {
   const { inferCorpusSchema, inferSchema } = await import('../schema/infer.js')
-  const names = { typeName: args.type, packageName: args.package }
+  const names = { typeName: options.type, packageName: options.package }
   if (corpus.kind === 'document') {
     process.stdout.write(inferSchema(corpus.messages[0].value, names).proto)
     return 0
   }
-  const sample = args.sample === undefined ? corpus.messages.length : wholeNumber('sample', args.sample, 1)
-  const messages = corpus.messages.slice(0, sample)
+  const messages = corpus.messages.slice(0, options.sample ?? corpus.messages.length)
   const { proto, maps, unions } = inferCorpusSchema(messages, names)
   process.stdout.write(proto)
   const kinds = tagCounts(messages)
@@ -77,12 +45,12 @@ function tagCounts (messages) {
   return null
 }
 
-async function check (corpus, args) {
+async function check (corpus, options) {
   const [{ readText }, { compileSchema }, { checkFidelity, checkMessages, formatDifference }] = await Promise.all([
     import('../schema/corpus.js'), import('../schema/compile.js'), import('../schema/fidelity.js')
   ])
-  const type = compileSchema(await readText(args.proto), args.type, { filename: args.proto })
-  const maxExamples = wholeNumber('examples', args.examples, 0)
+  const type = compileSchema(await readText(options.proto), options.type, { filename: options.proto })
+  const maxExamples = options.examples
   const checkOne = (value) => checkFidelity(type, value, { maxExamples })
   const { lossless, differences, messages, examples } = checkMessages(corpus.messages, checkOne, { maxExamples })
   if (lossless) {

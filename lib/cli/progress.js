@@ -1,6 +1,6 @@
 // Progress on stderr while a run lasts: one line rewritten each second, only on a terminal, so logs
 // and pipes stay clean. Never per message: the engine reports once a second.
-import { int, ms } from '../numbers.js'
+import { int, ms } from '../display.js'
 
 /**
  * A progress printer, or undefined when the stream is not a TTY.

@@ -1,8 +1,8 @@
 // The server's command line (server.js).
 import { UsageError } from '../errors.js'
-import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_PAYLOAD, DEFAULT_PORT, MAX_SCHEMA_BYTES } from '../defaults.js'
+import { DEFAULT_HANDSHAKE_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_PAYLOAD, DEFAULT_PORT, MAX_SCHEMA_BYTES } from '../defaults.js'
 import { FORMATS } from '../codecs/registry.js'
-import { commandLine, wholeNumber } from './parser.js'
+import { commandLine, duration, wholeNumber } from './parser.js'
 
 /** More worker processes than this is a typo, not a server: each costs about 50 MB before its first connection. */
 const MAX_PROCESSES = 256
@@ -13,7 +13,8 @@ const MAX_PROCESSES = 256
  * @param {string[]} argv process.argv
  * @param {NodeJS.ProcessEnv} env
  * @returns {Promise<{host: string, port: number, maxPayload: number, maxConnections: number, maxSchemaBytes: number,
- *   stall?: {ms: number, after: number}, compress: boolean, processes: number, token?: string}>}
+ *   handshakeTimeoutMs: number, stall?: {ms: number, after: number}, compress: boolean, processes: number,
+ *   token?: string}>}
  */
 export async function parseServerArgs (argv, env) {
   const args = await commandLine(argv, 'Usage: node server.js [options]\n\n' +
@@ -26,6 +27,7 @@ export async function parseServerArgs (argv, env) {
       stall: { describe: 'test hook: once, after N messages, block for MS milliseconds: MS@N, e.g. 300@500', type: 'string' },
       'max-schema-bytes': { describe: 'largest .proto a client may register for its own payload (0: refuse registrations)', default: MAX_SCHEMA_BYTES },
       'max-connections': { describe: 'open connections per process beyond which upgrades are refused with 503', default: DEFAULT_MAX_CONNECTIONS },
+      'handshake-timeout': { describe: 'close connections that have not finished their upgrade (or request) within this time: 10s, 500ms', default: `${DEFAULT_HANDSHAKE_TIMEOUT_MS / 1000}s`, type: 'string' },
       compress: { describe: 'accept permessage-deflate', type: 'boolean', default: false },
       processes: { describe: 'worker processes sharing the port, each with its own event loop and open-file limit (summary lines and /metrics sum them)', default: 1 },
       token: { describe: 'require this token on upgrades (Authorization: Bearer, or ?token=); default from BENCH_TOKEN', type: 'string', default: env.BENCH_TOKEN }
@@ -45,6 +47,7 @@ export async function parseServerArgs (argv, env) {
     maxPayload: wholeNumber('max-payload', args.maxPayload, 1),
     maxConnections: wholeNumber('max-connections', args.maxConnections, 1),
     maxSchemaBytes: wholeNumber('max-schema-bytes', args.maxSchemaBytes, 0),
+    handshakeTimeoutMs: duration('handshake-timeout', args.handshakeTimeout),
     stall: args.stall === undefined ? undefined : stallHook(args.stall),
     compress: args.compress,
     processes,

@@ -29,7 +29,7 @@ export async function runServerCli (argv, env) {
   const stopped = await new Promise((resolve) => {
     process.once('SIGINT', () => resolve({ signal: 'SIGINT' }))
     process.once('SIGTERM', () => resolve({ signal: 'SIGTERM' }))
-    server.lost?.then((failure) => resolve({ failure }))
+    server.lost.then((failure) => resolve({ failure }))
   })
   if (stopped.failure) process.stderr.write(`error: ${stopped.failure}; stopping the others\n`)
   await server.close()

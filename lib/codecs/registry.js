@@ -43,7 +43,7 @@ const codecCache = new Map()
  * The codec for a format and test, its module loaded on first use. A custom test (a user's
  * payload, or a schema a client registered) brings its own protobuf.js type and is not cached.
  * @param {string} format one of FORMATS, or 'protobuf-dynamic'
- * @param {import('../payloads/catalog.js').TestInfo|import('../schema/custom.js').CustomTest|{custom: true, type?: object}} test
+ * @param {import('../payloads/catalog.js').TestInfo|import('../payloads/custom.js').CustomTest|{custom: true, type?: object}} test
  * @returns {Promise<Codec>}
  * @throws {UsageError} for an unknown format, or one that cannot carry a custom payload
  */

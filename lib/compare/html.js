@@ -4,7 +4,7 @@ import { addHistograms, percentileCurve } from '../histogram.js'
 import { describeRun, ratioMeaning, tableCells, undecided, verdictLines, verdictMeaning } from './results.js'
 import { METRICS } from './statistics.js'
 import { escapeHtml, groupedBarChart, percentileChart, ratioChart } from '../report/svg-chart.js'
-import { int, perSecond } from '../numbers.js'
+import { int, perSecond } from '../display.js'
 
 /**
  * Renders the results document as an HTML report: what was measured, the verdicts (each ratio

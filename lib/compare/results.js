@@ -2,7 +2,7 @@
 // figures a reader compares, as a text table, a markdown table and a results document. No Node.js
 // imports: the browser client renders its own trials with it.
 import { describeNetwork, testLabel } from '../report/report.js'
-import { int, ms, perSecond, round } from '../numbers.js'
+import { int, ms, perSecond, round } from '../display.js'
 import { ALPHA, DEFAULT_EQUIVALENCE, METRICS, overallCall, verdictsOf } from './statistics.js'
 
 /**

@@ -13,7 +13,7 @@ import { buildComparisonResults, formatComparisonMarkdown, metricValues } from '
 import { DEFAULT_EQUIVALENCE } from './statistics.js'
 import { PLANNED_PAIRS, runSequential } from './sequential.js'
 import { renderHtmlReport } from './html.js'
-import { loadCustomTest } from '../schema/custom.js'
+import { loadCustomTest } from '../payloads/custom.js'
 import { stringifyJsonExact } from '../schema/json-exact.js'
 
 /**

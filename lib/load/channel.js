@@ -1,7 +1,6 @@
 // One load connection: its socket, the send times of its outstanding messages, the bytes it
-// carried. It reports what happens on it (a message sent, a reply, messages lost, the connection
-// closed or back) to the run and its current phase, and keeps nothing else.
-import { performance } from 'node:perf_hooks'
+// carried. It sends the frames it is given and reports what comes back (a reply, the connection
+// closed) to the one sink it is given; it decides nothing.
 import WebSocket from 'ws'
 
 /** How long to wait for the close handshake of each connection after the run. */
@@ -10,8 +9,13 @@ const CLOSE_GRACE_MS = 1000
 /** An open-loop connection with this much unsent data takes no more messages until it drains. */
 const MAX_BUFFERED_BYTES = 1024 * 1024
 
-/** Between reconnection attempts while a server is away (--reconnect). */
-const RECONNECT_BACKOFF_MS = 100
+/**
+ * @typedef {object} ChannelSink where a channel reports (the phase under way)
+ * @property {(channel: Channel, data: Buffer, isBinary: boolean, scheduledAt: number, sentAt: number, now: number) => void} onReply
+ *   the oldest outstanding message got its reply, due at scheduledAt and sent at sentAt
+ * @property {(channel: Channel, code: number, reason: Buffer, lost: number) => void} onClosed
+ *   the connection closed under the run, taking `lost` outstanding messages with it
+ */
 
 /** One WebSocket connection and the times of its outstanding messages, oldest first. */
 export class Channel {
@@ -19,11 +23,13 @@ export class Channel {
    * @param {WebSocket} ws an open connection
    * @param {import('node:net').Socket} socket its TCP socket, whose byte counters are read
    * @param {number} capacity messages it may have outstanding
-   * @param {import('./engine.js').Run} run what to send, and where to report (run.phase)
+   * @param {{binary: boolean}} sendOptions how every frame is sent
+   * @param {ChannelSink} sink where it reports until told otherwise (reportTo)
    */
-  constructor (ws, socket, capacity, run) {
-    this.run = run
+  constructor (ws, socket, capacity, sendOptions, sink) {
     this.capacity = capacity
+    this.sendOptions = sendOptions
+    this.sink = sink
     // Ring buffers of scheduled and actual send times: replies come back in order, so the head is
     // always the oldest. Closed loop: both are the same.
     this.scheduledTimes = new Float64Array(capacity)
@@ -33,37 +39,43 @@ export class Channel {
     this.ws = null
     this.socket = null
     this.open = false
+    /** Away, and being reconnected (--reconnect): still part of the run. */
     this.reconnecting = false
     this.closing = false
-    // Bytes of sockets this channel had before a reconnect, and where the current socket stood at the mark.
-    this.carriedWritten = 0
-    this.carriedRead = 0
-    this.socketWrittenMark = 0
-    this.socketReadMark = 0
+    this.bytes = new ByteCount()
     this.attach(ws, socket)
   }
 
+  /** Takes a (new) connection: the first, or one opened again after --reconnect. */
   attach (ws, socket) {
     this.ws = ws
     this.socket = socket
     this.open = true
     this.reconnecting = false
-    this.socketWrittenMark = socket.bytesWritten
-    this.socketReadMark = socket.bytesRead
+    this.bytes.follow(socket)
     ws.on('message', (data, isBinary) => this.onMessage(data, isBinary))
     ws.on('close', (code, reason) => this.onClose(code, reason))
     ws.on('error', () => {}) // the close event that follows carries what the run needs
   }
 
-  /** Closed loop: sends until the in-flight cap or until the phase says stop. */
-  fill (now) {
-    const phase = this.run.phase
-    while (this.open && this.outstanding < this.capacity && phase.canSend(now)) this.sendOne(now, now)
+  /** --reconnect: it is away until attach() takes a new connection, or until `coming` is false. */
+  setReconnecting (coming) {
+    this.reconnecting = coming
   }
 
-  /** Open loop: whether it may take a scheduled message now (open, below its cap, socket draining). */
+  /** @param {ChannelSink} sink where to report from now on */
+  reportTo (sink) {
+    this.sink = sink
+  }
+
+  /** Closed loop: whether it may take another message (open, below its cap). */
+  belowCap () {
+    return this.open && this.outstanding < this.capacity
+  }
+
+  /** Open loop: whether it may take a scheduled message now (below its cap, socket draining). */
   hasRoom () {
-    return this.open && this.outstanding < this.capacity && this.ws.bufferedAmount < MAX_BUFFERED_BYTES
+    return this.belowCap() && this.ws.bufferedAmount < MAX_BUFFERED_BYTES
   }
 
   /** Whether it is still part of the run: open, or coming back (--reconnect). */
@@ -71,17 +83,16 @@ export class Channel {
     return this.open || this.reconnecting
   }
 
-  /** Sends one message, stamped with when it was due and when it went. Hot path. */
-  sendOne (scheduledAt, now) {
-    this.run.phase.onSent(now)
+  /** Sends one frame, stamped with when it was due and when it went. Hot path. */
+  send (frame, scheduledAt, now) {
     const slot = (this.head + this.outstanding) % this.capacity
     this.scheduledTimes[slot] = scheduledAt
     this.sentTimes[slot] = now
     this.outstanding++
-    this.ws.send(this.run.nextFrame(), this.run.sendOptions)
+    this.ws.send(frame, this.sendOptions)
   }
 
-  /** A reply settles the oldest outstanding message; the phase judges and records it. Hot path. */
+  /** A reply settles the oldest outstanding message; the sink judges and records it. Hot path. */
   onMessage (data, isBinary) {
     if (this.outstanding === 0) return // a reply to a message already counted as lost
     const now = performance.now()
@@ -89,14 +100,20 @@ export class Channel {
     const sentAt = this.sentTimes[this.head]
     this.head = (this.head + 1) % this.capacity
     this.outstanding--
-    this.run.phase.onReply(this, data, isBinary, scheduledAt, sentAt, now)
+    this.sink.onReply(this, data, isBinary, scheduledAt, sentAt, now)
+  }
+
+  onClose (code, reason) {
+    if (!this.open) return
+    this.retire()
+    if (this.closing) return
+    this.sink.onClosed(this, code, reason, this.dropOutstanding())
   }
 
   /** Marks the connection gone, keeping the bytes it carried in the counts. */
   retire () {
     this.open = false
-    this.carriedWritten += this.socket.bytesWritten - this.socketWrittenMark
-    this.carriedRead += this.socket.bytesRead - this.socketReadMark
+    this.bytes.carry(this.socket)
   }
 
   /** Takes the outstanding messages off the books: they will get no reply. */
@@ -106,62 +123,29 @@ export class Channel {
     return lost
   }
 
-  onClose (code, reason) {
-    if (!this.open) return
-    this.retire()
-    if (this.closing) return
-    this.run.phase.onClosed(this, code, reason, this.dropOutstanding())
-  }
-
   /**
-   * --reconnect: tries again every RECONNECT_BACKOFF_MS until the server is back, the phase stops
-   * sending or --timeout passes, and tells the run how it went.
+   * Gives up on this connection (a timeout, a stop).
+   * @returns {number} the outstanding messages, now lost
    */
-  async reconnectLater () {
-    const run = this.run
-    this.reconnecting = true
-    const downSince = performance.now()
-    let timedOut = false
-    while (run.isSending() && !this.closing) {
-      try {
-        const { ws, socket } = await run.openConnection()
-        if (this.closing) return ws.terminate()
-        this.attach(ws, socket)
-        return run.onReconnected(this, performance.now() - downSince)
-      } catch {
-        timedOut = performance.now() - downSince > run.timeoutMs
-        if (timedOut) break
-        await new Promise((resolve) => setTimeout(resolve, RECONNECT_BACKOFF_MS))
-      }
-    }
-    this.reconnecting = false
-    run.onReconnectAbandoned(timedOut)
-  }
-
-  /** Gives up on this connection: its outstanding messages are lost. */
   abandon () {
     const lost = this.dropOutstanding()
     if (this.open) this.retire()
     this.ws.terminate()
-    this.run.phase.onLost(lost)
+    return lost
   }
 
   oldestSendTime () {
     return this.outstanding > 0 ? this.sentTimes[this.head] : Infinity
   }
 
+  /** Counts bytes from now on (a phase starts). */
   markBytes () {
-    this.carriedWritten = this.carriedRead = 0
-    this.socketWrittenMark = this.socket.bytesWritten
-    this.socketReadMark = this.socket.bytesRead
+    this.bytes.mark(this.socket)
   }
 
-  bytesWrittenSinceMark () {
-    return this.carriedWritten + (this.open ? this.socket.bytesWritten - this.socketWrittenMark : 0)
-  }
-
-  bytesReadSinceMark () {
-    return this.carriedRead + (this.open ? this.socket.bytesRead - this.socketReadMark : 0)
+  /** @returns {{written: number, read: number}} bytes on its sockets since the mark */
+  bytesSinceMark () {
+    return this.bytes.since(this.open ? this.socket : null)
   }
 
   close () {
@@ -172,5 +156,41 @@ export class Channel {
       this.ws.close(1000)
       setTimeout(() => this.ws.terminate(), CLOSE_GRACE_MS).unref()
     })
+  }
+}
+
+/** Bytes a channel's sockets carried since a mark, across reconnects (each socket counts its own). */
+class ByteCount {
+  constructor () {
+    // Bytes of sockets gone since the mark, and where the current socket stood at the mark.
+    this.carriedWritten = 0
+    this.carriedRead = 0
+    this.writtenMark = 0
+    this.readMark = 0
+  }
+
+  /** A new socket: counted from where it stands. */
+  follow (socket) {
+    this.writtenMark = socket.bytesWritten
+    this.readMark = socket.bytesRead
+  }
+
+  mark (socket) {
+    this.carriedWritten = this.carriedRead = 0
+    this.follow(socket)
+  }
+
+  /** The socket goes: what it carried since the mark is kept. */
+  carry (socket) {
+    this.carriedWritten += socket.bytesWritten - this.writtenMark
+    this.carriedRead += socket.bytesRead - this.readMark
+  }
+
+  /** @param {import('node:net').Socket|null} socket the current one, null when none is open */
+  since (socket) {
+    return {
+      written: this.carriedWritten + (socket ? socket.bytesWritten - this.writtenMark : 0),
+      read: this.carriedRead + (socket ? socket.bytesRead - this.readMark : 0)
+    }
   }
 }

@@ -1,20 +1,21 @@
+// The load engine's entry: runLoad opens the connections, runs the warm-up and the measured phase
+// on them, and returns what was measured. Run owns the run's state (its connections, the phase
+// under way, a failure, the error replies kept, the reconnects); the phases report to it only
+// through the functions it gives them.
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createLatencyHistogram } from '../histogram.js'
 import { Channel } from './channel.js'
 import { connect } from './connection.js'
+import { frameSource, replyJudge } from './messages.js'
 import { Phase } from './phase.js'
-import { ACK, DOWN_REQUEST, isErrorReply } from '../protocol.js'
 
-/** What a `down` client sends for each message, as a frame ready to send. */
-const DOWN_REQUEST_FRAME = Buffer.from(DOWN_REQUEST)
+/** Between reconnection attempts while a server is away (--reconnect). */
+const RECONNECT_BACKOFF_MS = 100
 
 /**
- * @typedef {object} LoadOptions
+ * @typedef {object} LoadSettings what the user chose for a load run: the command line produces it,
+ *   the engine runs it, and the report names it, each as it is
  * @property {string} url server URL (ws:// or wss://); test and format are added to its query
- * @property {import('../payloads/catalog.js').TestInfo} test
- * @property {object[]} payloads the plain JSON messages sent, in order, cycling when there are more
- *   messages to send than payloads (one payload: the same message every time)
- * @property {import('../codecs/registry.js').Codec} codec
  * @property {number} [messages] messages to send and record (or durationMs)
  * @property {number} [durationMs] send for this long instead of a count
  * @property {number} [rate] messages per second in total: open loop, latency from the schedule
@@ -24,13 +25,10 @@ const DOWN_REQUEST_FRAME = Buffer.from(DOWN_REQUEST)
  * @property {{messages?: number, durationMs?: number}} [warmup] sent first, not recorded
  * @property {number} [startAt] epoch ms: after connecting and warming up, wait for this instant
  *   before the measured phase, so several hosts measure the same window (--start-at)
- * @property {number} [timeoutMs] a message with no reply after this long is lost
+ * @property {number} [timeoutMs] a message with no reply after this long is lost (default 10 s)
  * @property {boolean} [compress] offer permessage-deflate
  * @property {boolean} [repeat] the payloads are one message repeated: the URL tells the server, which
  *   then sends its one message too (direction down)
- * @property {string} [connectUrl] where to open the TCP connection when it differs from url (a shaping proxy)
- * @property {{frame: string, expect: string}} [handshake] sent first on every connection; the run starts
- *   once the server answers `expect` (a custom schema registration), and none of it is measured
  * @property {'up'|'down'|'echo'} [direction] up: send the payload, expect ACK; down: send a small
  *   request, expect the payload and decode it; echo: send the payload, expect it back and decode it
  * @property {{any: boolean}|{text: string}} [ack] what counts as a reply when up: default the text `ACK`
@@ -38,6 +36,21 @@ const DOWN_REQUEST_FRAME = Buffer.from(DOWN_REQUEST)
  * @property {string} [subprotocol] Sec-WebSocket-Protocol to ask for
  * @property {boolean} [insecure] accept any TLS certificate (self-signed test servers)
  * @property {boolean} [reconnect] when a connection drops, reconnect and go on (its in-flight messages are lost)
+ */
+
+/**
+ * @typedef {LoadSettings & LoadMaterials} LoadOptions everything runLoad takes
+ */
+
+/**
+ * @typedef {object} LoadMaterials what a run is made of besides the settings
+ * @property {import('../payloads/catalog.js').TestInfo} test
+ * @property {object[]} payloads the plain JSON messages sent, in order, cycling when there are more
+ *   messages to send than payloads (one payload: the same message every time)
+ * @property {import('../codecs/registry.js').Codec} codec
+ * @property {string} [connectUrl] where to open the TCP connection when it differs from url (a shaping proxy)
+ * @property {{frame: string, expect: string}} [handshake] sent first on every connection; the run starts
+ *   once the server answers `expect` (a custom schema registration), and none of it is measured
  * @property {AbortSignal} [signal] aborting stops sending; replies in flight get a moment, the rest is lost
  * @property {(progress: {sent: number, acked: number, errors: number, lost: number, elapsedMs: number, p99: number}) => void} [onTick]
  *   called once a second while measuring
@@ -47,7 +60,8 @@ const DOWN_REQUEST_FRAME = Buffer.from(DOWN_REQUEST)
  * @typedef {object} LoadResult
  * @property {{sent:number, acked:number, errors:number, lost:number}} messages measured phase only
  * @property {number} startedAt epoch ms when the measured phase began
- * @property {number} durationMs from the first measured send to the last reply
+ * @property {number} durationMs closed loop: from the first measured send to the last reply; open loop:
+ *   the schedule's window (see OpenLoopSchedule#windowMs), or to the last reply if that came later
  * @property {import('hdr-histogram-js').Histogram} histogram latencies in µs: from the scheduled send
  *   with a rate (coordinated omission corrected), else from the send
  * @property {import('hdr-histogram-js').Histogram|null} uncorrectedHistogram with a rate: from the actual send
@@ -60,7 +74,8 @@ const DOWN_REQUEST_FRAME = Buffer.from(DOWN_REQUEST)
  * @property {{rate: number, sendRate: number}|null} target with a rate: asked and achieved send rate
  * @property {{count: number, gapMs: number}} reconnects
  * @property {boolean} interrupted stopped by the signal
- * @property {string[]} errorReplies the first few error replies from the server, verbatim
+ * @property {string[]} errorReplies the first few error replies from the server: text as it came, binary
+ *   or unprintable replies as their size and first bytes
  * @property {string|null} failure why the run did not complete, or null
  */
 
@@ -89,14 +104,14 @@ export async function runLoad (options) {
     for (const { ws } of opened) ws.terminate()
     throw refused.reason
   }
-  run.channels.push(...opened.map(({ ws, socket }) => new Channel(ws, socket, inflight, run)))
+  run.channels.push(...opened.map(({ ws, socket }) => new Channel(ws, socket, inflight, run.sendOptions, run.phase)))
   const reason = () => typeof signal.reason === 'string' ? signal.reason : 'interrupted'
   const stop = () => run.stop(reason())
   if (signal?.aborted) run.fail(reason()) // before the first send
   signal?.addEventListener('abort', stop, { once: true })
   try {
     if ((warmup.messages > 0 || warmup.durationMs > 0) && !signal?.aborted) {
-      await run.runPhase({ count: warmup.messages, durationMs: warmup.durationMs, recording: false })
+      await run.runPhase({ count: warmup.messages, durationMs: warmup.durationMs })
     }
     if (options.startAt > Date.now() && !run.failure && !signal?.aborted) await waitUntil(options.startAt, signal)
     const { messages: count, durationMs, rate } = options
@@ -112,8 +127,9 @@ export async function runLoad (options) {
 }
 
 /**
- * What one load run sends and how it judges replies, the connections it sends on, and the phase
- * under way; a failure, the error replies kept and the reconnects span the whole run.
+ * The state of one load run: its connections, the phase under way, a failure, the error replies
+ * kept and the reconnects, which span the whole run. It gives each phase the channels and the
+ * functions to judge, frame, fail and reconnect with (see Traffic in phase.js).
  */
 export class Run {
   /**
@@ -121,26 +137,27 @@ export class Run {
    * @param {unknown[]} natives the payloads in the codec's own form, encoded in turn for every message
    */
   constructor (options, natives) {
-    const { codec, timeoutMs = 10000, direction = 'up', ack, reconnect, onTick } = options
-    this.codec = codec
-    this.natives = natives
-    this.cursor = 0
-    this.request = direction === 'down' ? DOWN_REQUEST_FRAME : null
-    this.expectsPayload = direction !== 'up'
-    this.acceptsAny = Boolean(ack?.any)
-    this.ackText = Buffer.from(ack?.text ?? ACK)
-    this.sendOptions = { binary: direction === 'down' ? false : codec.binary }
+    const { codec, timeoutMs = 10000, direction = 'up', reconnect, onTick } = options
+    this.options = options
     this.timeoutMs = timeoutMs
-    this.connectOptions = options
-    this.reconnectOnClose = Boolean(reconnect)
-    this.onTick = onTick
+    this.sendOptions = { binary: direction === 'down' ? false : codec.binary }
     /** @type {import('./channel.js').Channel[]} */
     this.channels = []
-    // Before the first phase, an idle one: nothing may be sent, a closed connection fails the run.
-    this.phase = new Phase(this, { count: 0, recording: false })
     this.failure = null
     this.errorReplies = []
     this.reconnects = { count: 0, gapMs: 0 }
+    /** @type {import('./phase.js').Traffic} */
+    this.traffic = {
+      channels: this.channels,
+      judge: replyJudge({ codec, direction, ack: options.ack }, this.errorReplies),
+      nextFrame: frameSource(codec, natives, direction),
+      timeoutMs,
+      onFailure: (reason) => { this.failure ??= reason },
+      reconnect: reconnect ? (channel) => this.reconnect(channel) : null,
+      onTick
+    }
+    // Before the first phase, an idle one: nothing may be sent, a closed connection fails the run.
+    this.phase = new Phase(this.traffic, { count: 0 })
   }
 
   /**
@@ -149,76 +166,12 @@ export class Run {
    * @returns {Promise<import('./phase.js').PhaseResult & {reconnects: object, errorReplies: string[], failure: string|null}>}
    */
   async runPhase (spec) {
-    this.phase = new Phase(this, spec)
+    this.phase = new Phase(this.traffic, spec)
     const result = await this.phase.start()
     return { ...result, reconnects: { ...this.reconnects }, errorReplies: this.errorReplies, failure: this.failure }
   }
 
-  /** The frame for the next message: the next payload encoded now (the cost measured), or a down request. Hot path. */
-  nextFrame () {
-    if (this.request) return this.request
-    const native = this.natives[this.cursor]
-    this.cursor = this.cursor + 1 === this.natives.length ? 0 : this.cursor + 1
-    return this.codec.encode(native)
-  }
-
-  /**
-   * Whether a reply completes its message: `ACK` or the --ack text (up), anything (--ack any), or
-   * a payload that decodes (down, echo; decoding is part of the round trip measured). Anything
-   * else is kept as an error reply.
-   */
-  isSuccess (data, isBinary) {
-    if (this.acceptsAny) return true
-    if (!this.expectsPayload) {
-      if (!isBinary && data.equals(this.ackText)) return true
-    } else if (isBinary || !isErrorReply(data)) {
-      try {
-        this.codec.decode(data)
-        return true
-      } catch (err) {
-        return this.keepErrorReply(`client decode failed: ${err.message}`)
-      }
-    }
-    return this.keepErrorReply(data.toString('utf8', 0, 300))
-  }
-
-  keepErrorReply (text) {
-    if (this.errorReplies.length < 5) this.errorReplies.push(text)
-    return false
-  }
-
-  /** Opens one more connection like the first ones (--reconnect). */
-  openConnection () {
-    return connect(this.connectOptions)
-  }
-
-  /** Whether the phase under way still sends: a dropped connection is worth reconnecting. */
-  isSending () {
-    return !this.phase.stopped
-  }
-
-  /**
-   * A channel is back after --reconnect: counted with how long it was away, and it takes messages again.
-   * @param {import('./channel.js').Channel} channel
-   * @param {number} gapMs
-   */
-  onReconnected (channel, gapMs) {
-    this.reconnects.count++
-    this.reconnects.gapMs += Math.round(gapMs)
-    this.phase.onReopened(channel)
-  }
-
-  /**
-   * A channel stopped trying to reconnect: the phase stopped sending, or the server stayed away
-   * past --timeout, which fails the run.
-   * @param {boolean} timedOut
-   */
-  onReconnectAbandoned (timedOut) {
-    if (timedOut) this.fail(`the server did not come back within ${this.timeoutMs} ms (--reconnect, --timeout)`)
-    this.phase.checkDone()
-  }
-
-  /** Stops new sends everywhere: after a failure the run drains what is in flight and ends. */
+  /** The run fails: the first reason stands, and the phase under way stops sending. */
   fail (reason) {
     this.failure ??= reason
     this.phase.halt()
@@ -229,9 +182,38 @@ export class Run {
    * @param {string} reason
    */
   stop (reason) {
-    if (!this.phase.active) return
+    if (!this.phase.isActive()) return
     this.fail(reason)
     this.phase.stop()
+  }
+
+  /**
+   * --reconnect: opens the channel's connection again every RECONNECT_BACKOFF_MS until the server
+   * is back (the channel then takes messages again in the phase under way), the phase stops
+   * sending, or --timeout passes, which fails the run.
+   * @param {import('./channel.js').Channel} channel
+   */
+  async reconnect (channel) {
+    channel.setReconnecting(true)
+    const downSince = performance.now()
+    let timedOut = false
+    while (this.phase.sending && !channel.closing) {
+      try {
+        const { ws, socket } = await connect(this.options)
+        if (channel.closing) return ws.terminate()
+        channel.attach(ws, socket)
+        this.reconnects.count++
+        this.reconnects.gapMs += Math.round(performance.now() - downSince)
+        return this.phase.resume(channel)
+      } catch {
+        timedOut = performance.now() - downSince > this.timeoutMs
+        if (timedOut) break
+        await sleep(RECONNECT_BACKOFF_MS)
+      }
+    }
+    channel.setReconnecting(false)
+    if (timedOut) this.fail(`the server did not come back within ${this.timeoutMs} ms (--reconnect, --timeout)`)
+    this.phase.checkDone()
   }
 
   /** The measured phase's result when it never ran (a failure or an interrupt came first). */

@@ -1,98 +1,71 @@
 // One client run in this thread: the test (built-in or the user's payload) and its codec made
-// ready, the fidelity of a user's payload checked, the load run, and its report built. The CLI
-// and each --workers thread call it.
+// ready, the load run, and its report built. The CLI and each --workers thread call it; what to
+// tell the user (a lossy payload, progress) is the caller's.
 import { runLoad } from './engine.js'
 import { createCodec } from '../codecs/registry.js'
 import { loadMessages, resolveTest } from '../payloads/catalog.js'
 import { buildReport } from '../report/report.js'
-import { checkCustomFidelity, loadCustomTest, registrationFrame } from '../schema/custom.js'
-import { formatDifference } from '../schema/fidelity.js'
+import { checkCustomFidelity, loadCustomTest, registrationFrame } from '../payloads/custom.js'
 import { REGISTRATION_OK } from '../protocol.js'
-import { UsageError } from '../errors.js'
+
+/**
+ * @typedef {object} ClientRun what one client run measures: the command line produces it
+ * @property {string} format the codec's name
+ * @property {string|null} test built-in test by number or name, or null with a payload of one's own
+ * @property {{payload: string, proto?: string, type?: string}|null} custom the user's payload files (--payload)
+ * @property {import('./engine.js').LoadSettings} load how the load is sent, handed to the engine and the report as is
+ */
+
+/**
+ * @typedef {object} PreparedRun a run made ready before anything connects
+ * @property {string} format
+ * @property {object} test the catalog test, or the user's (see CustomTest in lib/payloads/custom.js)
+ * @property {import('../codecs/registry.js').Codec} codec
+ * @property {{differences: number, messages: number, examples: object[]}|null} lossy a user's payload
+ *   whose values the format changes; null when it survives
+ */
 
 /**
  * Everything a run needs before connecting: the test (built-in or the user's payload), its codec,
- * and for a user's payload the fidelity check.
+ * and for a user's payload whether it survives the format.
  * @param {string} format
- * @param {import('../cli/client-options.js').ClientOptions} options
- * @param {{quiet?: boolean}} [how] quiet: do not list differences again (workers)
- * @returns {Promise<{format: string, test: object, codec: import('../codecs/registry.js').Codec, lossy: object|null}>}
+ * @param {{test: string|null, custom: object|null}} choice which test (see ClientRun)
+ * @returns {Promise<PreparedRun>}
  */
-export async function prepareRun (format, options, { quiet = false } = {}) {
-  const test = options.custom ? await loadCustomTest(options.custom) : resolveTest(options.test)
+export async function prepareRun (format, { test: name, custom }) {
+  const test = custom ? await loadCustomTest(custom) : resolveTest(name)
   const codec = await createCodec(format, test)
-  const lossy = test.custom ? checkLossless(test, codec, options.allowLossy, quiet) : null
-  return { format, test, codec, lossy }
+  return { format, test, codec, lossy: test.custom ? lossOf(test, codec) : null }
 }
 
-/**
- * Checks a user's payload survives the format before anything connects. Differences are listed on
- * stderr; without --allow-lossy they stop the run.
- * @returns {{differences: number, examples: object[]}|null} what the report records, null when lossless
- */
-function checkLossless (test, codec, allowLossy, quiet) {
+/** The values a format changes in a user's payload, or null when it keeps them all. */
+function lossOf (test, codec) {
   const { lossless, differences, messages, examples } = checkCustomFidelity(test, codec)
-  if (lossless) return null
-  if (!quiet) {
-    const lines = examples.map((difference) => `  ${formatDifference(difference)}`)
-    process.stderr.write(`${codec.name}: ${test.description} changes ${differences} value${differences === 1 ? '' : 's'}:\n${lines.join('\n')}\n`)
-  }
-  const what = codec.name === 'protobuf' ? 'the schema' : `the ${codec.name} encoding`
-  const fix = codec.name === 'protobuf' ? 'fix the schema, or ' : ''
-  const where = test.payloads.length > 1 ? ` in ${messages} of ${test.payloads.length} messages` : ''
-  if (!allowLossy) throw new UsageError(`${what} is lossy for ${test.file} (${differences} values differ${where}); ${fix}run anyway with --allow-lossy`)
-  return { differences, messages, examples }
+  return lossless ? null : { differences, messages, examples }
 }
 
 /**
  * Runs the load in this thread and builds its report.
- * @param {Awaited<ReturnType<typeof prepareRun>>} prepared
- * @param {import('../cli/client-options.js').ClientOptions} options this thread's share of the work
+ * @param {PreparedRun} prepared
+ * @param {import('./engine.js').LoadSettings} settings this thread's share of the work
  * @param {{connectUrl?: string, network: object|null, signal?: AbortSignal, onTick?: Function}} context
  * @returns {Promise<object>} the report
  */
-export async function measure ({ format, test, codec, lossy }, options, { connectUrl, network, signal, onTick }) {
-  const { messages: payloads, payload } = messagesToSend(test, options.repeat)
+export async function measure ({ format, test, codec, lossy }, settings, { connectUrl, network, signal, onTick }) {
+  const { messages: payloads, payload } = messagesToSend(test, settings.repeat)
   const result = await runLoad({
+    ...settings,
     connectUrl,
-    url: options.url,
     test,
     payloads,
     codec,
-    messages: options.messages,
-    durationMs: options.durationMs,
-    rate: options.rate,
-    connections: options.connections,
-    inflight: options.inflight,
-    warmup: options.warmup,
-    startAt: options.startAt,
-    timeoutMs: options.timeout,
-    compress: options.compress,
     repeat: payload.kind === 'repeated',
-    direction: options.direction,
-    headers: options.headers,
-    subprotocol: options.subprotocol,
-    insecure: options.insecure,
-    ack: options.ack,
-    reconnect: options.reconnect,
     signal,
     onTick,
     // The server learns a custom protobuf schema from the client; the other formats decode without one.
     handshake: test.custom && format === 'protobuf' ? { frame: registrationFrame(test), expect: REGISTRATION_OK } : undefined
   })
-  return buildReport(result, {
-    format,
-    test,
-    url: options.url,
-    connections: options.connections,
-    inflight: options.inflight,
-    warmup: options.warmup,
-    startAt: options.startAt,
-    direction: options.direction,
-    network,
-    lossy,
-    payload
-  })
+  return buildReport(result, { ...settings, format, test, network, lossy, payload })
 }
 
 /**

@@ -1,12 +1,9 @@
-// One phase of a load run (the warm-up, then the measured phase): its counters, histograms,
-// schedule and timers, created whole. Channels report to it (a message sent, a reply, messages
-// lost, a connection closed); it decides what to count, what to record and what to send next.
-import os from 'node:os'
-import { performance } from 'node:perf_hooks'
-import { createLatencyHistogram, encodeHistogram, summarizeLatency } from '../histogram.js'
-
-/** Which process measured its CPU: --workers threads share one, so merging takes its largest figure once. */
-const PROCESS_ID = `${os.hostname()}:${process.pid}`
+// One phase of a load run (the warm-up, then the measured phase): it decides what is sent and
+// when, and counts what comes back. Channels report to it; it judges each reply and makes each
+// frame with functions it is given, records with a Recorder, follows an OpenLoopSchedule when
+// there is a rate, and reports how it ended by resolving, or a failure through onFailure.
+import { OpenLoopSchedule } from './schedule.js'
+import { Recorder } from './recorder.js'
 
 /** After a stop (SIGINT), replies still in flight get at most this long to arrive. */
 const STOP_GRACE_MS = 2000
@@ -16,7 +13,19 @@ const STOP_GRACE_MS = 2000
  * @property {number} [count] messages to send
  * @property {number} [durationMs] send for this long (with count: whichever comes first)
  * @property {number} [rate] open loop: messages per second over all connections
- * @property {boolean} recording whether replies are recorded (the measured phase) or only counted (warm-up)
+ * @property {boolean} [recording] whether replies are recorded (the measured phase) or only counted (warm-up)
+ */
+
+/**
+ * @typedef {object} Traffic what a run gives each of its phases
+ * @property {import('./channel.js').Channel[]} channels the connections
+ * @property {(data: Buffer, isBinary: boolean) => boolean} judge whether a reply completes its message
+ * @property {() => (Buffer|string)} nextFrame the next message, encoded now
+ * @property {number} timeoutMs a message with no reply after this long is lost, and the run fails
+ * @property {(reason: string) => void} onFailure the run fails (the first reason stands)
+ * @property {((channel: import('./channel.js').Channel) => void)|null} reconnect --reconnect: bring a
+ *   closed channel back (null: a close fails the run)
+ * @property {(progress: object) => void} [onTick] once a second while recording
  */
 
 /**
@@ -26,45 +35,31 @@ const STOP_GRACE_MS = 2000
 /** One phase: sends until its count or deadline, and settles once every sent message is accounted for. */
 export class Phase {
   /**
-   * @param {import('./engine.js').Run} run the connections and what is sent on them
+   * @param {Traffic} traffic
    * @param {PhaseSpec} spec
    */
-  constructor (run, { count, durationMs, rate = 0, recording }) {
-    this.run = run
-    this.channels = run.channels
-    this.recording = recording
-    this.durationMs = durationMs > 0 ? durationMs : 0
-    this.rate = rate
-    this.intervalMs = rate > 0 ? 1000 / rate : 0
-    // With a rate and a duration, the schedule itself says how many messages there will be.
-    const scheduled = rate > 0 && durationMs > 0 ? Math.floor(rate * durationMs / 1000) : Infinity
-    this.planned = Math.min(count ?? Infinity, scheduled)
+  constructor (traffic, { count, durationMs, rate = 0, recording = false }) {
+    this.traffic = traffic
+    this.channels = traffic.channels
+    this.judge = traffic.judge
+    this.nextFrame = traffic.nextFrame
+    this.recorder = recording ? new Recorder(rate > 0) : null
+    // Open loop: the schedule itself says how many messages there will be.
+    this.schedule = rate > 0 ? new OpenLoopSchedule(rate, { durationMs, count }) : null
+    this.planned = this.schedule?.planned ?? count ?? Infinity
+    this.durationMs = durationMs > 0 ? durationMs : Infinity
     // Every sent message ends up acked, errored (an error reply) or lost (timeout, stop, connection gone).
     this.sent = 0
     this.acked = 0
     this.errors = 0
     this.lost = 0
-    this.stopped = false
-    this.active = false
-    this.blocked = false
-    this.nextChannel = -1
-    // Latency in µs: from the scheduled send (open loop), with the actual send in `uncorrected`.
-    this.histogram = createLatencyHistogram()
-    this.uncorrected = rate > 0 ? createLatencyHistogram() : null
-    this.perSecond = recording ? createLatencyHistogram() : null
-    this.timeSeries = []
-    this.ackedBefore = 0
-    this.errorsBefore = 0
+    /** Whether it may still send: a failure or a stop ends that, what is in flight still counts. */
+    this.sending = true
     this.startedAt = 0
-    this.startedAtEpoch = 0
     this.lastSentAt = 0
     this.lastReplyAt = 0
-    this.deadline = Infinity
-    this.cpuAtStart = null
-    this.watchdog = null
-    this.ticker = null
-    this.scheduleTimer = null
-    this.stopTimer = null
+    this.timers = new Timers()
+    /** Resolves start()'s promise; null while the phase is not under way. */
     this.finish = null
   }
 
@@ -75,41 +70,31 @@ export class Phase {
   start () {
     return new Promise((resolve) => {
       this.finish = resolve
-      this.active = true
       this.startedAt = this.lastReplyAt = this.lastSentAt = performance.now()
-      this.startedAtEpoch = Date.now()
-      this.deadline = this.durationMs > 0 ? this.startedAt + this.durationMs : Infinity
-      this.cpuAtStart = process.cpuUsage()
-      for (const channel of this.channels) channel.markBytes()
-      const timeoutMs = this.run.timeoutMs
-      this.watchdog = setInterval(() => this.expireStale(), Math.min(1000, Math.max(10, timeoutMs / 4)))
-      this.ticker = setInterval(() => this.tick(), 1000)
-      if (this.rate > 0) this.schedule()
-      else for (const channel of this.channels) channel.fill(this.startedAt)
+      this.recorder?.start()
+      for (const channel of this.channels) {
+        channel.reportTo(this)
+        channel.markBytes()
+      }
+      const { timeoutMs } = this.traffic
+      this.timers.every('watchdog', Math.min(1000, Math.max(10, timeoutMs / 4)), () => this.expireStale())
+      this.timers.every('ticker', 1000, () => this.tick())
+      if (this.schedule) this.sendDue()
+      else for (const channel of this.channels) this.fill(channel, this.startedAt)
       this.checkDone()
     })
   }
 
-  /**
-   * Whether more messages are to be sent: closed loop (asked on every reply) until the count or
-   * the deadline; open loop until every message scheduled before the deadline has gone, however
-   * late the scheduler's timer fires (a busy machine must not end the phase a message short).
-   */
-  canSend (now) {
-    if (this.stopped || this.sent >= this.planned) return false
-    return this.intervalMs > 0 ? this.startedAt + this.sent * this.intervalMs < this.deadline : now < this.deadline
+  /** Whether the phase is under way. */
+  isActive () {
+    return this.finish !== null
   }
 
-  /** A channel sent one message. Hot path. */
-  onSent (now) {
-    this.sent++
-    this.lastSentAt = now
-  }
+  // The path of one message, top to bottom: a reply arrives (onReply), is judged, counted and
+  // recorded, and the next message goes (send: counted, its frame made, handed to the channel).
 
   /**
-   * A channel's oldest outstanding message got its reply. Hot path: judges it (run.isSuccess),
-   * counts and records it, then sends the next message (closed loop) or lets the schedule go on
-   * (open loop).
+   * A channel's oldest outstanding message got its reply. Hot path.
    * @param {import('./channel.js').Channel} channel
    * @param {Buffer} data the reply
    * @param {boolean} isBinary
@@ -119,55 +104,42 @@ export class Phase {
    */
   onReply (channel, data, isBinary, scheduledAt, sentAt, now) {
     this.lastReplyAt = now
-    if (this.run.isSuccess(data, isBinary)) {
+    if (this.judge(data, isBinary)) {
       this.acked++
-      if (this.recording) this.record(now, scheduledAt, sentAt)
+      this.recorder?.record(now, scheduledAt, sentAt)
     } else {
       this.errors++
     }
-    if (this.intervalMs > 0) {
-      if (this.blocked) {
-        clearTimeout(this.scheduleTimer)
-        this.schedule() // this reply made room for messages already due
-      } else {
-        this.checkDone()
-      }
+    if (this.schedule) {
+      if (this.schedule.blocked) this.sendDue() // this reply made room for messages already due
+      else this.checkDone()
     } else if (this.canSend(now)) {
-      channel.sendOne(now, now)
+      this.send(channel, now, now)
     } else {
       this.checkDone()
     }
   }
 
-  /** Messages that will get no reply: their connection went away, or was given up on. */
-  onLost (count) {
-    this.lost += count
-    this.checkDone()
+  /** Sends one message on a channel: counted, its frame made now (encoding is part of the cost measured). Hot path. */
+  send (channel, scheduledAt, now) {
+    this.sent++
+    this.lastSentAt = now
+    channel.send(this.nextFrame(), scheduledAt, now)
   }
 
   /**
-   * A connection closed under the run, taking its outstanding messages with it: with --reconnect
-   * (while this phase sends) it reconnects, otherwise the run fails for it.
-   * @param {import('./channel.js').Channel} channel
-   * @param {number} code the close code
-   * @param {Buffer|string} reason
-   * @param {number} lost the messages it had outstanding
+   * Whether more messages are to be sent: closed loop (asked on every reply) until the count or
+   * the deadline; open loop until every message scheduled before the deadline has gone, however
+   * late the scheduler's timer fires (a busy machine must not end the phase a message short).
    */
-  onClosed (channel, code, reason, lost) {
-    this.lost += lost
-    if (this.run.reconnectOnClose && this.active && !this.stopped) {
-      channel.reconnectLater()
-    } else {
-      const why = reason?.length ? `: ${reason}` : ''
-      this.run.fail(`connection closed by the server (code ${code}${why})`)
-    }
-    this.checkDone()
+  canSend (now) {
+    if (!this.sending || this.sent >= this.planned) return false
+    return this.schedule !== null || now < this.startedAt + this.durationMs
   }
 
-  /** A channel is back after --reconnect: it takes messages again. */
-  onReopened (channel) {
-    if (this.intervalMs > 0) this.schedule()
-    else channel.fill(performance.now())
+  /** Closed loop: sends on a channel until its in-flight cap or until no more may be sent. */
+  fill (channel, now) {
+    while (channel.belowCap() && this.canSend(now)) this.send(channel, now, now)
   }
 
   /**
@@ -175,138 +147,168 @@ export class Phase {
    * until the next one is due. When no connection has room (in-flight cap or unsent bytes), the
    * messages wait and their latency grows, as a real client's would.
    */
-  schedule () {
-    this.scheduleTimer = null
+  sendDue () {
+    const schedule = this.schedule
+    this.timers.clear('schedule')
     const now = performance.now()
-    const elapsed = Math.min(now, this.deadline) - this.startedAt
-    const due = Math.min(this.planned, Math.floor(elapsed / this.intervalMs) + 1)
-    let blocked = false
-    while (this.sent < due && !this.stopped) {
-      const channel = this.channelWithRoom()
+    const due = schedule.dueBy(now - this.startedAt)
+    schedule.blocked = false
+    while (this.sent < due && this.sending) {
+      const channel = schedule.channelWithRoom(this.channels)
       if (!channel) {
-        blocked = true
+        schedule.blocked = true
         break
       }
-      channel.sendOne(this.startedAt + this.sent * this.intervalMs, now)
+      this.send(channel, this.startedAt + schedule.dueAt(this.sent), now)
     }
-    const nextDue = this.startedAt + this.sent * this.intervalMs
-    this.blocked = blocked
-    if (this.stopped || this.sent >= this.planned || nextDue >= this.deadline) return this.checkDone()
-    // Blocked: the next reply makes room and reschedules at once; the short timer covers a
-    // connection that is only waiting for its socket to drain.
-    this.scheduleTimer = setTimeout(() => this.schedule(), blocked ? 1 : Math.max(0, nextDue - performance.now()))
+    if (!this.sending || this.sent >= this.planned) return this.checkDone()
+    // Blocked: the next reply makes room and sends at once; the short timer covers a connection
+    // that is only waiting for its socket to drain.
+    const nextDue = this.startedAt + schedule.dueAt(this.sent)
+    this.timers.after('schedule', schedule.blocked ? 1 : Math.max(0, nextDue - performance.now()), () => this.sendDue())
   }
 
-  /** The next connection, round robin, that may take a message now. */
-  channelWithRoom () {
-    const channels = this.channels
-    for (let tries = 0; tries < channels.length; tries++) {
-      this.nextChannel = (this.nextChannel + 1) % channels.length
-      const channel = channels[this.nextChannel]
-      if (channel.hasRoom()) return channel
+  /**
+   * A connection closed under the run, taking its outstanding messages with it: with --reconnect
+   * (while this phase sends) it is brought back, otherwise the run fails for it.
+   * @param {import('./channel.js').Channel} channel
+   * @param {number} code the close code
+   * @param {Buffer|string} reason
+   * @param {number} lost the messages it had outstanding
+   */
+  onClosed (channel, code, reason, lost) {
+    this.lost += lost
+    if (this.traffic.reconnect && this.isActive() && this.sending) {
+      this.traffic.reconnect(channel)
+    } else {
+      const why = reason?.length ? `: ${reason}` : ''
+      this.fail(`connection closed by the server (code ${code}${why})`)
     }
-    return null
+    this.checkDone()
   }
 
-  /** Records one reply's latency (µs) in the phase, the per-second and the uncorrected histograms. */
-  record (now, scheduledAt, sentAt) {
-    const latency = Math.max(1, Math.round((now - scheduledAt) * 1000))
-    this.histogram.recordValue(latency)
-    this.perSecond.recordValue(latency)
-    if (this.uncorrected) this.uncorrected.recordValue(Math.max(1, Math.round((now - sentAt) * 1000)))
+  /** A channel is back after --reconnect: it takes messages again. */
+  resume (channel) {
+    if (this.schedule) this.sendDue()
+    else this.fill(channel, performance.now())
   }
 
   /** Once a second: the time series, progress, and the end of a timed closed-loop phase. */
   tick () {
-    if (this.recording) {
-      const acked = this.acked - this.ackedBefore
-      const errors = this.errors - this.errorsBefore
-      this.ackedBefore = this.acked
-      this.errorsBefore = this.errors
-      const { p50, p99 } = summarizeLatency(this.perSecond)
-      const t = Math.floor(this.startedAtEpoch / 1000) + this.timeSeries.length
-      this.timeSeries.push({ t, acked, errors, p50, p99, histogram: encodeHistogram(this.perSecond) })
-      this.perSecond.reset()
+    if (this.recorder) {
+      const p99 = this.recorder.closeSecond({ acked: this.acked, errors: this.errors })
       const elapsedMs = performance.now() - this.startedAt
-      this.run.onTick?.({ sent: this.sent, acked: this.acked, errors: this.errors, lost: this.lost, elapsedMs, p99 })
+      const { sent, acked, errors, lost } = this
+      this.traffic.onTick?.({ sent, acked, errors, lost, elapsedMs, p99 })
     }
     this.checkDone()
   }
 
   /** Called after every reply or loss: ends the phase once nothing more will be sent and nothing is in flight. */
   checkDone () {
-    if (!this.active) return
+    if (!this.isActive()) return
     if (this.sent !== this.acked + this.errors + this.lost) return
-    const now = performance.now()
     const channelsLeft = this.channels.some((channel) => channel.isLive())
-    if (this.canSend(now) && channelsLeft) return
-    this.active = false
-    this.stopTimers()
-    if (this.sent < this.planned && this.deadline === Infinity && !this.run.failure && !channelsLeft) {
-      this.run.fail('every connection closed before all messages were sent')
+    if (this.canSend(performance.now()) && channelsLeft) return
+    const finish = this.finish
+    this.finish = null
+    this.timers.clearAll()
+    if (this.sent < this.planned && this.durationMs === Infinity && !channelsLeft) {
+      this.fail('every connection closed before all messages were sent') // unless another reason came first
     }
-    if (this.recording && this.perSecond.totalCount > 0) this.tick()
-    this.finish(this.result())
-  }
-
-  stopTimers () {
-    clearInterval(this.watchdog)
-    clearInterval(this.ticker)
-    clearTimeout(this.scheduleTimer)
-    clearTimeout(this.stopTimer)
+    if (this.recorder?.hasOpenSecond()) this.tick()
+    finish(this.result())
   }
 
   /** @returns {PhaseResult} */
   result () {
-    const cpu = process.cpuUsage(this.cpuAtStart)
+    const bytes = this.channels.map((channel) => channel.bytesSinceMark())
     return {
       messages: { sent: this.sent, acked: this.acked, errors: this.errors, lost: this.lost },
-      startedAt: this.startedAtEpoch,
-      durationMs: this.lastReplyAt - this.startedAt,
-      histogram: this.histogram,
-      uncorrectedHistogram: this.uncorrected,
+      durationMs: this.measuredMs(),
       bytes: {
-        written: this.channels.reduce((sum, channel) => sum + channel.bytesWrittenSinceMark(), 0),
-        read: this.channels.reduce((sum, channel) => sum + channel.bytesReadSinceMark(), 0)
+        written: bytes.reduce((sum, { written }) => sum + written, 0),
+        read: bytes.reduce((sum, { read }) => sum + read, 0)
       },
-      cpu: { userUs: cpu.user, systemUs: cpu.system, process: PROCESS_ID },
-      timeSeries: this.timeSeries,
-      target: this.rate > 0 ? { rate: this.rate, sendRate: this.sendRate() } : null
+      target: this.schedule ? { rate: this.schedule.rate, sendRate: this.sendRate() } : null,
+      ...this.recorder?.result()
     }
   }
 
-  /** Messages sent per second over the schedule's span, to compare with the target rate. */
+  /**
+   * Closed loop: from the first send to the last reply. Open loop: the schedule's window, or longer
+   * when the last reply came after it; a rate is then read over the time the schedule asked for.
+   */
+  measuredMs () {
+    const toLastReply = this.lastReplyAt - this.startedAt
+    return this.schedule ? Math.max(this.schedule.windowMs(this.sent), toLastReply) : toLastReply
+  }
+
+  /** Messages sent per second over the schedule's window (longer if sending fell behind), against the target rate. */
   sendRate () {
-    const spanMs = this.lastSentAt - this.startedAt + this.intervalMs
+    const spanMs = Math.max(this.schedule.windowMs(this.sent), this.lastSentAt - this.startedAt)
     return spanMs > 0 ? Math.round(this.sent * 1000 / spanMs * 10) / 10 : 0
   }
 
-  /** Stops new sends on every connection: what is in flight still counts. */
-  halt () {
-    this.stopped = true
+  /** Stops sending and fails the run (the first reason stands): what is in flight still counts. */
+  fail (reason) {
+    this.halt()
+    this.traffic.onFailure(reason)
   }
 
-  /**
-   * Stops sending (SIGINT): replies in flight get a short grace, then count as lost.
-   */
+  /** Stops sending: what is in flight still counts. */
+  halt () {
+    this.sending = false
+  }
+
+  /** Stops sending (SIGINT): replies in flight get a short grace, then count as lost. */
   stop () {
-    if (!this.active) return
-    this.halt()
-    clearTimeout(this.scheduleTimer)
-    const grace = Math.min(this.run.timeoutMs, STOP_GRACE_MS)
-    this.stopTimer = setTimeout(() => { for (const channel of this.channels) channel.abandon() }, grace)
+    if (!this.isActive()) return
+    this.sending = false
+    this.timers.clear('schedule')
+    this.timers.after('stop', Math.min(this.traffic.timeoutMs, STOP_GRACE_MS), () => {
+      for (const channel of this.channels) this.lost += channel.abandon()
+      this.checkDone()
+    })
     this.checkDone()
   }
 
   /** --timeout: a connection whose oldest message waited longer is given up on, and the run fails. */
   expireStale () {
-    const timeoutMs = this.run.timeoutMs
-    const deadline = performance.now() - timeoutMs
+    const { timeoutMs } = this.traffic
+    const sentBefore = performance.now() - timeoutMs
     for (const channel of this.channels) {
-      if (channel.oldestSendTime() < deadline) {
-        this.run.fail(`no reply within ${timeoutMs} ms (--timeout)`)
-        channel.abandon()
+      if (channel.oldestSendTime() < sentBefore) {
+        this.fail(`no reply within ${timeoutMs} ms (--timeout)`)
+        this.lost += channel.abandon()
       }
     }
+    this.checkDone()
+  }
+}
+
+/** A phase's timers by name, all cleared when it ends. */
+class Timers {
+  constructor () {
+    this.handles = new Map()
+  }
+
+  every (name, ms, callback) {
+    this.clear(name)
+    this.handles.set(name, setInterval(callback, ms))
+  }
+
+  after (name, ms, callback) {
+    this.clear(name)
+    this.handles.set(name, setTimeout(callback, ms))
+  }
+
+  clear (name) {
+    clearTimeout(this.handles.get(name)) // clears an interval too
+    this.handles.delete(name)
+  }
+
+  clearAll () {
+    for (const name of [...this.handles.keys()]) this.clear(name)
   }
 }

@@ -3,16 +3,16 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { measure, prepareRun } from './measure.js'
 
-const { format, options, connectUrl, network } = workerData
+const { run, connectUrl, network } = workerData
 const controller = new AbortController()
 parentPort.on('message', (message) => {
   if (message === 'stop') controller.abort('interrupted by SIGINT')
 })
 
 try {
-  // The main thread already checked the payload and printed any differences.
-  const prepared = await prepareRun(format, options, { quiet: true })
-  const report = await measure(prepared, options, {
+  // The main thread already checked the payload and told the user of any differences.
+  const prepared = await prepareRun(run.format, run)
+  const report = await measure(prepared, run.load, {
     connectUrl,
     network,
     signal: controller.signal,

@@ -1,5 +1,5 @@
 // --workers K: the load split over K worker threads, each with its own connections, event loop
-// and histograms; the caller merges their reports exactly (lib/merge.js).
+// and histograms; the caller merges their reports exactly (lib/report/merge.js).
 import { Worker } from 'node:worker_threads'
 
 /**
@@ -13,29 +13,30 @@ export function shares (total, parts) {
 }
 
 /**
- * Runs the client's load in `options.workers` threads and returns each thread's report.
- * @param {string} format
- * @param {import('../cli/client-options.js').ClientOptions} options the whole run
+ * Runs a client run's load in `count` threads and returns each thread's report.
+ * @param {import('./measure.js').ClientRun} run the whole run
+ * @param {number} count worker threads
  * @param {{connectUrl?: string, network: object|null, signal?: AbortSignal, onTick?: Function}} context
  * @returns {Promise<object[]>} one report per worker
  */
-export function runInWorkers (format, options, context) {
-  const count = options.workers
-  const connections = shares(options.connections, count)
-  const messages = options.messages === undefined ? [] : shares(options.messages, count)
-  const warmups = options.warmup.messages === undefined ? [] : shares(options.warmup.messages, count)
+export function runInWorkers (run, count, context) {
+  const { load } = run
+  const connections = shares(load.connections, count)
+  const messages = load.messages === undefined ? [] : shares(load.messages, count)
+  const warmups = load.warmup.messages === undefined ? [] : shares(load.warmup.messages, count)
   const workers = connections.map((share, i) => new Worker(new URL('./worker.js', import.meta.url), {
     workerData: {
-      format,
       connectUrl: context.connectUrl,
       network: context.network,
-      options: {
-        ...options,
-        workers: 1,
-        connections: share,
-        messages: messages[i],
-        rate: options.rate && options.rate / count,
-        warmup: warmups.length ? { messages: warmups[i] } : options.warmup
+      run: {
+        ...run,
+        load: {
+          ...load,
+          connections: share,
+          messages: messages[i],
+          rate: load.rate && load.rate / count,
+          warmup: warmups.length ? { messages: warmups[i] } : load.warmup
+        }
       }
     }
   }))

@@ -1,5 +1,5 @@
 import { encodeHistogram, latencyBands, summarizeLatency } from '../histogram.js'
-import { int, ms, round, size } from '../numbers.js'
+import { int, ms, round, size } from '../display.js'
 
 const BAR_WIDTH = 30
 

@@ -119,7 +119,9 @@ export function ratioChart ({ title, rows }) {
   const extent = Math.max(2, ...distances)
   const span = Math.log(Math.min(extent * 1.1, 1000))
   const x = (value) => left + width / 2 + Math.max(-1, Math.min(1, Math.log(value) / span)) * width / 2
-  const ticks = [...new Set([1 / extent, 0.5, 1, 2, extent])]
+  // The round ticks first, then the axis ends; an end too close to a round tick (0.49x beside 0.5x) is left out.
+  const round = ROUND_RATIOS.filter((value) => value >= 1 / extent && value <= extent)
+  const ticks = spacedTicks([...round, 1 / extent, extent], x, tickLabel)
   const bottom = MARGIN.top + rows.length * rowHeight
   const marks = rows.map(({ label, ratio, ci, call }, i) => {
     const y = MARGIN.top + i * rowHeight + rowHeight / 2
@@ -132,11 +134,39 @@ export function ratioChart ({ title, rows }) {
       `<circle cx="${x(ratio).toFixed(1)}" cy="${y}" r="4.5" fill="${colour}"/></g>`
   })
   const axis = ticks.map((value) => `<line x1="${x(value).toFixed(1)}" y1="${MARGIN.top}" x2="${x(value).toFixed(1)}" y2="${bottom}" ` +
-    `stroke="${value === 1 ? '#444' : '#ddd'}"/><text x="${x(value).toFixed(1)}" y="${bottom + 16}" font-size="11" text-anchor="middle">${formatNumber(Number(value.toPrecision(2)))}x</text>`)
+    `stroke="${value === 1 ? '#444' : '#ddd'}"/><text x="${x(value).toFixed(1)}" y="${bottom + 16}" font-size="11" text-anchor="middle">${tickLabel(value)}</text>`)
   return `<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${WIDTH} ${height}" width="${WIDTH}" height="${height}" role="img" aria-label="${escapeHtml(title)}">` +
     `<text x="${WIDTH / 2}" y="18" font-size="14" font-weight="bold" text-anchor="middle">${escapeHtml(title)}</text>` +
     axis.join('') + marks.join('') +
     `<text x="${left + width / 2}" y="${height - 6}" font-size="11" text-anchor="middle">ratio to the baseline (log scale); bar: the interval behind the call</text></svg>`
+}
+
+/** Ratios worth a tick, most wanted first: no difference, twice and half, then decades. */
+const ROUND_RATIOS = [1, 0.5, 2, 0.1, 10, 0.01, 100, 0.001, 1000]
+
+/** A ratio tick's label: two significant digits, `0.49x`, `2x`. */
+function tickLabel (value) {
+  return `${formatNumber(Number(value.toPrecision(2)))}x`
+}
+
+/** Tick labels (11 px text, up to five characters) need this much room between their centres. */
+const MIN_TICK_GAP = 40
+
+/**
+ * Keeps the candidate ticks, in the order given (most wanted first), that neither repeat a kept
+ * label nor sit closer than MIN_TICK_GAP to a kept tick, so no two labels overlap.
+ * @param {number[]} candidates
+ * @param {(value: number) => number} x where a value sits
+ * @param {(value: number) => string} label
+ * @returns {number[]}
+ */
+function spacedTicks (candidates, x, label) {
+  const kept = []
+  for (const value of candidates) {
+    const crowded = kept.some((other) => label(other) === label(value) || Math.abs(x(other) - x(value)) < MIN_TICK_GAP)
+    if (!crowded) kept.push(value)
+  }
+  return kept
 }
 
 function frame (title, xLabel, yLabel, content) {

@@ -29,7 +29,7 @@ export function parseJsonExact (text) {
     const column = pos - before.lastIndexOf('\n')
     throw new UsageError(`invalid JSON at line ${line}, column ${column}: ${what}`)
   }
-  const unexpected = () => fail(pos >= text.length ? 'unexpected end of input' : `unexpected character ${JSON.stringify(text[pos])}`)
+  const unexpected = () => fail(pos >= text.length ? 'unexpected end of input' : `unexpected character ${quoteCharacter(text, pos)}`)
   const skipWhitespace = () => {
     while (isJsonSpace(text.charCodeAt(pos))) pos++
   }
@@ -132,7 +132,7 @@ export function parseJsonExact (text) {
 
   const value = parseValue(1)
   skipWhitespace()
-  if (pos < text.length) fail(`unexpected ${JSON.stringify(text[pos])} after the JSON value`)
+  if (pos < text.length) fail(`unexpected ${quoteCharacter(text, pos)} after the JSON value`)
   return value
 }
 
@@ -202,4 +202,15 @@ export function linkedPathText (path) {
   const segments = []
   for (let at = path; at; at = at.parent) segments.push(at.key)
   return formatJsonPath(segments.reverse())
+}
+
+/**
+ * The character at `pos` for an error line: quoted when printable, else its code point, so a binary
+ * file (--payload /bin/ls) never writes a raw control byte to the terminal.
+ */
+function quoteCharacter (text, pos) {
+  const code = text.codePointAt(pos)
+  const printable = code > 0x20 && (code < 0x7f || code > 0x9f) && code !== 0xfffd
+  if (printable) return JSON.stringify(String.fromCodePoint(code))
+  return `U+${code.toString(16).toUpperCase().padStart(4, '0')} (not a JSON text file?)`
 }

@@ -21,7 +21,7 @@ async function serveClusterWorker () {
     switch (message?.[TAG]) {
       case 'answer': return questions.settle(message)
       case 'snapshot': return answer(process, message, () => server.stats.snapshot())
-      case 'metrics': return answer(process, message, () => server.registry.getMetricsAsJSON())
+      case 'metrics': return answer(process, message, () => server.metrics())
       // Once the final counters are sent, disconnecting ends this process, handles or not.
       case 'close': return answer(process, message, async () => {
         await server.close()

@@ -5,9 +5,10 @@
 import cluster from 'node:cluster'
 import { fileURLToPath } from 'node:url'
 import { UsageError } from '../errors.js'
-import { ServerStats, SUMMARY_INTERVAL_MS } from './stats.js'
-import { aggregateMetrics, createProcessMetrics } from './metrics.js'
+import { ServerStats, startSummaries } from './stats.js'
+import { aggregateMetrics, createProcessMetrics, sumMetrics } from './metrics.js'
 import { answer, OPTIONS_ENV, Questions, TAG } from './cluster-ipc.js'
+import { benchServer } from './server.js'
 
 /**
  * Starts a server of `processes` worker processes on one port (see startServer for the options,
@@ -19,7 +20,7 @@ import { answer, OPTIONS_ENV, Questions, TAG } from './cluster-ipc.js'
  * @param {object} options startServer's options, plus:
  * @param {number} options.processes worker processes, at least 2
  * @param {(line: string) => void} [options.log] receives the summed summary lines
- * @returns {Promise<ClusterServer>}
+ * @returns {Promise<import('./server.js').BenchServer>}
  */
 export async function startCluster ({ processes, log = () => {}, ...options }) {
   // Workers accept from the shared socket themselves. Under cluster's round robin the primary
@@ -29,33 +30,16 @@ export async function startCluster ({ processes, log = () => {}, ...options }) {
   cluster.setupPrimary({ exec: fileURLToPath(new URL('./cluster-worker.js', import.meta.url)) })
   const stats = new ServerStats()
   const own = createProcessMetrics()
-  let closing = null
+  let closing = false
   let reportLost
   const lost = new Promise((resolve) => { reportLost = resolve })
-  const workers = Array.from({ length: processes }, () => {
-    const worker = cluster.fork({ [OPTIONS_ENV]: JSON.stringify(options) })
-    const questions = new Questions(worker)
-    let listening
-    // Resolves with the worker's address once it listens; rejects with its one-line reason if it cannot.
-    const ready = new Promise((resolve, reject) => { listening = { resolve, reject } })
-    worker.on('message', (message) => {
-      switch (message?.[TAG]) {
-        case 'answer': return questions.settle(message)
-        // Any worker's GET /metrics: every process's metrics, this one's included.
-        case 'exposition': return answer(worker, message, exposition)
-        case 'listening': return listening.resolve(message.address)
-        case 'failed': return listening.reject(new UsageError(message.reason))
-      }
-    })
-    worker.on('exit', (code, signal) => {
-      for (const id of questions.pending.keys()) questions.settle({ id, error: `server process ${worker.process.pid} exited` })
-      if (!closing) reportLost(`server process ${worker.process.pid} exited with ${signal ?? `code ${code}`}`)
-    })
-    return { worker, questions, ready, latest: null }
-  })
+  const onExit = (why) => { if (!closing) reportLost(why) }
+  const everyProcess = async () => [await own.getMetricsAsJSON(), ...await gather('metrics')]
+  // Any worker's GET /metrics: every process's metrics, the primary's included.
+  const exposition = async () => aggregateMetrics(await everyProcess())
+  const workers = Array.from({ length: processes }, () => forkWorker(options, exposition, onExit))
   const gather = (kind) => Promise.all(workers.map(({ questions }) => questions.ask(kind)))
   const sumLatest = () => stats.sum(workers.map(({ latest }) => latest).filter(Boolean))
-  const exposition = async () => aggregateMetrics([await own.getMetricsAsJSON(), ...await gather('metrics')])
 
   let ready
   try {
@@ -64,60 +48,64 @@ export async function startCluster ({ processes, log = () => {}, ...options }) {
       lost.then((why) => { throw new Error(why) })
     ])
   } catch (err) {
-    closing = Promise.resolve()
+    closing = true
     for (const { worker } of workers) worker.process.kill('SIGKILL')
     throw err
   }
 
-  let summing = false
-  const summaryTimer = setInterval(async () => {
-    if (summing) return
-    summing = true
-    try {
-      const snapshots = await gather('snapshot')
-      snapshots.forEach((snapshot, i) => { workers[i].latest = snapshot })
-      sumLatest()
-      if (stats.hasActivitySinceLastSummary()) log(stats.summaryLine(SUMMARY_INTERVAL_MS))
-    } catch {
-      // A worker that exits mid-question is reported through `lost`; a stuck one shows in the next line.
-    } finally {
-      summing = false
-    }
-  }, SUMMARY_INTERVAL_MS).unref()
-
-  const shutDown = async () => {
-    clearInterval(summaryTimer)
-    const running = workers.filter(({ worker }) => worker.isConnected())
-    const exits = running.map(({ worker }) => new Promise((resolve) => worker.once('exit', resolve)))
-    // Each worker answers with its final counters once its connections are closed, then disconnects
-    // and ends; one that cannot answer is stuck, and killed.
-    const finals = await Promise.allSettled(running.map(({ questions }) => questions.ask('close')))
-    finals.forEach((final, i) => {
-      if (final.status === 'fulfilled') running[i].latest = final.value
-      else running[i].worker.process.kill('SIGKILL')
-    })
+  const stopSummaries = startSummaries(stats, log, async () => {
+    const snapshots = await gather('snapshot')
+    snapshots.forEach((snapshot, i) => { workers[i].latest = snapshot })
     sumLatest()
-    await Promise.all(exits)
+  })
+  const shutDown = async () => {
+    closing = true
+    stopSummaries()
+    await closeWorkers(workers)
+    sumLatest()
   }
-
-  /** @type {ClusterServer} */
-  return {
-    ...ready[0],
-    stats,
-    lost,
-    close () {
-      closing ??= shutDown()
-      return closing
-    }
-  }
+  const metrics = async () => sumMetrics(await everyProcess()).getMetricsAsJSON()
+  return benchServer({ address: ready[0], stats, lost, metrics, shutDown })
 }
 
 /**
- * @typedef {object} ClusterServer
- * @property {string} url ws://host:port, without the query
- * @property {string} host
- * @property {number} port
- * @property {ServerStats} stats every process's counters summed, as of the last summary line (or the close)
- * @property {Promise<string>} lost resolves with a one-line reason if a worker exits while the server runs
- * @property {() => Promise<void>} close closes every connection with 1001 and stops every worker
+ * Forks one worker process and follows it: its answers, its requests for every process's metrics,
+ * whether it listens, and its exit.
+ * @returns {{worker: import('node:cluster').Worker, questions: Questions, ready: Promise<object>, latest: object|null}}
+ *   ready resolves with its address once it listens, or rejects with its one-line reason;
+ *   latest is its last counters snapshot
  */
+function forkWorker (options, exposition, onExit) {
+  const worker = cluster.fork({ [OPTIONS_ENV]: JSON.stringify(options) })
+  const questions = new Questions(worker)
+  let listening
+  const ready = new Promise((resolve, reject) => { listening = { resolve, reject } })
+  worker.on('message', (message) => {
+    switch (message?.[TAG]) {
+      case 'answer': return questions.settle(message)
+      case 'exposition': return answer(worker, message, exposition)
+      case 'listening': return listening.resolve(message.address)
+      case 'failed': return listening.reject(new UsageError(message.reason))
+    }
+  })
+  worker.on('exit', (code, signal) => {
+    for (const id of questions.pending.keys()) questions.settle({ id, error: `server process ${worker.process.pid} exited` })
+    onExit(`server process ${worker.process.pid} exited with ${signal ?? `code ${code}`}`)
+  })
+  return { worker, questions, ready, latest: null }
+}
+
+/**
+ * Each worker answers with its final counters once its connections are closed, then disconnects
+ * and ends; one that cannot answer is stuck, and killed. Resolves once every worker has exited.
+ */
+async function closeWorkers (workers) {
+  const running = workers.filter(({ worker }) => worker.isConnected())
+  const exits = running.map(({ worker }) => new Promise((resolve) => worker.once('exit', resolve)))
+  const finals = await Promise.allSettled(running.map(({ questions }) => questions.ask('close')))
+  finals.forEach((final, i) => {
+    if (final.status === 'fulfilled') running[i].latest = final.value
+    else running[i].worker.process.kill('SIGKILL')
+  })
+  await Promise.all(exits)
+}

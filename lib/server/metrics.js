@@ -24,7 +24,16 @@ export function createProcessMetrics () {
  * @returns {Promise<string>}
  */
 export function aggregateMetrics (perProcess) {
-  return client.AggregatorRegistry.aggregate(perProcess).metrics()
+  return sumMetrics(perProcess).metrics()
+}
+
+/**
+ * Several processes' metrics as one registry, as prom-client aggregates a cluster's.
+ * @param {object[][]} perProcess each process's `registry.getMetricsAsJSON()`
+ * @returns {client.Registry}
+ */
+export function sumMetrics (perProcess) {
+  return client.AggregatorRegistry.aggregate(perProcess)
 }
 
 /**
@@ -62,6 +71,7 @@ export function createMetrics (stats) {
   total('wsbench_refused_schemas_total', 'Schema registrations refused', 'refusedSchemas')
   total('wsbench_dropped_connections_total', 'Connections closed unaccepted, at the socket or open-file limit', 'dropped')
   total('wsbench_protocol_errors_total', 'WebSocket protocol violations (invalid UTF-8, oversized frames)', 'protocolErrors')
+  total('wsbench_handshake_timeouts_total', 'Connections closed for not finishing their upgrade within the handshake timeout', 'handshakeTimeouts')
   new client.Gauge({ // eslint-disable-line no-new -- registered on creation
     name: 'wsbench_open_connections',
     help: 'WebSocket connections open now',

@@ -1,5 +1,6 @@
 // The server's counters: shared by all connections, read by the summary lines and by /metrics. A
 // server of several processes (--processes) sums its processes' snapshots into one ServerStats.
+// The events are counted here, by name; the summary line is printed from here alone.
 
 /** Time between the "while busy" summary lines. */
 export const SUMMARY_INTERVAL_MS = 5000
@@ -31,13 +32,38 @@ export class ServerStats {
     this.protocolErrors = 0
     /** Connections closed unaccepted, at the process's socket limit or its open-file limit (EMFILE). */
     this.dropped = 0
+    /** Connections closed for not finishing their upgrade (or request) within --handshake-timeout. */
+    this.handshakeTimeouts = 0
     /** Messages and decode errors by format and test: `${format} ${test}` -> counters. */
     this.byTarget = new Map()
     this.lastSummaryTotal = 0
-    /** Processes whose memory is summed into `memory`; 0 while it is this process's own counters. */
-    this.processes = 0
-    /** @type {{rss: number, peakRss: number} | null} summed memory of those processes; null reads this process */
-    this.memory = null
+    /** Processes these counters cover: this one, or every process of a cluster once summed. */
+    this.processes = 1
+    /** Where the memory figure comes from: this process now, or the processes of the last sum. */
+    this.readMemory = processMemory
+  }
+
+  /** @returns {{rss: number, peakRss: number}} the resident memory of the processes counted */
+  get memory () {
+    return this.readMemory()
+  }
+
+  /** A WebSocket connection opened; `closed` is called when it goes. */
+  opened () {
+    this.openConnections++
+    this.totalConnections++
+  }
+
+  closed () {
+    this.openConnections--
+  }
+
+  /**
+   * Counts one event besides messages and connections.
+   * @param {'refused'|'unauthorized'|'refusedSchemas'|'protocolErrors'|'dropped'|'handshakeTimeouts'} counter
+   */
+  count (counter) {
+    this[counter]++
   }
 
   /**
@@ -68,11 +94,12 @@ export class ServerStats {
       counters.errors += errors
     }
     const memories = [own, ...snapshots.map((snapshot) => snapshot.memory)]
-    this.processes = memories.length
-    this.memory = {
+    const memory = {
       rss: memories.reduce((total, { rss }) => total + rss, 0),
       peakRss: memories.reduce((total, { peakRss }) => total + peakRss, 0)
     }
+    this.processes = memories.length
+    this.readMemory = () => memory
   }
 
   /**
@@ -101,7 +128,8 @@ export class ServerStats {
   /** Everything a summary line counts, to tell whether anything happened since the last one. */
   activity () {
     const { messages, errors } = this.totals()
-    return messages + errors + this.refused + this.unauthorized + this.protocolErrors + this.dropped
+    const refusals = this.refused + this.unauthorized + this.handshakeTimeouts
+    return messages + errors + refusals + this.protocolErrors + this.dropped
   }
 
   /** @returns {boolean} whether a summary line is worth printing */
@@ -128,17 +156,46 @@ export class ServerStats {
   /** @returns {string} totals since start, and memory: the part of every summary line that only grows (rss aside) */
   countsLine () {
     const { messages, errors } = this.totals()
-    const { rss, peakRss } = this.memory ?? processMemory()
+    const { rss, peakRss } = this.memory
     // Summed peaks bound the processes' simultaneous peak from above: each may have peaked at another time.
-    const where = this.processes > 0 ? ` summed over ${this.processes} processes` : ''
+    const where = this.processes > 1 ? ` summed over ${this.processes} processes` : ''
+    // Rare, and a sign of idle or slow clients holding files: named only once it happened.
+    const timeouts = this.handshakeTimeouts > 0 ? `${this.handshakeTimeouts} handshake timeouts, ` : ''
     return `${messages.toLocaleString('en-US')} messages, ${errors} decode errors, ` +
-      `${this.protocolErrors} protocol errors, ${this.dropped} dropped connections, ${this.refused} refused upgrades, ${this.unauthorized} unauthorized, ` +
-      `${this.refusedSchemas} refused schemas, rss ${megabytes(rss)} MB (peak ${megabytes(peakRss)} MB)${where}`
+      `${this.protocolErrors} protocol errors, ${this.dropped} dropped connections, ${this.refused} refused upgrades, ` +
+      `${this.unauthorized} unauthorized, ${this.refusedSchemas} refused schemas, ${timeouts}` +
+      `rss ${megabytes(rss)} MB (peak ${megabytes(peakRss)} MB)${where}`
   }
 }
 
+/**
+ * Prints a summary line every SUMMARY_INTERVAL_MS while the server is busy, for one process or a
+ * cluster alike: `refresh` first brings the counters up to date (a cluster's primary gathers its
+ * workers' snapshots); one still under way when the next line is due skips that line.
+ * @param {ServerStats} stats
+ * @param {(line: string) => void} log
+ * @param {() => Promise<void>} [refresh]
+ * @returns {() => void} stops the lines
+ */
+export function startSummaries (stats, log, refresh = async () => {}) {
+  let refreshing = false
+  const timer = setInterval(async () => {
+    if (refreshing) return
+    refreshing = true
+    try {
+      await refresh()
+      if (stats.hasActivitySinceLastSummary()) log(stats.summaryLine(SUMMARY_INTERVAL_MS))
+    } catch {
+      // A cluster worker that exits mid-question is reported through `lost`; a stuck one shows in the next line.
+    } finally {
+      refreshing = false
+    }
+  }, SUMMARY_INTERVAL_MS).unref()
+  return () => clearInterval(timer)
+}
+
 /** The counters besides those by format and test: what a snapshot carries and a sum adds up. */
-const COUNTERS = ['openConnections', 'totalConnections', 'refused', 'unauthorized', 'refusedSchemas', 'protocolErrors', 'dropped']
+const COUNTERS = ['openConnections', 'totalConnections', 'refused', 'unauthorized', 'refusedSchemas', 'protocolErrors', 'dropped', 'handshakeTimeouts']
 
 /**
  * @typedef {object} StatsSnapshot one process's counters, as ServerStats#snapshot gives them
@@ -149,6 +206,7 @@ const COUNTERS = ['openConnections', 'totalConnections', 'refused', 'unauthorize
  * @property {number} refusedSchemas
  * @property {number} protocolErrors
  * @property {number} dropped
+ * @property {number} handshakeTimeouts
  * @property {{format: string, test: string, messages: number, errors: number}[]} byTarget
  * @property {{rss: number, peakRss: number}} memory
  */

@@ -26,28 +26,30 @@ describe('parseClientArgs: defaults', () => {
       format: 'json',
       test: '3',
       custom: null,
+      load: {
+        messages: 10000,
+        durationMs: undefined,
+        rate: undefined,
+        warmup: { messages: 0 },
+        startAt: undefined,
+        headers: {},
+        subprotocol: undefined,
+        insecure: false,
+        ack: { text: 'ACK' },
+        reconnect: false,
+        url: 'ws://127.0.0.1:7070',
+        connections: 1,
+        inflight: 1,
+        timeoutMs: 10000,
+        compress: false,
+        repeat: false,
+        direction: 'up'
+      },
       allowLossy: false,
-      messages: 10000,
-      durationMs: undefined,
-      rate: undefined,
-      warmup: { messages: 0 },
       workers: 1,
-      startAt: undefined,
       out: undefined,
       hdrOut: undefined,
       assert: [],
-      headers: {},
-      subprotocol: undefined,
-      insecure: false,
-      ack: { text: 'ACK' },
-      reconnect: false,
-      url: 'ws://127.0.0.1:7070',
-      connections: 1,
-      inflight: 1,
-      timeout: 10000,
-      compress: false,
-      repeat: false,
-      direction: 'up',
       json: false,
       network: null,
       throttleBackend: 'auto'
@@ -57,29 +59,29 @@ describe('parseClientArgs: defaults', () => {
   test('the test is kept as given, by number or name; messages and --inflight are read', async () => {
     const options = await json('small', '100', '--inflight', '8')
     assert.equal(options.test, 'small')
-    assert.equal(options.messages, 100)
-    assert.equal(options.inflight, 8)
+    assert.equal(options.load.messages, 100)
+    assert.equal(options.load.inflight, 8)
   })
 
   test('with --rate, 1000 in flight unless --inflight says otherwise', async () => {
     const open = await json('5', '--rate', '2500')
-    assert.equal(open.rate, 2500)
-    assert.equal(open.inflight, 1000)
-    assert.equal((await json('5', '--rate', '2500', '-i', '16')).inflight, 16)
+    assert.equal(open.load.rate, 2500)
+    assert.equal(open.load.inflight, 1000)
+    assert.equal((await json('5', '--rate', '2500', '-i', '16')).load.inflight, 16)
   })
 
   test('short aliases: -c, -i, -r, -d, -w, -H', async () => {
     const options = await json('5', '-c', '4', '-i', '2', '-r', '100', '-d', '2s', '-w', '10', '-H', 'X-Run: 7')
-    assert.equal(options.connections, 4)
-    assert.equal(options.inflight, 2)
-    assert.equal(options.rate, 100)
-    assert.equal(options.durationMs, 2000)
-    assert.deepEqual(options.warmup, { messages: 10 })
-    assert.deepEqual(options.headers, { 'X-Run': '7' })
+    assert.equal(options.load.connections, 4)
+    assert.equal(options.load.inflight, 2)
+    assert.equal(options.load.rate, 100)
+    assert.equal(options.load.durationMs, 2000)
+    assert.deepEqual(options.load.warmup, { messages: 10 })
+    assert.deepEqual(options.load.headers, { 'X-Run': '7' })
   })
 
   test('--url is checked and loses its trailing slash', async () => {
-    assert.equal((await json('5', '--url', 'wss://bench.example.com:8443/')).url, 'wss://bench.example.com:8443')
+    assert.equal((await json('5', '--url', 'wss://bench.example.com:8443/')).load.url, 'wss://bench.example.com:8443')
     await assert.rejects(json('5', '--url', 'http://127.0.0.1:7070'), usage("--url must start with ws:// or wss://, got 'http://127.0.0.1:7070'"))
   })
 })
@@ -87,17 +89,17 @@ describe('parseClientArgs: defaults', () => {
 describe('parseClientArgs: how long a run lasts', () => {
   test('--duration replaces the default message count; a count given too limits it', async () => {
     const timed = await json('5', '--duration', '30s')
-    assert.equal(timed.durationMs, 30_000)
-    assert.equal(timed.messages, undefined)
+    assert.equal(timed.load.durationMs, 30_000)
+    assert.equal(timed.load.messages, undefined)
     const both = await json('5', '500', '--duration', '2m')
-    assert.equal(both.messages, 500)
-    assert.equal(both.durationMs, 120_000)
+    assert.equal(both.load.messages, 500)
+    assert.equal(both.load.durationMs, 120_000)
   })
 
   test('--warmup is a count, or a time when it ends in a unit', async () => {
-    assert.deepEqual((await json('5', '--warmup', '200')).warmup, { messages: 200 })
-    assert.deepEqual((await json('5', '--warmup', '2s')).warmup, { durationMs: 2000 })
-    assert.deepEqual((await json('5', '--warmup', '250ms')).warmup, { durationMs: 250 })
+    assert.deepEqual((await json('5', '--warmup', '200')).load.warmup, { messages: 200 })
+    assert.deepEqual((await json('5', '--warmup', '2s')).load.warmup, { durationMs: 2000 })
+    assert.deepEqual((await json('5', '--warmup', '250ms')).load.warmup, { durationMs: 250 })
   })
 
   test('bad counts and durations name the option', async () => {
@@ -118,7 +120,7 @@ describe('parseClientArgs: --payload', () => {
   test('the first positional is then the message count, and no test runs', async () => {
     const options = await json('--payload', 'order.json', '50')
     assert.equal(options.test, null)
-    assert.equal(options.messages, 50)
+    assert.equal(options.load.messages, 50)
     assert.deepEqual(options.custom, { payload: 'order.json', proto: undefined, type: undefined })
   })
 
@@ -126,7 +128,7 @@ describe('parseClientArgs: --payload', () => {
     const options = await json('--payload', 'order.json', '--proto', 'shop.proto', '--type', 'shop.Order', '--allow-lossy')
     assert.deepEqual(options.custom, { payload: 'order.json', proto: 'shop.proto', type: 'shop.Order' })
     assert.equal(options.allowLossy, true)
-    assert.equal(options.messages, 10000)
+    assert.equal(options.load.messages, 10000)
   })
 
   test('refuses a test as well as a payload, --proto or --type without it, and --direction down', async () => {
@@ -135,7 +137,7 @@ describe('parseClientArgs: --payload', () => {
     await assert.rejects(json('3', '--type', 'shop.Order'), usage('--proto and --type go with --payload <file.json>'))
     await assert.rejects(json('--payload', 'order.json', '--direction', 'down'),
       usage('--direction down needs a built-in test: the server cannot know your payload'))
-    assert.equal((await json('--payload', 'order.json', '--direction', 'echo')).direction, 'echo')
+    assert.equal((await json('--payload', 'order.json', '--direction', 'echo')).load.direction, 'echo')
   })
 
   test('with neither a test nor --payload, says what to give', async () => {
@@ -146,14 +148,14 @@ describe('parseClientArgs: --payload', () => {
 describe('parseClientArgs: upgrade headers and replies', () => {
   test('--header lines and --token become upgrade headers', async () => {
     const options = await json('5', '--header', 'X-Tenant: blue', '-H', 'X-Empty:', '--token', 's3cret')
-    assert.deepEqual(options.headers, { 'X-Tenant': 'blue', 'X-Empty': '', Authorization: 'Bearer s3cret' })
+    assert.deepEqual(options.load.headers, { 'X-Tenant': 'blue', 'X-Empty': '', Authorization: 'Bearer s3cret' })
   })
 
   test('--token defaults to BENCH_TOKEN, read when the command line is parsed', async () => {
     process.env.BENCH_TOKEN = 'from-env'
     try {
-      assert.deepEqual((await json('5')).headers, { Authorization: 'Bearer from-env' })
-      assert.deepEqual((await json('5', '--token', 'given')).headers, { Authorization: 'Bearer given' })
+      assert.deepEqual((await json('5')).load.headers, { Authorization: 'Bearer from-env' })
+      assert.deepEqual((await json('5', '--token', 'given')).load.headers, { Authorization: 'Bearer given' })
     } finally {
       delete process.env.BENCH_TOKEN
     }
@@ -165,9 +167,9 @@ describe('parseClientArgs: upgrade headers and replies', () => {
   })
 
   test('--ack: ACK by default, any, or text:<reply>', async () => {
-    assert.deepEqual((await json('5', '--ack', 'ACK')).ack, { text: 'ACK' })
-    assert.deepEqual((await json('5', '--ack', 'any')).ack, { any: true })
-    assert.deepEqual((await json('5', '--ack', 'text:OK 200')).ack, { text: 'OK 200' })
+    assert.deepEqual((await json('5', '--ack', 'ACK')).load.ack, { text: 'ACK' })
+    assert.deepEqual((await json('5', '--ack', 'any')).load.ack, { any: true })
+    assert.deepEqual((await json('5', '--ack', 'text:OK 200')).load.ack, { text: 'OK 200' })
     for (const text of ['ack', 'text:', 'OK']) {
       await assert.rejects(json('5', '--ack', text), usage(`--ack must be ACK, any or text:<reply>, got '${text}'`))
     }
@@ -176,15 +178,15 @@ describe('parseClientArgs: upgrade headers and replies', () => {
   test('--subprotocol, --insecure, --reconnect, --compress, --json and the output files are passed on', async () => {
     const options = await json('5', '--subprotocol', 'bench.v1', '--insecure', '--reconnect', '--compress', '--json',
       '--out', 'r.json', '--hdr-out', 'r.hlog', '--assert', 'p99<20ms', '--assert', 'errors==0', '--direction', 'down')
-    assert.equal(options.subprotocol, 'bench.v1')
-    assert.equal(options.insecure, true)
-    assert.equal(options.reconnect, true)
-    assert.equal(options.compress, true)
+    assert.equal(options.load.subprotocol, 'bench.v1')
+    assert.equal(options.load.insecure, true)
+    assert.equal(options.load.reconnect, true)
+    assert.equal(options.load.compress, true)
     assert.equal(options.json, true)
     assert.equal(options.out, 'r.json')
     assert.equal(options.hdrOut, 'r.hlog')
     assert.deepEqual(options.assert, ['p99<20ms', 'errors==0'])
-    assert.equal(options.direction, 'down')
+    assert.equal(options.load.direction, 'down')
   })
 })
 
@@ -240,13 +242,13 @@ describe('parseClientArgs: command-line mistakes', () => {
 test('a number option given text is quoted as typed, not as NaN', async () => {
   await assert.rejects(json('5', '--rate', 'abc'), usage("--rate must be a number > 0, got 'abc'"))
   await assert.rejects(json('5', '--up', 'abc'), usage("--up must be a positive number of kbit/s, got 'abc'"))
-  assert.equal((await json('5', '--rate', '2500')).rate, 2500)
+  assert.equal((await json('5', '--rate', '2500')).load.rate, 2500)
 })
 
 test('--start-at: an ISO time or epoch ms to come; malformed or past is one line', async () => {
   const at = new Date(Date.now() + 60_000)
-  assert.equal((await json('5', '--start-at', at.toISOString())).startAt, at.getTime())
-  assert.equal((await json('5', '--start-at', String(at.getTime()))).startAt, at.getTime())
+  assert.equal((await json('5', '--start-at', at.toISOString())).load.startAt, at.getTime())
+  assert.equal((await json('5', '--start-at', String(at.getTime()))).load.startAt, at.getTime())
   await assert.rejects(json('5', '--start-at', 'soon'), usage("--start-at must be an ISO time such as 2026-11-23T17:00:00Z, or epoch milliseconds, got 'soon'"))
   await assert.rejects(json('5', '--start-at', '2020-01-01T00:00:00Z'), (err) => err instanceof UsageError && /^--start-at 2020-01-01T00:00:00\.000Z is in the past \(now \d{4}-/.test(err.message))
 })

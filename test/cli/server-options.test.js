@@ -12,13 +12,14 @@ const usage = (message) => (err) => {
   return true
 }
 
-test('defaults: loopback on 7070, 64 MiB messages, 10,000 connections, 1 MiB schemas, one process, no token', async () => {
+test('defaults: loopback on 7070, 64 MiB messages, 10,000 connections, 1 MiB schemas, 10 s handshakes, one process, no token', async () => {
   assert.deepEqual(await server([]), {
     host: '127.0.0.1',
     port: 7070,
     maxPayload: 64 * 1024 * 1024,
     maxConnections: 10_000,
     maxSchemaBytes: 1024 * 1024,
+    handshakeTimeoutMs: 10_000,
     stall: undefined,
     compress: false,
     processes: 1,
@@ -84,4 +85,10 @@ test('--processes: up to 256 worker processes', async () => {
 
 test('unknown options are refused', async () => {
   await assert.rejects(server(['--prot', '80']), usage('Unknown argument: prot (see --help)'))
+})
+
+test('--handshake-timeout takes a duration; anything else is one UsageError line', async () => {
+  assert.equal((await server(['--handshake-timeout', '500ms'])).handshakeTimeoutMs, 500)
+  assert.equal((await server(['--handshake-timeout', '30'])).handshakeTimeoutMs, 30_000)
+  await assert.rejects(server(['--handshake-timeout', 'soon']), usage("--handshake-timeout must be a duration such as 30s, 500ms or 2m, got 'soon'"))
 })

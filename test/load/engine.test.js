@@ -105,6 +105,16 @@ test('several payloads are sent in turn, cycling', LIMIT, async (t) => {
   assert.ok(result.bytes.payloadSizes.max > result.bytes.payloadSizes.min)
 })
 
+test('an echo server without --ack any: its binary replies are errors, shown as size and hex with the hint', LIMIT, async (t) => {
+  const server = await startWsServer((ws, data, isBinary) => ws.send(data, { binary: isBinary }))
+  t.after(() => server.close())
+  const result = await runLoad(options(server, { codec: protobufCodec, messages: 3 }))
+  assert.deepEqual(result.messages, { sent: 3, acked: 0, errors: 3, lost: 0 })
+  const size = protobufCodec.encode(protobufCodec.prepare(loadPayload(small))).length
+  assert.match(result.errorReplies[0], new RegExp(`^${size} bytes, not text: [0-9a-f]{2}( [0-9a-f]{2})* .*run with --ack any\\)$`))
+  for (const text of result.errorReplies) assert.doesNotMatch(text, /[\u0000-\u001f\u007f-\u009f]/) // eslint-disable-line no-control-regex
+})
+
 test('ERR replies count as errors, not acks, and their text is kept', LIMIT, async (t) => {
   const server = await startWsServer((ws, data, isBinary, count) => {
     ws.send(count % 4 === 0 ? `ERR json decode failed for test small: #${count}` : 'ACK')
@@ -191,6 +201,16 @@ test('open loop: rate over a duration follows the schedule, with both histograms
   // Latency from the schedule is never shorter than from the actual send.
   assert.ok(result.histogram.maxValue >= result.uncorrectedHistogram.maxValue)
   assert.ok(result.durationMs >= 450, `durationMs ${result.durationMs}`)
+})
+
+test('open loop at a low rate: every message due before the deadline is sent, and the rate is over the window', LIMIT, async (t) => {
+  const server = await startWsServer(ackEach)
+  t.after(() => server.close())
+  // Due at 0, 50 and 100 ms: a schedule that stopped an interval early sent two.
+  const result = await runLoad(options(server, { rate: 20, durationMs: 125 }))
+  assert.deepEqual(result.messages, { sent: 3, acked: 3, errors: 0, lost: 0 })
+  assert.ok(result.durationMs >= 125, `the window, not first send to last reply: ${result.durationMs} ms`)
+  assert.ok(result.target.sendRate <= 24 && result.target.sendRate > 20, `3 messages in 125 ms: ${result.target.sendRate}/s`)
 })
 
 test('open loop with a stalled server: messages wait for room, and latency from the schedule shows it', LIMIT, async (t) => {

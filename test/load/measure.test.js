@@ -14,27 +14,31 @@ import { loadMessages, resolveTest } from '../../lib/payloads/catalog.js'
 const LIMIT = { timeout: 20_000 }
 const LATENCY_FIELDS = ['min', 'mean', 'stdev', 'p50', 'p90', 'p99', 'p999', 'max']
 
-/** What the client command line gives measure, checked: the defaults of client-options.js. */
-function clientOptions (url, extra = {}) {
+/**
+ * What the client command line gives prepareRun and measure, checked: the defaults of
+ * client-options.js. The second argument may name the test (test, custom) and any load setting.
+ */
+function clientRun (url, { test = '5', custom = null, ...load } = {}) {
   return {
-    test: '5',
-    custom: null,
-    allowLossy: false,
-    messages: 300,
-    warmup: { messages: 0 },
-    workers: 1,
-    headers: {},
-    insecure: false,
-    ack: { text: 'ACK' },
-    reconnect: false,
-    url,
-    connections: 1,
-    inflight: 1,
-    timeout: 10000,
-    compress: false,
-    repeat: false,
-    direction: 'up',
-    ...extra
+    format: 'json',
+    test,
+    custom,
+    load: {
+      messages: 300,
+      warmup: { messages: 0 },
+      headers: {},
+      insecure: false,
+      ack: { text: 'ACK' },
+      reconnect: false,
+      url,
+      connections: 1,
+      inflight: 1,
+      timeoutMs: 10000,
+      compress: false,
+      repeat: false,
+      direction: 'up',
+      ...load
+    }
   }
 }
 
@@ -48,13 +52,13 @@ function assertLatency (latency) {
 test('json, closed loop: the report names the run and accounts for every message', LIMIT, async (t) => {
   const server = await startServer({ port: 0 })
   t.after(() => server.close())
-  const options = clientOptions(server.url, { connections: 2, inflight: 3, warmup: { messages: 20 } })
-  const prepared = await prepareRun('json', options)
+  const run = clientRun(server.url, { connections: 2, inflight: 3, warmup: { messages: 20 } })
+  const prepared = await prepareRun('json', run)
   assert.equal(prepared.format, 'json')
   assert.equal(prepared.test.name, 'small')
   assert.equal(prepared.codec.name, 'json')
   assert.equal(prepared.lossy, null)
-  const report = await measure(prepared, options, { network: null })
+  const report = await measure(prepared, run.load, { network: null })
   assert.equal(report.format, 'json')
   assert.equal(report.test, 'small')
   assert.equal(report.testId, 5)
@@ -86,9 +90,9 @@ test('json, closed loop: the report names the run and accounts for every message
 test('protobuf echo at a rate: target and uncorrected latency in the report, replies decoded', LIMIT, async (t) => {
   const server = await startServer({ port: 0 })
   t.after(() => server.close())
-  const options = clientOptions(server.url, { test: 'medium', messages: undefined, rate: 1000, durationMs: 300, inflight: 1000, direction: 'echo' })
-  const prepared = await prepareRun('protobuf', options)
-  const report = await measure(prepared, options, { network: null })
+  const run = clientRun(server.url, { test: 'medium', messages: undefined, rate: 1000, durationMs: 300, inflight: 1000, direction: 'echo' })
+  const prepared = await prepareRun('protobuf', run)
+  const report = await measure(prepared, run.load, { network: null })
   assert.equal(report.format, 'protobuf')
   assert.equal(report.test, 'medium')
   assert.equal(report.direction, 'echo')
@@ -105,8 +109,8 @@ test('protobuf echo at a rate: target and uncorrected latency in the report, rep
 test('down: the server sends the payload, the client decodes it', LIMIT, async (t) => {
   const server = await startServer({ port: 0 })
   t.after(() => server.close())
-  const options = clientOptions(server.url, { messages: 100, direction: 'down' })
-  const report = await measure(await prepareRun('protobuf', options), options, { network: null })
+  const run = clientRun(server.url, { messages: 100, direction: 'down' })
+  const report = await measure(await prepareRun('protobuf', run), run.load, { network: null })
   assert.deepEqual(report.messages, { sent: 100, acked: 100, errors: 0, lost: 0 })
   assert.equal(report.direction, 'down')
   assert.ok(report.bytes.read > 0 && report.bytes.written > 0)
@@ -120,8 +124,8 @@ test('down: the server sends the stream\'s messages in turn, or the one message 
   const sizes = loadMessages(small).messages.slice(0, 100).map((message) => codec.encode(codec.prepare(message)).length)
   const frames = (payloads) => payloads.reduce((sum, size) => sum + size + 2, 0) // an unmasked server frame: 2-byte header
   for (const [repeat, kind, read] of [[false, 'stream', frames(sizes)], [true, 'repeated', frames(Array(100).fill(6))]]) {
-    const options = clientOptions(server.url, { messages: 100, direction: 'down', repeat })
-    const report = await measure(await prepareRun('protobuf', options), options, { network: null })
+    const run = clientRun(server.url, { messages: 100, direction: 'down', repeat })
+    const report = await measure(await prepareRun('protobuf', run), run.load, { network: null })
     assert.deepEqual(report.messages, { sent: 100, acked: 100, errors: 0, lost: 0 })
     assert.equal(report.payload.kind, kind)
     assert.equal(report.bytes.read, read, `${kind}: every reply's bytes, in order`)
@@ -137,8 +141,8 @@ test('a corpus is sent in turn and says so; with repeat only its first message',
   const server = await startServer({ port: 0 })
   t.after(() => server.close())
   for (const [repeat, payload, sent] of [[false, { kind: 'corpus', messages: 3, seed: null }, messages], [true, { kind: 'repeated', messages: 1, seed: null }, messages.slice(0, 1)]]) {
-    const options = clientOptions(server.url, { test: null, custom: { payload: file }, messages: 30, repeat })
-    const report = await measure(await prepareRun('json', options), options, { network: null })
+    const run = clientRun(server.url, { test: null, custom: { payload: file }, messages: 30, repeat })
+    const report = await measure(await prepareRun('json', run), run.load, { network: null })
     assert.deepEqual(report.payload, payload)
     assert.equal(report.bytes.payloadPerMessage, Math.round(sent.reduce((sum, message) => sum + JSON.stringify(message).length, 0) / sent.length))
   }
@@ -151,10 +155,10 @@ test('a custom payload over protobuf registers its schema first (the handshake),
   fs.writeFileSync(file, JSON.stringify({ order: 'A-17', items: [{ sku: 'x', quantity: 2 }], paid: true }))
   const server = await startServer({ port: 0 })
   t.after(() => server.close())
-  const options = clientOptions(server.url, { test: null, custom: { payload: file }, messages: 50, connections: 2 })
-  const prepared = await prepareRun('protobuf', options)
+  const run = clientRun(server.url, { test: null, custom: { payload: file }, messages: 50, connections: 2 })
+  const prepared = await prepareRun('protobuf', run)
   assert.equal(prepared.test.custom, true)
-  const report = await measure(prepared, options, { network: null })
+  const report = await measure(prepared, run.load, { network: null })
   assert.equal(report.test, 'custom')
   assert.equal(report.payloadFile, path.basename(file))
   assert.equal(report.schema, 'inferred')
@@ -164,11 +168,11 @@ test('a custom payload over protobuf registers its schema first (the handshake),
 
 test('a server that goes away: the report says why and is not ok', LIMIT, async (t) => {
   const server = await startServer({ port: 0 })
-  const options = clientOptions(server.url, { messages: 1_000_000, inflight: 4 })
-  const prepared = await prepareRun('json', options)
+  const run = clientRun(server.url, { messages: 1_000_000, inflight: 4 })
+  const prepared = await prepareRun('json', run)
   // At the first progress tick (1 s in), the server closes every connection with 1001.
   let closing = null
-  const report = await measure(prepared, options, { network: null, onTick: () => { closing ??= server.close() } })
+  const report = await measure(prepared, run.load, { network: null, onTick: () => { closing ??= server.close() } })
   await closing
   assert.equal(report.ok, false)
   assert.match(report.failure, /^connection closed by the server \(code 1001/)

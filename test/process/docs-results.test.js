@@ -92,6 +92,23 @@ test('a marker naming a missing result file fails with one line and writes nothi
   assert.equal(fs.readFileSync(path.join(root, 'README.md'), 'utf8'), before)
 })
 
+test('a figure in a sentence comes from its result file; --check catches a hand-typed one; an unknown key is one line', async (t) => {
+  const root = tempProject('Protobuf frames are <!-- figure:size.ratio -->0.3x<!-- /figure --> of JSON\'s.\n')
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+  const file = path.join(root, 'docs/results/size.json')
+  fs.writeFileSync(file, JSON.stringify({ ...result([['5 small', 'json', 28]]), figures: { ratio: '0.43x' } }))
+  assert.equal((await runScript(SCRIPT, ['--root', root, '--check'])).code, 1, 'the hand-typed 0.3x is stale')
+  assert.equal((await runScript(SCRIPT, ['--root', root])).code, 0)
+  const written = fs.readFileSync(path.join(root, 'README.md'), 'utf8')
+  assert.equal(written, 'Protobuf frames are <!-- figure:size.ratio -->0.43x<!-- /figure --> of JSON\'s.\n')
+  assert.equal((await runScript(SCRIPT, ['--root', root, '--check'])).code, 0)
+
+  fs.writeFileSync(path.join(root, 'README.md'), `${written}And <!-- figure:size.nothing -->1<!-- /figure -->.\n`)
+  const unknown = await runScript(SCRIPT, ['--root', root])
+  assert.equal(unknown.code, 1)
+  assert.equal(unknown.stderr, 'error: README.md: <!-- figure:size.nothing --> names no figure of docs/results/size.json\n')
+})
+
 test('--from-compare records a real comparison as the verdict table and the figures table', async (t) => {
   const root = tempProject('<!-- results:compare -->\n<!-- /results:compare -->\n\n<!-- results:compare-figures -->\n<!-- /results:compare-figures -->\n')
   t.after(() => fs.rmSync(root, { recursive: true, force: true }))

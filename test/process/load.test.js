@@ -185,6 +185,15 @@ describe('any server: wss with a self-signed certificate, headers, subprotocol, 
     assert.equal(report(echoed).messages.errors, 20)
   })
 
+  test('a protobuf echo without --ack any: the error line shows the reply as size and hex, with the hint', async () => {
+    const run = await runScript('client_protobuf.js', ['3', '20', '--url', url, '--insecure', '--subprotocol', 'bench.v1'])
+    assert.equal(run.code, 1)
+    const [line, ...rest] = run.stderr.split('\n').filter((text) => text.startsWith('error:'))
+    assert.deepEqual(rest, [])
+    assert.match(line, /first error reply: \d+ bytes, not text: [0-9a-f]{2} .* \(an echo server sends each message back: run with --ack any\)$/)
+    assert.doesNotMatch(run.stderr + run.stdout, /[\u0000-\u0008\u000b-\u001f\u007f]/, 'no raw bytes on the terminal') // eslint-disable-line no-control-regex
+  })
+
   test('without --insecure a self-signed certificate is one clear line', async () => {
     const run = await runScript('client_json.js', ['5', '20', '--url', url])
     assert.equal(run.code, 1)

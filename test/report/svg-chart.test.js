@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { escapeHtml, groupedBarChart, percentileChart } from '../../lib/report/svg-chart.js'
+import { escapeHtml, groupedBarChart, percentileChart, ratioChart } from '../../lib/report/svg-chart.js'
 
 test('escapeHtml neutralises markup in names', () => {
   assert.equal(escapeHtml('<b a="1">&\''), '&#60;b a=&#34;1&#34;&#62;&#38;&#39;')
@@ -31,4 +31,17 @@ test('groupedBarChart: bars scaled within each group, values printed', () => {
   assert.equal(widths[1] / widths[0], 0.25)
   assert.deepEqual(widths.slice(2), [0, 0])
   assert.match(svg, />25<\/text>/)
+})
+
+test('ratioChart: tick labels never overlap or repeat (0.49x beside 0.5x, 2x beside 2x), at any extent', () => {
+  const ticksOf = (svg) => [...svg.matchAll(/<text x="([\d.]+)" y="\d+" font-size="11" text-anchor="middle">([^<]+x)<\/text>/g)]
+    .map(([, at, label]) => ({ at: Number(at), label }))
+  for (const ratio of [1.01, 1.5, 2, 2.02, 2.04, 2.2, 3, 8, 50, 0.49, 0.2, 2000]) {
+    const ticks = ticksOf(ratioChart({ title: 't', rows: [{ label: 'p50', ratio, ci: [ratio * 0.98, ratio * 1.02], call: 'better' }] }))
+    const labels = ticks.map(({ label }) => label)
+    assert.equal(new Set(labels).size, labels.length, `${ratio}: ${labels}`)
+    assert.ok(labels.includes('1x') && labels.length >= 3, `${ratio}: ${labels}`)
+    const positions = ticks.map(({ at }) => at).sort((a, b) => a - b)
+    for (let i = 1; i < positions.length; i++) assert.ok(positions[i] - positions[i - 1] >= 40, `${ratio}: ${labels} at ${positions}`)
+  }
 })

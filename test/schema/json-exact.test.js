@@ -45,7 +45,10 @@ describe('parseJsonExact', () => {
       ['"open', /unterminated string/],
       ['{"a" 1}', /column 6/],
       ['NaN', /unexpected character "N"/],
-      ['1 2', /after the JSON value/]
+      ['1 2', /after the JSON value/],
+      // A binary file: the character is named, never written raw to the terminal.
+      ['\u007fELF\u0002', /column 1: unexpected character U\+007F \(not a JSON text file\?\)$/],
+      ['1\u0000', /unexpected U\+0000 \(not a JSON text file\?\) after the JSON value/]
     ]
     for (const [text, message] of cases) {
       assert.throws(() => parseJsonExact(text), (err) => err instanceof UsageError && message.test(err.message), text)

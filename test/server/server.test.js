@@ -2,28 +2,10 @@ import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import http from 'node:http'
 import net from 'node:net'
-import { startServer, parseConnectionTarget } from '../../lib/server/server.js'
-import { CUSTOM_FORMATS, FORMATS, createCodec } from '../../lib/codecs/registry.js'
+import { startServer } from '../../lib/server/server.js'
+import { createCodec } from '../../lib/codecs/registry.js'
 import { TESTS, loadMessages, loadPayload, resolveTest } from '../../lib/payloads/catalog.js'
 import { openConnection, refusedUpgrade } from '../helpers.js'
-
-describe('parseConnectionTarget', () => {
-  test('accepts tests by number and by name', () => {
-    assert.equal(parseConnectionTarget('/?test=3&format=protobuf').test.name, resolveTest(3).name)
-    assert.equal(parseConnectionTarget('/?test=small&format=json').format, 'json')
-  })
-  test('names what is missing or unknown', () => {
-    assert.throws(() => parseConnectionTarget('/?format=json'), /missing \?test=/)
-    assert.throws(() => parseConnectionTarget('/?test=3'), /missing &format=/)
-    assert.throws(() => parseConnectionTarget('/?test=3&format=xml'), /unknown format 'xml'/)
-    assert.throws(() => parseConnectionTarget('/?test=nope&format=json'), /unknown test 'nope'/)
-    assert.throws(() => parseConnectionTarget('/?test=custom&format=avro'), /format 'avro' does not support custom payloads/)
-  })
-  test('knows every format, and custom payloads in those that decode without the payload', () => {
-    for (const format of FORMATS) assert.equal(parseConnectionTarget(`/?test=5&format=${format}`).format, format)
-    for (const format of CUSTOM_FORMATS) assert.equal(parseConnectionTarget(`/?test=custom&format=${format}`).test.custom, true)
-  })
-})
 
 describe('server', () => {
   let server
@@ -218,6 +200,39 @@ describe('server security limits', () => {
       while (!third) third = await openConnection(target).catch(() => null)
       third.ws.close()
       second.ws.close()
+    } finally {
+      await server.close()
+    }
+  })
+})
+
+describe('handshake timeout', () => {
+  test('idle and slowloris connections are closed once the handshake timeout passes, and counted; an open WebSocket stays', async () => {
+    const handshakeTimeoutMs = 400
+    const server = await startServer({ port: 0, handshakeTimeoutMs })
+    try {
+      const upgraded = await openConnection(`${server.url}/?test=5&format=json`)
+      const closedAfter = (socket) => {
+        const openedAt = performance.now()
+        return new Promise((resolve) => socket.once('close', () => resolve(performance.now() - openedAt)))
+      }
+      // Each reads what it is sent (the 408), or it would never see the server close it.
+      const idle = Array.from({ length: 20 }, () => net.connect(server.port, '127.0.0.1').on('error', () => {}).resume())
+      // A slowloris: a header line every 100 ms, never the blank line that ends the request.
+      const slow = net.connect(server.port, '127.0.0.1').on('error', () => {}).resume()
+      slow.write('GET /?test=5&format=json HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n')
+      const trickle = setInterval(() => slow.write('X-Slow: 1\r\n'), 100)
+      const lifetimes = await Promise.all([...idle, slow].map(closedAfter))
+      clearInterval(trickle)
+      for (const ms of lifetimes) assert.ok(ms >= handshakeTimeoutMs - 20 && ms < handshakeTimeoutMs + 1000, `closed after ${ms} ms`)
+      assert.equal(server.stats.handshakeTimeouts, 21)
+      assert.match(server.stats.countsLine(), / 21 handshake timeouts, /)
+      const metrics = await (await fetch(`${server.url.replace('ws:', 'http:')}/metrics`)).text()
+      assert.match(metrics, /^wsbench_handshake_timeouts_total 21$/m)
+      // The upgraded connection outlived the timeout and still answers.
+      upgraded.ws.send(JSON.stringify(loadPayload(resolveTest(5))))
+      assert.equal(await upgraded.nextReply(), 'ACK')
+      upgraded.ws.close()
     } finally {
       await server.close()
     }

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { int, ms, perSecond, round, size } from '../lib/numbers.js'
+import { int, ms, perSecond, round, size, printable } from '../lib/display.js'
 
 test('round: to a number of decimal places, half away from zero for positives', () => {
   assert.equal(round(1.23456, 2), 1.23)
@@ -43,4 +43,14 @@ test('size: bytes below 1 KiB, KiB below 1 MiB, then MiB, one decimal', () => {
   assert.equal(size(1024 * 1024 - 1024), '1023.0 KiB')
   assert.equal(size(1024 * 1024), '1.0 MiB')
   assert.equal(size(12.9e6), '12.3 MiB')
+})
+
+test('printable: text as it came, cut when long; binary or garbled bytes as size and a hex prefix', () => {
+  assert.equal(printable(Buffer.from('ERR json decode failed')), 'ERR json decode failed')
+  assert.equal(printable(Buffer.from('ünïcode, tabs\tand all')), 'ünïcode, tabs\tand all')
+  assert.equal(printable(Buffer.from('x'.repeat(400)), 10), 'xxxxxxxxxx...')
+  assert.equal(printable(Buffer.from('two\nlines')), '9 bytes, not text: 74 77 6f 0a 6c 69 6e 65 73')
+  assert.equal(printable(Uint8Array.from([0x0a, 0x03, 0xff])), '3 bytes, not text: 0a 03 ff')
+  const long = printable(new Uint8Array(40))
+  assert.equal(long, `40 bytes, not text: ${Array(16).fill('00').join(' ')} ...`)
 })

@@ -1,14 +1,12 @@
-// A user's own traffic as a test: one document or a corpus of messages, read exactly, given one
-// schema (theirs or one inferred from every message), checked for fidelity message by message, and
-// registered with the server at connect.
-import { createHash } from 'node:crypto'
+// A user's own payload as a test (--payload, with --proto and --type or a schema inferred): read,
+// given its schema, checked against a format, and the registration frame that sends the schema.
 import path from 'node:path'
-import { readCorpus, readText } from './corpus.js'
+import { readCorpus, readText } from '../schema/corpus.js'
 import { UsageError } from '../errors.js'
-import { CUSTOM_TEST, REGISTRATION_PREFIX, parseRegistration, registrationFrame as frameOf } from '../protocol.js'
-import { compileSchema } from './compile.js'
-import { checkCodecFidelity, checkFidelity, checkMessages } from './fidelity.js'
-import { inferCorpusSchema, inferSchema } from './infer.js'
+import { CUSTOM_TEST, registrationFrame as frameOf } from '../protocol.js'
+import { compileSchema } from '../schema/compile.js'
+import { checkCodecFidelity, checkFidelity, checkMessages } from '../schema/fidelity.js'
+import { inferCorpusSchema, inferSchema } from '../schema/infer.js'
 
 /** The root message of an inferred schema. */
 const INFERRED_TYPE = 'pbjson.Payload'
@@ -85,28 +83,4 @@ export function checkCustomFidelity (test, codec) {
  */
 export function registrationFrame (test) {
   return frameOf(test.typeName, test.protoText)
-}
-
-/**
- * Reads a registration frame on the server: compiles the schema under a size limit, through a
- * cache keyed by its hash so a thousand connections compile it once.
- * @param {Buffer} frame
- * @param {number} maxSchemaBytes
- * @param {Map<string, import('protobufjs').Type>} cache
- * @returns {import('protobufjs').Type}
- * @throws {UsageError} naming what is wrong, for the ERR reply
- */
-export function compileRegistration (frame, maxSchemaBytes, cache) {
-  if (frame.length > maxSchemaBytes + 1024) throw new UsageError(`schema registration is ${frame.length} bytes, more than the ${maxSchemaBytes} allowed (--max-schema-bytes)`)
-  const text = frame.toString('utf8')
-  const registration = parseRegistration(text)
-  if (!registration) throw new UsageError(`expected a schema registration first: "${REGISTRATION_PREFIX}<type>\\n<.proto text>"`)
-  const { typeName, protoText } = registration
-  if (Buffer.byteLength(protoText) > maxSchemaBytes) throw new UsageError(`schema is ${Buffer.byteLength(protoText)} bytes, more than the ${maxSchemaBytes} allowed (--max-schema-bytes)`)
-  const key = createHash('sha256').update(text).digest('hex')
-  if (!cache.has(key)) {
-    if (cache.size >= 100) cache.delete(cache.keys().next().value) // bounded: oldest out
-    cache.set(key, compileSchema(protoText, typeName, { filename: 'registered schema' }))
-  }
-  return cache.get(key)
 }

@@ -1,7 +1,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import path from 'node:path'
-import { compileRegistration, loadCustomTest, registrationFrame } from '../../lib/schema/custom.js'
+import { compileRegistration } from '../../lib/schema/registration.js'
+import { loadCustomTest, registrationFrame } from '../../lib/payloads/custom.js'
 
 const fixture = (name) => path.join(import.meta.dirname, '../fixtures/infer', name)
 

@@ -1,0 +1,65 @@
+// What a load run sends and how it judges what comes back, as the two functions a phase is given:
+// the next frame (the next payload, encoded now, or a down request) and the judge of a reply.
+import { ACK, DOWN_REQUEST, isErrorReply } from '../protocol.js'
+import { isPrintableText, printable } from '../display.js'
+
+/** What a `down` client sends for each message, as a frame ready to send. */
+const DOWN_REQUEST_FRAME = Buffer.from(DOWN_REQUEST)
+
+/** Said with a binary or unprintable reply where ACK was expected. */
+const ECHO_HINT = ' (an echo server sends each message back: run with --ack any)'
+
+/** Error replies kept for the report: the first few say what went wrong. */
+const KEPT_ERROR_REPLIES = 5
+
+/**
+ * The frames of a run, one per call: the payloads in the codec's own form, encoded in turn (the
+ * cost measured), cycling; or the same small request when the server sends the payload (down).
+ * @param {import('../codecs/registry.js').Codec} codec
+ * @param {unknown[]} natives the payloads, prepared by the codec
+ * @param {'up'|'down'|'echo'} direction
+ * @returns {() => (Buffer|Uint8Array|string)}
+ */
+export function frameSource (codec, natives, direction) {
+  if (direction === 'down') return () => DOWN_REQUEST_FRAME
+  let cursor = 0
+  return () => {
+    const native = natives[cursor]
+    cursor = cursor + 1 === natives.length ? 0 : cursor + 1
+    return codec.encode(native)
+  }
+}
+
+/**
+ * The judge of replies: whether a reply completes its message. `ACK` or the --ack text (up),
+ * anything (--ack any), or a payload that decodes (down, echo; decoding is part of the round trip
+ * measured). Anything else is an error reply, and the first few are kept in `errorReplies`.
+ * @param {{codec: import('../codecs/registry.js').Codec, direction: string, ack?: {any: boolean}|{text: string}}} rules
+ * @param {string[]} errorReplies where the first few error replies are kept, shown safely
+ * @returns {(data: Buffer, isBinary: boolean) => boolean}
+ */
+export function replyJudge ({ codec, direction, ack }, errorReplies) {
+  if (ack?.any) return () => true
+  const expectsPayload = direction !== 'up'
+  const ackText = Buffer.from(ack?.text ?? ACK)
+  const keep = (text) => {
+    if (errorReplies.length < KEPT_ERROR_REPLIES) errorReplies.push(text)
+    return false
+  }
+  return (data, isBinary) => {
+    if (!expectsPayload) {
+      if (!isBinary && data.equals(ackText)) return true
+    } else if (isBinary || !isErrorReply(data)) {
+      try {
+        codec.decode(data)
+        return true
+      } catch (err) {
+        return keep(`client decode failed: ${err.message}`)
+      }
+    }
+    // Shown safely: a binary reply as its size and first bytes; where ACK was expected, a binary
+    // reply is most likely the message sent back by an echo server.
+    const hint = !expectsPayload && !isPrintableText(data) ? ECHO_HINT : ''
+    return keep(`${printable(data)}${hint}`)
+  }
+}

@@ -1,0 +1,68 @@
+// What a measured phase records of its replies: latency histograms (from the schedule, and with a
+// rate also from the actual send), a series of one entry per second, and the process's CPU over it.
+import os from 'node:os'
+import { createLatencyHistogram, encodeHistogram, summarizeLatency } from '../histogram.js'
+
+/** Which process measured its CPU: --workers threads share one, so merging takes its largest figure once. */
+const PROCESS_ID = `${os.hostname()}:${process.pid}`
+
+/** Latencies in µs of one measured phase, overall and second by second. */
+export class Recorder {
+  /** @param {boolean} openLoop whether messages have a schedule (then latency also counts from the actual send) */
+  constructor (openLoop) {
+    // Latency in µs: from the scheduled send (open loop), with the actual send in `uncorrected`.
+    this.histogram = createLatencyHistogram()
+    this.uncorrected = openLoop ? createLatencyHistogram() : null
+    this.perSecond = createLatencyHistogram()
+    this.timeSeries = []
+    /** The counts at the end of the last second, to count each second's own. */
+    this.before = { acked: 0, errors: 0 }
+    this.startedAt = 0
+    this.cpuAtStart = null
+  }
+
+  start () {
+    this.startedAt = Date.now()
+    this.cpuAtStart = process.cpuUsage()
+  }
+
+  /** One reply's latency (µs) in the phase, the per-second and the uncorrected histograms. Hot path. */
+  record (now, scheduledAt, sentAt) {
+    const latency = Math.max(1, Math.round((now - scheduledAt) * 1000))
+    this.histogram.recordValue(latency)
+    this.perSecond.recordValue(latency)
+    if (this.uncorrected) this.uncorrected.recordValue(Math.max(1, Math.round((now - sentAt) * 1000)))
+  }
+
+  /** Whether replies came since the last second closed: the last, partial second is worth an entry. */
+  hasOpenSecond () {
+    return this.perSecond.totalCount > 0
+  }
+
+  /**
+   * Closes one second of the time series.
+   * @param {{acked: number, errors: number}} counts the phase's totals so far
+   * @returns {number} that second's p99 in ms, for the progress line
+   */
+  closeSecond ({ acked, errors }) {
+    const { p50, p99 } = summarizeLatency(this.perSecond)
+    const t = Math.floor(this.startedAt / 1000) + this.timeSeries.length
+    const second = { t, acked: acked - this.before.acked, errors: errors - this.before.errors, p50, p99 }
+    this.timeSeries.push({ ...second, histogram: encodeHistogram(this.perSecond) })
+    this.before = { acked, errors }
+    this.perSecond.reset()
+    return p99
+  }
+
+  /** What the phase's result takes from the recording (see LoadResult in engine.js). */
+  result () {
+    const cpu = process.cpuUsage(this.cpuAtStart)
+    return {
+      startedAt: this.startedAt,
+      histogram: this.histogram,
+      uncorrectedHistogram: this.uncorrected,
+      cpu: { userUs: cpu.user, systemUs: cpu.system, process: PROCESS_ID },
+      timeSeries: this.timeSeries
+    }
+  }
+}

@@ -1,0 +1,203 @@
+// Which upgrades the server takes: every refusal and its reason in one place (a wrong token, the
+// connection or open-file limit, a URL naming no valid test, format or direction, a codec that
+// cannot load or serve the test), and the files the limits guard.
+import fs from 'node:fs'
+import { timingSafeEqual } from 'node:crypto'
+import { resolveTest, TESTS } from '../payloads/catalog.js'
+import { CUSTOM_FORMATS, FORMATS, loadCodecs } from '../codecs/registry.js'
+import { UsageError } from '../errors.js'
+import { CUSTOM_TEST, DIRECTIONS, PAYLOAD_KINDS, QUERY } from '../protocol.js'
+
+/**
+ * Files never given to sockets: stdio, the listening socket, and the modules a codec loads on first
+ * use (a failed import stays failed for the life of the process).
+ */
+const FILE_RESERVE = 64
+/** Sockets past the connection limit that can still be told why they are refused (503) before new ones are dropped. */
+const REFUSAL_ROOM = 64
+const MAX_REASON_LENGTH = 200
+
+/**
+ * An upgrade the server will not take: the HTTP answer, and the ServerStats counter it adds to.
+ */
+export class Refusal extends Error {
+  /**
+   * @param {number} status 400, 401 or 503
+   * @param {string} reason one line, sent as the body
+   * @param {{counter?: 'refused'|'unauthorized', headers?: string}} [more] extra header lines, CRLF-terminated
+   */
+  constructor (status, reason, { counter = 'refused', headers = '' } = {}) {
+    super(reason)
+    this.status = status
+    this.counter = counter
+    this.headers = headers
+  }
+}
+
+/**
+ * Decides each upgrade request. Upgrades in progress count towards the limit until their socket
+ * opens as a connection or closes.
+ */
+export class Admission {
+  /**
+   * @param {object} limits
+   * @param {string} [limits.token] upgrades must carry it (`Authorization: Bearer` or `?token=`)
+   * @param {number} limits.maxConnections open connections beyond which upgrades are refused
+   * @param {number} limits.fileLimit this process's open-file limit (Infinity when unknown)
+   * @param {() => number} limits.openConnections how many are open now
+   */
+  constructor ({ token, maxConnections, fileLimit, openConnections }) {
+    this.isAuthorized = token ? tokenCheck(token) : () => true
+    this.maxConnections = maxConnections
+    this.fileLimit = fileLimit
+    // Refusing past the file limit with a reason beats running into it: at the limit a connection
+    // cannot even be accepted, and a codec's first import fails.
+    this.socketLimit = fileLimit - FILE_RESERVE
+    this.connectionLimit = Math.min(maxConnections, this.socketLimit - REFUSAL_ROOM)
+    this.openConnections = openConnections
+    this.upgrading = 0
+  }
+
+  /**
+   * Admits an upgrade, or refuses it with its reason. The format's codec loads before the upgrade
+   * completes, so no message can arrive before it.
+   * @param {import('node:http').IncomingMessage} request
+   * @param {import('node:net').Socket} socket held against the limit until `opened` is called or it closes
+   * @returns {Promise<{target: ConnectionTarget, codecOf: Function, codec: object|null, opened: () => void}>}
+   *   codec is null for a custom protobuf payload, whose schema the client registers first
+   * @throws {Refusal}
+   */
+  async admit (request, socket) {
+    if (!this.isAuthorized(request)) {
+      throw new Refusal(401, 'missing or wrong token: send Authorization: Bearer <token> or ?token=<token>',
+        { counter: 'unauthorized', headers: 'WWW-Authenticate: Bearer\r\n' })
+    }
+    if (this.openConnections() + this.upgrading >= this.connectionLimit) {
+      throw new Refusal(503, this.connectionLimit < this.maxConnections
+        ? `open-file limit reached: at most ${this.connectionLimit} connections with ${this.fileLimit} files per process; run more server processes (--processes)`
+        : `connection limit reached (${this.maxConnections} open)`)
+    }
+    let target
+    try {
+      target = parseConnectionTarget(request.url)
+    } catch (err) {
+      throw new Refusal(400, err.message)
+    }
+    // A handshake that ws rejects (bad key, socket closed) never calls back, so the socket's close settles it as well.
+    let pending = true
+    const opened = () => { if (pending) { pending = false; this.upgrading-- } }
+    this.upgrading++
+    socket.once('close', opened)
+    try {
+      return { target, ...await codecFor(target), opened }
+    } catch (err) {
+      opened()
+      throw err
+    }
+  }
+}
+
+/**
+ * The codec a target is served with; a codec that cannot load (a broken install, no file left)
+ * refuses the connection, not the server.
+ */
+async function codecFor (target) {
+  let codecOf
+  try {
+    codecOf = await loadCodecs(target.format)
+  } catch (err) {
+    throw new Refusal(503, `cannot load the ${target.format} codec: ${oneLine(err)}`)
+  }
+  if (target.test.custom && target.format === 'protobuf') return { codecOf, codec: null }
+  try {
+    return { codecOf, codec: codecOf(target.test) }
+  } catch (err) {
+    throw new Refusal(400, oneLine(err))
+  }
+}
+
+/**
+ * @typedef {object} ConnectionTarget what a connection asked for in its upgrade URL
+ * @property {import('../payloads/catalog.js').TestInfo|{name: string, custom: true}} test
+ * @property {string} format
+ * @property {string} direction
+ * @property {boolean} repeat the one message instead of the stream (`&payload=repeated`): what the server sends down
+ */
+
+/**
+ * Works out which test, format and direction a connection asked for from its request URL,
+ * `/?test=<number|name>&format=<name>[&direction=up|down|echo][&payload=stream|repeated]`.
+ * @param {string} requestUrl the path and query of the upgrade request
+ * @returns {ConnectionTarget}
+ * @throws {UsageError} when either is missing or unknown; the message is sent back with the 400
+ */
+export function parseConnectionTarget (requestUrl) {
+  const query = new URL(requestUrl, 'http://placeholder').searchParams
+  const testParam = query.get(QUERY.test)
+  const format = query.get(QUERY.format)
+  if (!testParam) throw new UsageError(`missing ?test= (one of ${TESTS.map((t) => t.name).join(', ')})`)
+  if (!format) throw new UsageError(`missing &format= (one of ${FORMATS.join(', ')})`)
+  if (!FORMATS.includes(format)) {
+    throw new UsageError(`unknown format '${format}': expected one of ${FORMATS.join(', ')}`)
+  }
+  const direction = query.get(QUERY.direction) ?? 'up'
+  if (!DIRECTIONS.includes(direction)) {
+    throw new UsageError(`unknown direction '${direction}': expected one of ${DIRECTIONS.join(', ')}`)
+  }
+  const payload = query.get(QUERY.payload) ?? 'stream'
+  if (!PAYLOAD_KINDS.includes(payload)) {
+    throw new UsageError(`unknown payload '${payload}': expected one of ${PAYLOAD_KINDS.join(', ')}`)
+  }
+  const repeat = payload === 'repeated'
+  if (testParam === CUSTOM_TEST) {
+    // A user's payload: the server has no copy of it, and learns a protobuf schema from the client.
+    if (direction === 'down') throw new UsageError('direction down needs a built-in test: the server has no custom payload to send')
+    if (!CUSTOM_FORMATS.includes(format)) throw new UsageError(`format '${format}' does not support custom payloads: use ${CUSTOM_FORMATS.join(', ')}`)
+    return { test: { name: CUSTOM_TEST, custom: true }, format, direction, repeat }
+  }
+  return { test: resolveTest(testParam), format, direction, repeat }
+}
+
+/**
+ * Compares tokens in constant time, so response timing does not reveal how much of a guess was right.
+ * @param {string} token
+ * @returns {(request: import('node:http').IncomingMessage) => boolean}
+ */
+export function tokenCheck (token) {
+  const expected = Buffer.from(token)
+  const matches = (candidate) => {
+    const given = Buffer.from(candidate ?? '')
+    return given.length === expected.length && timingSafeEqual(given, expected)
+  }
+  return (request) => {
+    const bearer = /^Bearer\s+(.+)$/i.exec(request.headers.authorization ?? '')
+    return matches(bearer?.[1]) || matches(new URL(request.url, 'http://placeholder').searchParams.get(QUERY.token))
+  }
+}
+
+/**
+ * An error as one line of at most MAX_REASON_LENGTH characters, for an HTTP refusal or an ERR reply.
+ * @param {unknown} err
+ * @returns {string}
+ */
+export function oneLine (err) {
+  const text = String(err?.message ?? err).replace(/\s+/g, ' ')
+  return text.length > MAX_REASON_LENGTH ? `${text.slice(0, MAX_REASON_LENGTH)}...` : text
+}
+
+/**
+ * This process's limit on open files (Node raises the soft limit to the hard one as it starts):
+ * every connection holds one, so it caps the connections one process can serve.
+ * @param {string} [limitsFile] the kernel's limits table, /proc/self/limits on Linux
+ * @returns {number} the limit, or Infinity where it cannot be read (not Linux) or is unlimited
+ */
+export function openFileLimit (limitsFile = '/proc/self/limits') {
+  let table
+  try {
+    table = fs.readFileSync(limitsFile, 'utf8')
+  } catch {
+    return Infinity
+  }
+  const line = table.split('\n').find((text) => text.startsWith('Max open files'))
+  return Number(line?.split(/\s{2,}/)[1]) || Infinity
+}

@@ -1,0 +1,119 @@
+// One admitted WebSocket connection on the server: counted while open, a custom protobuf schema
+// registered first when the client brings one, then every message answered in order.
+import { loadMessages } from '../payloads/catalog.js'
+import { compileRegistration } from '../schema/registration.js'
+import { ACK, ERROR_PREFIX, REGISTRATION_OK } from '../protocol.js'
+import { UsageError } from '../errors.js'
+import { oneLine } from './admission.js'
+
+const ACK_FRAME = Buffer.from(ACK)
+const TEXT_FRAME = { binary: false }
+
+/**
+ * @typedef {object} ConnectionContext what every connection of one server shares
+ * @property {import('./stats.js').ServerStats} stats
+ * @property {number} maxSchemaBytes largest .proto a client may register; 0 refuses registrations
+ * @property {Map<string, object>} schemaCache compiled registrations, by their text
+ * @property {() => void} afterMessage called after each answer (the --stall hook, or nothing)
+ */
+
+/**
+ * Serves an admitted connection until it closes.
+ * @param {import('ws').WebSocket} ws
+ * @param {{target: import('./admission.js').ConnectionTarget, codecOf: Function, codec: object|null}} admitted
+ *   codec null: the first message registers the schema the codec is made for
+ * @param {ConnectionContext} context
+ */
+export function serveConnection (ws, { target, codecOf, codec }, context) {
+  const { stats } = context
+  stats.opened()
+  // ws reports protocol violations (invalid UTF-8, oversized frames) here and then closes the
+  // connection with the matching code (1007, 1009); count them, never let them escape.
+  ws.on('error', () => stats.count('protocolErrors'))
+  ws.on('close', () => stats.closed())
+  if (codec) answerMessages(ws, target, codec, context)
+  else awaitRegistration(ws, target, codecOf, context)
+}
+
+/**
+ * A protobuf connection for a custom payload: its first message must register the schema. One
+ * that cannot be compiled (too big, invalid, unknown type) is answered `ERR schema ...` and the
+ * connection is closed with 1008; nothing from it is compiled without the size limit.
+ */
+function awaitRegistration (ws, target, codecOf, context) {
+  ws.once('message', (data) => {
+    let type
+    try {
+      if (context.maxSchemaBytes === 0) throw new UsageError('this server does not accept schema registrations (--max-schema-bytes 0)')
+      type = compileRegistration(data, context.maxSchemaBytes, context.schemaCache)
+    } catch (err) {
+      context.stats.count('refusedSchemas')
+      ws.send(`${ERROR_PREFIX}schema refused: ${oneLine(err)}`)
+      ws.close(1008, 'schema refused')
+      return
+    }
+    ws.send(REGISTRATION_OK)
+    const test = { ...target.test, type }
+    answerMessages(ws, { ...target, test }, codecOf(test), context)
+  })
+}
+
+/** Answers every message of one connection, in order: ACK (up), the payload (down) or the message re-encoded (echo). */
+function answerMessages (ws, { test, format, direction, repeat }, codec, { stats, afterMessage }) {
+  const counters = stats.forTarget(format, test.name)
+  const payloadFrame = { binary: codec.binary }
+  // Each connection sends the test's messages in turn from the first, as a client does.
+  const natives = direction === 'down' ? preparedMessages(codec, test, repeat) : null
+  let next = 0
+  ws.on('message', (data) => {
+    let reply
+    try {
+      if (direction === 'down') {
+        reply = codec.encode(natives[next])
+        next = next + 1 === natives.length ? 0 : next + 1
+      } else if (direction === 'echo') reply = codec.encode(codec.decode(data))
+      else codec.decode(data)
+    } catch (err) {
+      counters.errors++
+      ws.send(`${ERROR_PREFIX}${format} ${direction === 'down' ? 'encode' : 'decode'} failed for test ${test.name}: ${oneLine(err)}`)
+      return
+    }
+    counters.messages++
+    if (reply === undefined) ws.send(ACK_FRAME, TEXT_FRAME)
+    else ws.send(reply, payloadFrame)
+    afterMessage()
+  })
+}
+
+const preparedCache = new WeakMap()
+
+/**
+ * A built-in test's messages in the codec's own form, prepared once per codec and kind and shared
+ * by every connection, as a client prepares its payloads; encoded for every reply, the cost measured.
+ * @param {import('../codecs/registry.js').Codec} codec the registry's codec for this test (one per format and test)
+ * @param {import('../payloads/catalog.js').TestInfo} test
+ * @param {boolean} repeat the one message instead of the stream
+ * @returns {unknown[]}
+ */
+function preparedMessages (codec, test, repeat) {
+  if (!preparedCache.has(codec)) preparedCache.set(codec, new Map())
+  const byKind = preparedCache.get(codec)
+  if (!byKind.has(repeat)) {
+    byKind.set(repeat, loadMessages(test, { repeat }).messages.map((message) => codec.prepare(message)))
+  }
+  return byKind.get(repeat)
+}
+
+/**
+ * The --stall hook: blocks the whole process once, as a long GC pause would.
+ * @param {{ms: number, after: number}} stall
+ * @returns {() => void}
+ */
+export function stallOnce ({ ms, after }) {
+  let remaining = after
+  return () => {
+    if (--remaining !== 0) return
+    const until = Date.now() + ms
+    while (Date.now() < until); // deliberately blocking: nothing else may run
+  }
+}

@@ -1,0 +1,51 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { OpenLoopSchedule } from '../../lib/load/schedule.js'
+
+/** Counts, one by one, the messages k whose due time k / rate falls before the deadline. */
+function countDueBefore (rate, durationMs) {
+  let count = 0
+  while (count * 1000 / rate < durationMs) count++
+  return count
+}
+
+test('every message due before the deadline is planned, at any rate from 0.1/s to 100,000/s', () => {
+  const cases = [[0.1, 100], [0.1, 10_000], [0.1, 10_001], [0.5, 3000], [0.5, 5000], [0.5, 4000], [1, 2500], [3, 1000],
+    [7, 1000], [333, 1000], [1000, 1500], [2000, 500], [10_000, 1234], [100_000, 1000], [100_000, 7]]
+  for (const [rate, durationMs] of cases) {
+    const schedule = new OpenLoopSchedule(rate, { durationMs })
+    assert.equal(schedule.planned, countDueBefore(rate, durationMs), `${rate}/s over ${durationMs} ms`)
+    // The last planned message is due before the deadline, the next one not.
+    assert.ok(schedule.dueAt(schedule.planned - 1) < durationMs)
+    assert.ok(schedule.dueAt(schedule.planned) >= durationMs - 1e-6)
+  }
+})
+
+test('the issue\'s low rates: 0.5/s over 5 s is 3 messages (0, 2, 4 s), over 3 s is 2', () => {
+  const five = new OpenLoopSchedule(0.5, { durationMs: 5000 })
+  assert.equal(five.planned, 3)
+  assert.deepEqual([0, 1, 2].map((index) => five.dueAt(index)), [0, 2000, 4000])
+  assert.equal(new OpenLoopSchedule(0.5, { durationMs: 3000 }).planned, 2)
+})
+
+test('dueBy: one message at the start, then one per interval, never more than planned', () => {
+  const schedule = new OpenLoopSchedule(0.5, { durationMs: 5000 })
+  assert.equal(schedule.dueBy(0), 1)
+  assert.equal(schedule.dueBy(1999), 1)
+  assert.equal(schedule.dueBy(2000), 2)
+  assert.equal(schedule.dueBy(4000), 3)
+  assert.equal(schedule.dueBy(60_000), 3, 'a late timer sends what was due, not more')
+})
+
+test('a count and a duration: whichever comes first', () => {
+  assert.equal(new OpenLoopSchedule(1000, { durationMs: 1000, count: 200 }).planned, 200)
+  assert.equal(new OpenLoopSchedule(1000, { durationMs: 100, count: 200 }).planned, 100)
+  assert.equal(new OpenLoopSchedule(1000, { count: 200 }).planned, 200)
+})
+
+test('the measured window is the schedule\'s: the deadline, or one interval per message of a count', () => {
+  const timed = new OpenLoopSchedule(0.5, { durationMs: 5000 })
+  assert.equal(timed.windowMs(3), 5000, '3 messages in 5 s: 0.6/s, not 1/s between the first send and the last reply')
+  assert.equal(new OpenLoopSchedule(1000, { count: 200 }).windowMs(200), 200)
+  assert.equal(new OpenLoopSchedule(1000, { durationMs: 1500 }).windowMs(1500), 1500)
+})
