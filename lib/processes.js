@@ -111,8 +111,7 @@ function nodeCommand (args, cpus) {
 /**
  * CPUs for a server and its clients that never share one: the first CPU this process may use for
  * the server, the next for the clients. On a 2-core machine the scheduler otherwise moves them
- * between sharing a core and not, and a trial's latency with them (measured: p50 0.05-0.13 ms
- * unpinned, 0.11-0.13 ms pinned, test 3 at 1 in flight).
+ * between sharing a core and not, and a trial's latency jumps with them (docs/method.md).
  * @param {string} [statusFile] the kernel's status of this process, for its allowed CPUs
  * @returns {{server: string, clients: string}|null} null with fewer than two CPUs, or no taskset (util-linux)
  */
