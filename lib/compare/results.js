@@ -304,7 +304,7 @@ export function verdictMeaning ({ design = {}, trials = null }) {
   const margin = percent(design.margin ?? DEFAULT_EQUIVALENCE)
   const looks = trials || !design.plannedPairs
     ? 'one look after the last pair'
-    : `a look every 4 pairs (of at most ${design.plannedPairs}), the error spread over the looks by O'Brien-Fleming-type alpha spending`
+    : `a look every ${design.lookStep} pairs (of at most ${design.plannedPairs}), the error spread over the looks by O'Brien-Fleming-type alpha spending`
   return 'Each ratio is the geometric mean of the paired trials\' ratios with a Student t interval on the log ratios, widened where ' +
     `neighbouring pairs correlate; ${looks}; within a look the error is split over all ${design.family ?? 'the'} cells of the table (Bonferroni), ` +
     `so the chance of any false call in the whole table is at most ${ALPHA * 100}%. better or worse (+/-): the interval excludes 1, better meaning ` +

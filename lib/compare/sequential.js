@@ -46,7 +46,8 @@ export const PLANNED_PAIRS = 20
 export async function runSequential ({ rows, formats, trials, budgetMs, budgetGiven = true, margin, runTrial, now }) {
   const started = now()
   const plannedPairs = trials ?? PLANNED_PAIRS
-  const design = { family: rows.length * (formats - 1) * Object.keys(METRICS).length, plannedPairs, margin, looks: {} }
+  const family = rows.length * (formats - 1) * Object.keys(METRICS).length
+  const design = { family, plannedPairs, lookStep: LOOK_STEP, margin, looks: {} }
   const entryOf = (row) => ({ row, values: Array.from({ length: formats }, () => []), trialMs: 0, trialsRun: 0 })
   const state = new Map(rows.map((row) => [row.key, entryOf(row)]))
   const timed = async (entry, format, pair) => {

@@ -18,14 +18,8 @@ const { jStat } = jstatModule
 /** The chance of at least one false call anywhere in a comparison's table, over all its looks. */
 export const ALPHA = 0.05
 
-/** The confidence that every interval of a table holds at once. */
-export const CONFIDENCE = 1 - ALPHA
-
 /** Ratios whose whole interval lies within this fraction of 1 are equivalent, unless --equivalence says otherwise. */
 export const DEFAULT_EQUIVALENCE = 0.05
-
-/** The four calls a cell can get, in the order they are listed. */
-export const CALLS = Object.freeze(['better', 'worse', 'equivalent', 'inconclusive'])
 
 /**
  * The metrics a comparison calls, with the direction that is better for the user.
@@ -121,6 +115,7 @@ export function spentAlpha (fraction, alpha = ALPHA) {
  * @typedef {object} Design how a comparison's calls are made, recorded in its results
  * @property {number} family cells in the table (rows × formats after the first × metrics): the error is split over them
  * @property {number} plannedPairs the pairs the spending function is spread over (the most an adaptive run takes)
+ * @property {number} [lookStep] pairs between looks, in an adaptive run
  * @property {number} margin the equivalence margin, a fraction of 1
  * @property {Record<string, number[]>} looks by row key (`test\nprofile`): the pairs seen at each look, in order
  */

@@ -145,6 +145,7 @@ test('adaptive looks: every LOOK_STEP pairs up to PLANNED_PAIRS, stopping a row 
   assert.equal(trials.get(rows[0].key)[0].length, LOOK_STEP)
   assert.equal(design.plannedPairs, PLANNED_PAIRS)
   assert.equal(design.family, 2 * 1 * 6)
+  assert.equal(design.lookStep, LOOK_STEP)
 })
 
 test('a budget too short for two pairs of every row is refused after the warm-up', async () => {
