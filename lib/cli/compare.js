@@ -12,7 +12,7 @@ export async function runCompareCli (argv) {
   const { parseCompareArgs } = await import('./compare-options.js')
   const options = await parseCompareArgs(argv)
   const { compareFormats, writeComparison } = await import('../compare/runner.js')
-  const { formatComparisonTable, inconclusiveSummary, verdictLines, verdictMeaning } = await import('../compare/results.js')
+  const { formatComparisonTable, inconclusiveSummary, saturationNote, verdictLines, verdictMeaning } = await import('../compare/results.js')
   const results = await compareFormats({ ...options, progress: (line) => process.stderr.write(`${line}\n`) })
   const files = await writeComparison(options.out, results)
   if (options.json) {
@@ -23,6 +23,8 @@ export async function runCompareCli (argv) {
     process.stdout.write(`${formatComparisonTable(results.rows, results.formats)}\n` +
       `${verdicts.length ? `${verdicts.join('\n')}\n\n${open ? `${open}\n\n` : ''}${verdictMeaning(results.settings)}\n` : ''}`)
   }
+  const saturation = saturationNote(results.reports)
+  if (saturation) process.stderr.write(`note: ${saturation}\n`)
   const pairs = results.rows.reduce((sum, row) => sum + row.pairs, 0)
   process.stderr.write(`wrote ${files.join(', ')}; ${pairs} trial pairs in ${(results.settings.elapsedMs / 1000).toFixed(1)} s\n`)
   return results.reports.every((report) => report.ok) ? 0 : 1

@@ -22,6 +22,7 @@ export async function runMergeCli (argv) {
   }))
   const merged = mergeReports(reports)
   const { startSpreadMs, overlapMs, overlapping } = merged.windows
+  if (merged.generator?.saturated) process.stderr.write('warning: a part\'s client was saturated (its event loop busy nearly all the time, or late): those latencies include its own queueing\n')
   // A merged figure only means "the load of all the parts together" if they measured together.
   if (!overlapping) process.stderr.write(`warning: the parts' measured phases do not overlap (starts ${startSpreadMs} ms apart): they did not load the server together; use --start-at\n`)
   else if (startSpreadMs > 0) process.stderr.write(`measured phases: starts ${startSpreadMs} ms apart, all measuring together for ${overlapMs} ms\n`)

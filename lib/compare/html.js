@@ -1,7 +1,7 @@
 // The comparison as one self-contained HTML file: inline CSS and SVG, no script, no CDN, so it
 // opens offline, can be mailed around and renders the same in a headless browser.
 import { addHistograms, percentileCurve } from '../histogram.js'
-import { describeRun, ratioMeaning, tableCells, undecided, verdictLines, verdictMeaning } from './results.js'
+import { describeRun, ratioMeaning, saturationNote, tableCells, undecided, verdictLines, verdictMeaning } from './results.js'
 import { METRICS } from './statistics.js'
 import { escapeHtml, groupedBarChart, percentileChart, ratioChart } from '../report/svg-chart.js'
 import { int, perSecond } from '../display.js'
@@ -71,6 +71,7 @@ figcaption { font-size: 12px; color: #555; }
 ${lines.map((line) => `<li>${escapeHtml(line)}</li>`).join('\n')}
 </ul>
 <p>${escapeHtml(verdictMeaning(results.settings))}</p>
+${saturationNote(reports) ? `<p class="saturation"><strong>Note:</strong> ${escapeHtml(saturationNote(reports))}.</p>` : ''}
 <div class="charts">
 ${verdicts.join('\n')}
 </div>

@@ -194,6 +194,21 @@ export function undecided (row, label) {
 }
 
 /**
+ * The runs whose client was its own bottleneck (generator.saturated), in one line: their latencies
+ * are the client's queueing as much as the server's.
+ * @param {object[]} reports the comparison's client reports
+ * @returns {string|null} null when no client was saturated
+ */
+export function saturationNote (reports) {
+  const saturated = reports.filter((report) => report.generator?.saturated)
+  if (saturated.length === 0) return null
+  const runs = saturated.map((report) => `${testLabel({ id: report.testId, name: report.test, file: report.payloadFile })} ` +
+    `${report.label ?? report.format} pair ${report.trial ?? 1}`)
+  return `the client was saturated in ${saturated.length} of ${reports.length} runs (${runs.slice(0, 5).join(', ')}` +
+    `${runs.length > 5 ? ', ...' : ''}): their latencies include its own queueing; fewer in flight, --workers, or more hosts`
+}
+
+/**
  * Every cell left inconclusive, in one line for the end of a run: `5 small p50, p99; people p99`.
  * @param {ComparisonRow[]} rows
  * @param {string[]} labels
@@ -275,12 +290,14 @@ export function formatComparisonMarkdown (results) {
   const { header, body } = tableCells(results.rows, results.formats)
   const line = (cells) => `| ${cells.join(' | ')} |`
   const verdicts = verdictLines(results.rows, results.formats)
+  const saturation = saturationNote(results.reports)
   return [
     `# ${results.formats.join(' vs ')} over WebSocket`,
     '',
     describeRun(results),
     '',
     ...(verdicts.length ? ['## Verdict', '', ...verdicts.map((text) => `- ${text}`), '', verdictMeaning(results.settings), ''] : []),
+    ...(saturation ? [`**Note:** ${saturation}.`, ''] : []),
     '## Figures',
     '',
     line(header),

@@ -69,6 +69,9 @@ const RECONNECT_BACKOFF_MS = 100
  *   counted on the TCP sockets during the measured phase: WebSocket frame headers and masks included
  * @property {{userUs: number, systemUs: number, process: string}|null} cpu this process's user and system CPU
  *   over the measured phase (all its threads), and which process that was (host:pid); null when it did not run
+ * @property {{cpuShare: number, loopBusy: number, loopDelayMs: {p99: number, max: number}}|null} generator how
+ *   busy the generator itself was over the measured phase: the process's CPU time per wall time (1 = one
+ *   core), the share of the time this thread's event loop was busy, and how late its timers ran
  * @property {Array<{t: number, acked: number, errors: number, p50: number, p99: number, histogram: string}>} timeSeries
  *   per second: t is the epoch second, latencies in ms
  * @property {{rate: number, sendRate: number}|null} target with a rate: asked and achieved send rate
@@ -226,6 +229,7 @@ export class Run {
       uncorrectedHistogram: null,
       bytes: { written: 0, read: 0 },
       cpu: null,
+      generator: null,
       timeSeries: [],
       target: null,
       reconnects: { ...this.reconnects },

@@ -1,7 +1,12 @@
 // What a measured phase records of its replies: latency histograms (from the schedule, and with a
-// rate also from the actual send), a series of one entry per second, and the process's CPU over it.
+// rate also from the actual send), a series of one entry per second, and how busy the generator
+// itself was over it (the process's CPU, this thread's event-loop delay and utilisation).
 import os from 'node:os'
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import { createLatencyHistogram, encodeHistogram, summarizeLatency } from '../histogram.js'
+
+/** How often the event loop's lateness is sampled, ms. */
+const LOOP_SAMPLE_MS = 10
 
 /** Which process measured its CPU: --workers threads share one, so merging takes its largest figure once. */
 const PROCESS_ID = `${os.hostname()}:${process.pid}`
@@ -19,11 +24,16 @@ export class Recorder {
     this.before = { acked: 0, errors: 0 }
     this.startedAt = 0
     this.cpuAtStart = null
+    this.loopAtStart = null
+    // A timer every LOOP_SAMPLE_MS records how long each interval really took: past it, the loop was late.
+    this.loopDelay = monitorEventLoopDelay({ resolution: LOOP_SAMPLE_MS })
   }
 
   start () {
     this.startedAt = Date.now()
     this.cpuAtStart = process.cpuUsage()
+    this.loopAtStart = performance.eventLoopUtilization()
+    this.loopDelay.enable()
   }
 
   /** One reply's latency (µs) in the phase, the per-second and the uncorrected histograms. Hot path. */
@@ -57,11 +67,19 @@ export class Recorder {
   /** What the phase's result takes from the recording (see LoadResult in engine.js). */
   result () {
     const cpu = process.cpuUsage(this.cpuAtStart)
+    this.loopDelay.disable()
+    const wallUs = Math.max(1, (Date.now() - this.startedAt) * 1000)
+    const delayMs = (nanoseconds) => Math.max(0, Math.round(nanoseconds / 1e4 - LOOP_SAMPLE_MS * 100) / 100)
     return {
       startedAt: this.startedAt,
       histogram: this.histogram,
       uncorrectedHistogram: this.uncorrected,
       cpu: { userUs: cpu.user, systemUs: cpu.system, process: PROCESS_ID },
+      generator: {
+        cpuShare: Math.round((cpu.user + cpu.system) / wallUs * 100) / 100,
+        loopBusy: Math.round(performance.eventLoopUtilization(this.loopAtStart).utilization * 100) / 100,
+        loopDelayMs: { p99: delayMs(this.loopDelay.percentile(99)), max: delayMs(this.loopDelay.max) }
+      },
       timeSeries: this.timeSeries
     }
   }

@@ -50,6 +50,7 @@ export function mergeReports (reports) {
       : null,
     reconnects: { count: sum((r) => r.reconnects?.count ?? 0), gapMs: sum((r) => r.reconnects?.gapMs ?? 0) },
     cpu: mergeCpu(reports),
+    generator: mergeGenerator(reports),
     interrupted: reports.some((r) => r.interrupted),
     errorReplies: reports.flatMap((r) => r.errorReplies).slice(0, 5),
     // A part that failed for a reason of its own (not just failed messages) makes the whole fail for it.
@@ -99,6 +100,21 @@ function measuredWindows (reports) {
   const overlapMs = Math.round(Math.min(...ends) - Math.max(...starts))
   const startSpreadMs = Math.max(...starts) - Math.min(...starts)
   return { startSpreadMs, overlapMs: Math.max(0, overlapMs), overlapping: overlapMs > 0 }
+}
+
+/**
+ * The parts' generators as one: the busiest figures of any part (each part's event loop is its own;
+ * threads of one process share its CPU figure), so a saturated part marks the whole.
+ * @returns {{cpuShare: number, loopBusy: number, loopDelayMs: {p99: number, max: number}}|null}
+ */
+function mergeGenerator (reports) {
+  if (!reports.every((r) => r.generator)) return null
+  const most = (figure) => Math.max(...reports.map((r) => figure(r.generator)))
+  return {
+    cpuShare: most((g) => g.cpuShare),
+    loopBusy: most((g) => g.loopBusy),
+    loopDelayMs: { p99: most((g) => g.loopDelayMs.p99), max: most((g) => g.loopDelayMs.max) }
+  }
 }
 
 /**

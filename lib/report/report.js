@@ -52,6 +52,8 @@ export function buildReport (result, context) {
     bytes: { ...bytes },
     // The client process's CPU over the measured phase: what a message costs to encode, send and settle.
     cpu: result.cpu ? cpuPerMessage(result.cpu, messages.sent) : null,
+    // Whether the load generator was the bottleneck: then the latencies are the client's, not the server's.
+    generator: result.generator ? judgeGenerator(result.generator) : null,
     reconnects: result.reconnects ?? { count: 0, gapMs: 0 },
     interrupted: Boolean(result.interrupted),
     ok,
@@ -75,6 +77,28 @@ function payloadSizeText ({ payloadPerMessage, payloadSizes: sizes }) {
   if (!sizes || sizes.messages === 1) return `${int(payloadPerMessage)} B/msg`
   return `${int(sizes.mean)} B/msg mean of ${int(sizes.messages)} messages (min ${int(sizes.min)}, p50 ${int(sizes.p50)}, ` +
     `p99 ${int(sizes.p99)}, max ${int(sizes.max)})`
+}
+
+/** Past this share of the measured phase spent busy, an event loop queues its own work: it is the bottleneck. */
+export const SATURATED_LOOP_BUSY = 0.9
+/** Timers this late mean the event loop was blocked long enough to delay replies by as much. */
+export const SATURATED_LOOP_DELAY_MS = 50
+
+/**
+ * The generator's figures with the call: saturated when its event loop was busy nearly all the
+ * measured phase or ran its timers very late, so latencies include the client's own queueing.
+ * @param {{cpuShare: number, loopBusy: number, loopDelayMs: {p99: number, max: number}}} generator
+ * @returns {{cpuShare: number, loopBusy: number, loopDelayMs: {p99: number, max: number}, saturated: boolean}}
+ */
+export function judgeGenerator (generator) {
+  const saturated = generator.loopBusy >= SATURATED_LOOP_BUSY || generator.loopDelayMs.p99 >= SATURATED_LOOP_DELAY_MS
+  return { ...generator, saturated }
+}
+
+function generatorLine ({ cpuShare, loopBusy, loopDelayMs, saturated }) {
+  return `generator ${saturated ? 'SATURATED' : 'ok'}: event loop busy ${Math.round(loopBusy * 100)}% of the phase, timers late by ` +
+    `p99 ${loopDelayMs.p99} ms (max ${loopDelayMs.max} ms), CPU ${cpuShare} core(s)` +
+    `${saturated ? ': these latencies are the client\'s own queueing, not the server\'s; add --workers or hosts' : ''}`
 }
 
 function cpuLine ({ userUs, systemUs, perMessageUs }) {
@@ -126,6 +150,7 @@ export function formatReport (report, histogram) {
     `bytes     payload ${payloadSizeText(b)}  written ${size(b.written)}  read ${size(b.read)} (on the socket, frames included)`,
     ...(report.payload ? [`payload   ${describePayload(report.payload)}`] : []),
     ...(report.cpu ? [cpuLine(report.cpu)] : []),
+    ...(report.generator ? [generatorLine(report.generator)] : []),
     `latency   min ${ms(l.min)}  mean ${ms(l.mean)}  stdev ${ms(l.stdev)}  p50 ${ms(l.p50)}  p90 ${ms(l.p90)}  p99 ${ms(l.p99)}  p99.9 ${ms(l.p999)}  max ${ms(l.max)}${report.target ? '  (from the schedule)' : ''}`,
     ...(report.uncorrectedLatencyMs ? [`uncorr.   p50 ${ms(report.uncorrectedLatencyMs.p50)}  p90 ${ms(report.uncorrectedLatencyMs.p90)}  p99 ${ms(report.uncorrectedLatencyMs.p99)}  p99.9 ${ms(report.uncorrectedLatencyMs.p999)}  max ${ms(report.uncorrectedLatencyMs.max)}  (from the actual send: hides stalls)`] : []),
     ...formatBands(latencyBands(histogram), histogram.totalCount)

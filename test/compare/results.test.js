@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import {
-  buildComparisonResults, cellText, comparisonRows, formatComparisonMarkdown, formatComparisonTable, inconclusiveSummary, ratioText, undecided, verdictLines
+  buildComparisonResults, cellText, comparisonRows, formatComparisonMarkdown, formatComparisonTable, inconclusiveSummary, ratioText, saturationNote, undecided, verdictLines
 } from '../../lib/compare/results.js'
 
 const report = (format, test, profile, { bytes, rate, p50, p99, sent = 10, acked = 10, clientCpu, serverCpu, label, trial }) => ({
@@ -121,4 +121,12 @@ test('an A/A run: the same format twice, labelled apart; bytes equivalent, four 
   assert.match(markdown, /4 trial pairs of each test, in balanced order/)
   assert.match(markdown, /^\| 5 small \| none \| json \| 22 \|/m)
   assert.match(markdown, /^\| {2}\| {2}\| json#2\/json \| 1\.00x \|/m)
+})
+
+test('saturationNote: the runs whose client was its own bottleneck, or null', () => {
+  const run = (saturated, trial) => ({ ...report('json', 'small', 'none', { bytes: 22, rate: 1, p50: 1, p99: 1, label: 'json', trial }), generator: { saturated } })
+  assert.equal(saturationNote([run(false, 1), run(false, 2)]), null)
+  assert.equal(saturationNote([run(false, 1), run(true, 2)]),
+    'the client was saturated in 1 of 2 runs (5 small json pair 2): their latencies include its own queueing; fewer in flight, --workers, or more hosts')
+  assert.equal(saturationNote([{ ...run(false, 1), generator: null }]), null, 'no figures: nothing to say')
 })

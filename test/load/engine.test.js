@@ -5,6 +5,7 @@ import assert from 'node:assert/strict'
 import { once } from 'node:events'
 import { WebSocketServer } from 'ws'
 import { runLoad } from '../../lib/load/engine.js'
+import { judgeGenerator } from '../../lib/report/report.js'
 import { createCodec } from '../../lib/codecs/registry.js'
 import { loadPayload, resolveTest } from '../../lib/payloads/catalog.js'
 
@@ -306,4 +307,24 @@ test('a connection that cannot open fails the run, and the ones that did open ar
   // Every connection the server accepted is closed again.
   while (wss.clients.size > 0) await once([...wss.clients][0], 'close')
   assert.equal(wss.clients.size, 0)
+})
+
+test('the generator checks itself: a free event loop is not saturated, one blocked 60 ms in every 100 is', LIMIT, async (t) => {
+  const server = await startWsServer(ackEach)
+  t.after(() => server.close())
+  const free = await runLoad(options(server, { rate: 200, durationMs: 1000, inflight: 10 }))
+  assert.ok(free.generator.loopBusy >= 0 && free.generator.loopBusy < 0.9, JSON.stringify(free.generator))
+  assert.ok(free.generator.cpuShare > 0, JSON.stringify(free.generator))
+  assert.equal(judgeGenerator(free.generator).saturated, false)
+  const blocker = setInterval(() => {
+    const until = performance.now() + 60
+    while (performance.now() < until); // deliberately blocking, as a generator past its CPU would
+  }, 100)
+  t.after(() => clearInterval(blocker))
+  const blocked = await runLoad(options(server, { rate: 200, durationMs: 1500, inflight: 10 }))
+  clearInterval(blocker)
+  assert.ok(blocked.generator.loopDelayMs.p99 >= 50, JSON.stringify(blocked.generator))
+  assert.ok(blocked.generator.loopDelayMs.max >= blocked.generator.loopDelayMs.p99)
+  assert.equal(judgeGenerator(blocked.generator).saturated, true)
+  assertAccounted(blocked)
 })

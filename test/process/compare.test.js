@@ -55,6 +55,7 @@ test('npm run compare: both formats per test and profile, exact accounting, resu
     assert.deepEqual(report.messages, { sent: 20, acked: 20, errors: 0, lost: 0 })
     // CPU per message on both sides: the client's over its measured phase, the server's from /metrics.
     assert.ok(report.cpu.perMessageUs > 0 && report.cpu.userUs + report.cpu.systemUs > 0, JSON.stringify(report.cpu))
+    assert.equal(typeof report.generator.saturated, 'boolean', 'every report says whether its client was saturated')
     assert.equal(report.server.messages, 20, 'the server counted exactly this run\'s messages for its format and test')
     assert.ok(report.server.perMessageUs > 0)
   }

@@ -147,3 +147,12 @@ test('a user\'s payload keeps its file, schema and what the schema loses', () =>
   const merged = mergeReports([custom('order.json'), custom('order.json')])
   assert.deepEqual([merged.test, merged.testId, merged.payloadFile, merged.schema, merged.lossy.differences], ['custom', null, 'order.json', 'inferred', 1])
 })
+
+test('the generator of merged parts is the busiest part\'s: one saturated part marks the whole', () => {
+  const generator = (loopBusy, p99, cpuShare = 0.5) => ({ cpuShare, loopBusy, loopDelayMs: { p99, max: p99 * 2 }, saturated: loopBusy >= 0.9 })
+  const calm = mergeReports([part({ generator: generator(0.3, 2, 0.4) }), part({ generator: generator(0.5, 4, 0.7) })])
+  assert.deepEqual(calm.generator, { cpuShare: 0.7, loopBusy: 0.5, loopDelayMs: { p99: 4, max: 8 }, saturated: false })
+  const busy = mergeReports([part({ generator: generator(0.3, 2) }), part({ generator: generator(0.95, 70) })])
+  assert.equal(busy.generator.saturated, true)
+  assert.equal(mergeReports([part({ generator: generator(0.3, 2) }), part()]).generator, null, 'a part without the figures: none')
+})

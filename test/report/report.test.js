@@ -2,7 +2,9 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createLatencyHistogram, decodeHistogram } from '../../lib/histogram.js'
 import { resolveTest } from '../../lib/payloads/catalog.js'
-import { buildReport, cpuPerMessage, describeNetwork, describePayload, describeTarget, formatReport, testLabel } from '../../lib/report/report.js'
+import {
+  SATURATED_LOOP_BUSY, SATURATED_LOOP_DELAY_MS, buildReport, cpuPerMessage, describeNetwork, describePayload, describeTarget, formatReport, judgeGenerator, testLabel
+} from '../../lib/report/report.js'
 
 const NETWORK = { profile: '3g', up: 768, down: 1600, rtt: 150, loss: 0, backend: 'proxy', reason: 'userspace shaping proxy' }
 
@@ -193,4 +195,23 @@ test('testLabel: number and name, the name alone, or the name and file of a user
 test('cpuPerMessage: user plus system over the messages sent, none when nothing was sent', () => {
   assert.deepEqual(cpuPerMessage({ userUs: 300, systemUs: 100, process: 'h:1' }, 3), { userUs: 300, systemUs: 100, perMessageUs: 133.33, process: 'h:1' })
   assert.equal(cpuPerMessage({ userUs: 300, systemUs: 100 }, 0).perMessageUs, null)
+})
+
+test('judgeGenerator: saturated when the event loop was busy 90% of the phase or its timers ran 50 ms late; formatReport says so', () => {
+  const figures = (loopBusy, p99) => ({ cpuShare: 0.8, loopBusy, loopDelayMs: { p99, max: p99 + 1 } })
+  assert.equal(judgeGenerator(figures(0.89, 49.9)).saturated, false)
+  assert.equal(judgeGenerator(figures(0.9, 1)).saturated, true)
+  assert.equal(judgeGenerator(figures(0.2, 50)).saturated, true)
+  assert.equal(SATURATED_LOOP_BUSY, 0.9)
+  assert.equal(SATURATED_LOOP_DELAY_MS, 50)
+  const histogram = createLatencyHistogram()
+  histogram.recordValue(100)
+  const base = { messages: { sent: 1, acked: 1, errors: 0, lost: 0 }, startedAt: 0, durationMs: 1, histogram, uncorrectedHistogram: null, bytes: { payloadPerMessage: 1, written: 1, read: 1 }, cpu: null }
+  const context = { format: 'json', test: resolveTest('small'), url: 'ws://x', connections: 1, inflight: 1 }
+  const ok = buildReport({ ...base, generator: figures(0.5, 2) }, context)
+  assert.deepEqual(ok.generator, { ...figures(0.5, 2), saturated: false })
+  assert.match(formatReport(ok, histogram), /^generator ok: event loop busy 50% of the phase, timers late by p99 2 ms \(max 3 ms\), CPU 0\.8 core\(s\)$/m)
+  const busy = buildReport({ ...base, generator: figures(0.97, 65) }, context)
+  assert.match(formatReport(busy, histogram), /^generator SATURATED: .*: these latencies are the client's own queueing, not the server's; add --workers or hosts$/m)
+  assert.equal(buildReport(base, context).generator, null, 'no figures (a browser report): no call')
 })
