@@ -53,7 +53,7 @@ export function buildReport (result, context) {
     // The client process's CPU over the measured phase: what a message costs to encode, send and settle.
     cpu: result.cpu ? cpuPerMessage(result.cpu, messages.sent) : null,
     // Whether the load generator was the bottleneck: then the latencies are the client's, not the server's.
-    generator: result.generator ? judgeGenerator(result.generator) : null,
+    generator: result.generator ? judgeGenerator(result.generator, durationMs) : null,
     reconnects: result.reconnects ?? { count: 0, gapMs: 0 },
     interrupted: Boolean(result.interrupted),
     ok,
@@ -83,20 +83,25 @@ function payloadSizeText ({ payloadPerMessage, payloadSizes: sizes }) {
 export const SATURATED_LOOP_BUSY = 0.9
 /** Timers this late mean the event loop was blocked long enough to delay replies by as much. */
 export const SATURATED_LOOP_DELAY_MS = 50
+/** A shorter measured phase has too few samples (one each 10 ms) and too much start-up work to judge. */
+export const JUDGED_PHASE_MS = 200
 
 /**
  * The generator's figures with the call: saturated when its event loop was busy nearly all the
  * measured phase or ran its timers very late, so latencies include the client's own queueing.
+ * Phases shorter than JUDGED_PHASE_MS are not called saturated.
  * @param {{cpuShare: number, loopBusy: number, loopDelayMs: {p99: number, max: number}}} generator
+ * @param {number} durationMs the measured phase
  * @returns {{cpuShare: number, loopBusy: number, loopDelayMs: {p99: number, max: number}, saturated: boolean}}
  */
-export function judgeGenerator (generator) {
-  const saturated = generator.loopBusy >= SATURATED_LOOP_BUSY || generator.loopDelayMs.p99 >= SATURATED_LOOP_DELAY_MS
-  return { ...generator, saturated }
+export function judgeGenerator (generator, durationMs) {
+  const busy = generator.loopBusy >= SATURATED_LOOP_BUSY || generator.loopDelayMs.p99 >= SATURATED_LOOP_DELAY_MS
+  return { ...generator, saturated: busy && durationMs >= JUDGED_PHASE_MS }
 }
 
-function generatorLine ({ cpuShare, loopBusy, loopDelayMs, saturated }) {
-  return `generator ${saturated ? 'SATURATED' : 'ok'}: event loop busy ${Math.round(loopBusy * 100)}% of the phase, timers late by ` +
+function generatorLine ({ cpuShare, loopBusy, loopDelayMs, saturated }, durationMs) {
+  const call = saturated ? 'SATURATED' : durationMs < JUDGED_PHASE_MS ? `not judged (phase under ${JUDGED_PHASE_MS} ms)` : 'ok'
+  return `generator ${call}: event loop busy ${Math.round(loopBusy * 100)}% of the phase, timers late by ` +
     `p99 ${loopDelayMs.p99} ms (max ${loopDelayMs.max} ms), CPU ${cpuShare} core(s)` +
     `${saturated ? ': these latencies are the client\'s own queueing, not the server\'s; add --workers or hosts' : ''}`
 }
@@ -150,7 +155,7 @@ export function formatReport (report, histogram) {
     `bytes     payload ${payloadSizeText(b)}  written ${size(b.written)}  read ${size(b.read)} (on the socket, frames included)`,
     ...(report.payload ? [`payload   ${describePayload(report.payload)}`] : []),
     ...(report.cpu ? [cpuLine(report.cpu)] : []),
-    ...(report.generator ? [generatorLine(report.generator)] : []),
+    ...(report.generator ? [generatorLine(report.generator, report.durationMs)] : []),
     `latency   min ${ms(l.min)}  mean ${ms(l.mean)}  stdev ${ms(l.stdev)}  p50 ${ms(l.p50)}  p90 ${ms(l.p90)}  p99 ${ms(l.p99)}  p99.9 ${ms(l.p999)}  max ${ms(l.max)}${report.target ? '  (from the schedule)' : ''}`,
     ...(report.uncorrectedLatencyMs ? [`uncorr.   p50 ${ms(report.uncorrectedLatencyMs.p50)}  p90 ${ms(report.uncorrectedLatencyMs.p90)}  p99 ${ms(report.uncorrectedLatencyMs.p99)}  p99.9 ${ms(report.uncorrectedLatencyMs.p999)}  max ${ms(report.uncorrectedLatencyMs.max)}  (from the actual send: hides stalls)`] : []),
     ...formatBands(latencyBands(histogram), histogram.totalCount)

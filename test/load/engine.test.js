@@ -315,7 +315,7 @@ test('the generator checks itself: a free event loop is not saturated, one block
   const free = await runLoad(options(server, { rate: 200, durationMs: 1000, inflight: 10 }))
   assert.ok(free.generator.loopBusy >= 0 && free.generator.loopBusy < 0.9, JSON.stringify(free.generator))
   assert.ok(free.generator.cpuShare > 0, JSON.stringify(free.generator))
-  assert.equal(judgeGenerator(free.generator).saturated, false)
+  assert.equal(judgeGenerator(free.generator, free.durationMs).saturated, false)
   const blocker = setInterval(() => {
     const until = performance.now() + 60
     while (performance.now() < until); // deliberately blocking, as a generator past its CPU would
@@ -325,6 +325,6 @@ test('the generator checks itself: a free event loop is not saturated, one block
   clearInterval(blocker)
   assert.ok(blocked.generator.loopDelayMs.p99 >= 50, JSON.stringify(blocked.generator))
   assert.ok(blocked.generator.loopDelayMs.max >= blocked.generator.loopDelayMs.p99)
-  assert.equal(judgeGenerator(blocked.generator).saturated, true)
+  assert.equal(judgeGenerator(blocked.generator, blocked.durationMs).saturated, true)
   assertAccounted(blocked)
 })

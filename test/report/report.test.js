@@ -199,14 +199,15 @@ test('cpuPerMessage: user plus system over the messages sent, none when nothing 
 
 test('judgeGenerator: saturated when the event loop was busy 90% of the phase or its timers ran 50 ms late; formatReport says so', () => {
   const figures = (loopBusy, p99) => ({ cpuShare: 0.8, loopBusy, loopDelayMs: { p99, max: p99 + 1 } })
-  assert.equal(judgeGenerator(figures(0.89, 49.9)).saturated, false)
-  assert.equal(judgeGenerator(figures(0.9, 1)).saturated, true)
-  assert.equal(judgeGenerator(figures(0.2, 50)).saturated, true)
+  assert.equal(judgeGenerator(figures(0.89, 49.9), 1000).saturated, false)
+  assert.equal(judgeGenerator(figures(0.9, 1), 1000).saturated, true)
+  assert.equal(judgeGenerator(figures(0.2, 50), 1000).saturated, true)
+  assert.equal(judgeGenerator(figures(0.99, 80), 199).saturated, false, 'a phase under 200 ms is not judged')
   assert.equal(SATURATED_LOOP_BUSY, 0.9)
   assert.equal(SATURATED_LOOP_DELAY_MS, 50)
   const histogram = createLatencyHistogram()
   histogram.recordValue(100)
-  const base = { messages: { sent: 1, acked: 1, errors: 0, lost: 0 }, startedAt: 0, durationMs: 1, histogram, uncorrectedHistogram: null, bytes: { payloadPerMessage: 1, written: 1, read: 1 }, cpu: null }
+  const base = { messages: { sent: 1, acked: 1, errors: 0, lost: 0 }, startedAt: 0, durationMs: 1000, histogram, uncorrectedHistogram: null, bytes: { payloadPerMessage: 1, written: 1, read: 1 }, cpu: null }
   const context = { format: 'json', test: resolveTest('small'), url: 'ws://x', connections: 1, inflight: 1 }
   const ok = buildReport({ ...base, generator: figures(0.5, 2) }, context)
   assert.deepEqual(ok.generator, { ...figures(0.5, 2), saturated: false })
@@ -214,4 +215,7 @@ test('judgeGenerator: saturated when the event loop was busy 90% of the phase or
   const busy = buildReport({ ...base, generator: figures(0.97, 65) }, context)
   assert.match(formatReport(busy, histogram), /^generator SATURATED: .*: these latencies are the client's own queueing, not the server's; add --workers or hosts$/m)
   assert.equal(buildReport(base, context).generator, null, 'no figures (a browser report): no call')
+  const short = buildReport({ ...base, durationMs: 50, generator: figures(0.97, 65) }, context)
+  assert.equal(short.generator.saturated, false)
+  assert.match(formatReport(short, histogram), /^generator not judged \(phase under 200 ms\): event loop busy 97%/m)
 })
