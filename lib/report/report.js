@@ -84,7 +84,7 @@ export const SATURATED_LOOP_BUSY = 0.9
 /** Timers this late mean the event loop was blocked long enough to delay replies by as much. */
 export const SATURATED_LOOP_DELAY_MS = 50
 /** A shorter measured phase has too few samples (one each 10 ms) and too much start-up work to judge. */
-export const JUDGED_PHASE_MS = 200
+export const JUDGED_PHASE_MS = 1000
 
 /**
  * The generator's figures with the call: saturated when its event loop was busy nearly all the
