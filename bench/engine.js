@@ -3,20 +3,24 @@
 // Then a 10,000-message corpus (--payload feed.jsonl) against one of its messages sent every time:
 // replaying a corpus must cost no more than one payload (corpus/single at least 0.9).
 // Rounds alternate so background noise hits both alike; the median is reported.
-// BENCH_BEFORE=<dir>, a copy of the project at another commit (npm ci'd): each round also runs that
-// copy's server and client (before and after take turns going first), and engine-before-after.json
-// holds both ratios measured in one run.
+// BENCH_BEFORE=<git ref> (checked out beside this copy, as bench:startup and bench:verdicts do) or
+// <dir> (a copy of the project at another commit, npm ci'd): each round also runs that copy's server
+// and client (before and after take turns going first), and engine-before-after.json holds both
+// ratios measured in one run.
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { runNodeScript as runScript, startServerProcess } from '../lib/processes.js'
+import { checkout } from './checkout.js'
 import { startResults } from './results.js'
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 100000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const INFLIGHT = 100
 const CASES = [['5', 'json'], ['5', 'protobuf'], ['3', 'json'], ['3', 'protobuf']]
-const BEFORE = process.env.BENCH_BEFORE
+const checkedOut = process.env.BENCH_BEFORE && !fs.existsSync(process.env.BENCH_BEFORE) && checkout(process.env.BENCH_BEFORE)
+const BEFORE = checkedOut ? checkedOut.dir : process.env.BENCH_BEFORE
+process.on('exit', () => checkedOut?.remove())
 
 async function bareRate (test, format) {
   const server = await startServerProcess([], { script: 'bench/bare.js', args: ['server', test, format] })
