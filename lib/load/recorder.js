@@ -4,6 +4,7 @@
 import os from 'node:os'
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import { createLatencyHistogram, encodeHistogram, summarizeLatency } from '../histogram.js'
+import { round } from '../display.js'
 
 /** How often the event loop's lateness is sampled, ms. */
 const LOOP_SAMPLE_MS = 10
@@ -69,15 +70,15 @@ export class Recorder {
     const cpu = process.cpuUsage(this.cpuAtStart)
     this.loopDelay.disable()
     const wallUs = Math.max(1, (Date.now() - this.startedAt) * 1000)
-    const delayMs = (nanoseconds) => Math.max(0, Math.round(nanoseconds / 1e4 - LOOP_SAMPLE_MS * 100) / 100)
+    const delayMs = (nanoseconds) => Math.max(0, round(nanoseconds / 1e6 - LOOP_SAMPLE_MS, 2))
     return {
       startedAt: this.startedAt,
       histogram: this.histogram,
       uncorrectedHistogram: this.uncorrected,
       cpu: { userUs: cpu.user, systemUs: cpu.system, process: PROCESS_ID },
       generator: {
-        cpuShare: Math.round((cpu.user + cpu.system) / wallUs * 100) / 100,
-        loopBusy: Math.round(performance.eventLoopUtilization(this.loopAtStart).utilization * 100) / 100,
+        cpuShare: round((cpu.user + cpu.system) / wallUs, 2),
+        loopBusy: round(performance.eventLoopUtilization(this.loopAtStart).utilization, 2),
         loopDelayMs: { p99: delayMs(this.loopDelay.percentile(99)), max: delayMs(this.loopDelay.max) }
       },
       timeSeries: this.timeSeries
