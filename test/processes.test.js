@@ -5,7 +5,7 @@ import os from 'node:os'
 import path from 'node:path'
 import WebSocket from 'ws'
 import { spawn } from 'node:child_process'
-import { PROJECT_ROOT, cpuPinning, runNodeScript, startServerProcess, watchOutput } from '../lib/processes.js'
+import { PROJECT_ROOT, cpuPinning, openFileLimit, runNodeScript, startServerProcess, watchOutput } from '../lib/processes.js'
 
 // Resolves once an upgrade is answered: open, or the HTTP status it was refused with.
 function upgrade (url, headers = {}) {
@@ -115,4 +115,24 @@ test('cpuPinning: the first two CPUs this process may use, server then clients; 
   const { clients } = cpuPinning()
   const { stdout } = await runNodeScript('-e', ["process.stdout.write(require('fs').readFileSync('/proc/self/status', 'utf8').match(/Cpus_allowed_list:\\s*(\\S+)/)[1])"], { cpus: clients })
   assert.equal(stdout, clients)
+})
+
+test('openFileLimit: the open-file limit of this process, or of a child started with a lower one; Infinity where unknown', async () => {
+  const own = openFileLimit()
+  assert.ok(Number.isInteger(own) && own > 0, `${own}`)
+  const child = spawn('bash', ['-c', 'ulimit -n 321 && exec "$0" -e "$1"', process.execPath,
+    `import(${JSON.stringify(path.join(PROJECT_ROOT, 'lib/processes.js'))}).then((m) => console.log(m.openFileLimit()))`],
+  { stdio: ['ignore', 'pipe', 'pipe'] })
+  const { code, stdout } = await watchOutput(child).exited
+  assert.equal(code, 0)
+  assert.equal(stdout, '321\n')
+  assert.equal(openFileLimit(path.join(PROJECT_ROOT, 'no-such-limits-file')), Infinity)
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'limits-'))
+  try {
+    const unlimited = path.join(dir, 'limits')
+    fs.writeFileSync(unlimited, 'Limit                     Soft Limit           Hard Limit           Units     \nMax open files            unlimited            unlimited            files     \n')
+    assert.equal(openFileLimit(unlimited), Infinity)
+  } finally {
+    fs.rmSync(dir, { recursive: true })
+  }
 })
