@@ -10,8 +10,7 @@ import { UsageError, runMain } from '../lib/errors.js'
 import { createTestHosts, hostsUnavailableReason } from '../lib/network/hosts.js'
 import { shares } from '../lib/load/workers.js'
 import { mergeReports } from '../lib/report/merge.js'
-import { watchOutput } from '../lib/processes.js'
-import { openFileLimit } from '../lib/server/admission.js'
+import { openFileLimit, watchOutput } from '../lib/processes.js'
 import { startResults } from './results.js'
 
 const PORT = 7070

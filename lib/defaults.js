@@ -46,3 +46,13 @@ export const MAX_TRIALS = 50
 
 /** Compare refuses trials that would push more JSON than this through one format on one test. */
 export const MAX_BYTES_PER_FORMAT = 4 * 1024 * 1024 * 1024
+
+/** A fan-out subscriber with more unsent bytes than this on the server is dropped (--max-buffered). */
+export const DEFAULT_MAX_BUFFERED = 1024 * 1024
+
+/**
+ * A fan-out subscriber that has heard nothing for this long pings its server, and one that then
+ * hears nothing for as long again is taken for gone and reconnects (--heartbeat): a link that is
+ * cut stalls TCP silently for minutes.
+ */
+export const DEFAULT_HEARTBEAT_MS = 500

@@ -241,3 +241,20 @@ function freePort (host) {
     })
   })
 }
+
+/**
+ * This process's limit on open files (Node raises the soft limit to the hard one as it starts):
+ * every connection holds one, so it caps the connections one process can serve or open.
+ * @param {string} [limitsFile] the kernel's limits table, /proc/self/limits on Linux
+ * @returns {number} the limit, or Infinity where it cannot be read (not Linux) or is unlimited
+ */
+export function openFileLimit (limitsFile = '/proc/self/limits') {
+  let table
+  try {
+    table = fs.readFileSync(limitsFile, 'utf8')
+  } catch {
+    return Infinity
+  }
+  const line = table.split('\n').find((text) => text.startsWith('Max open files'))
+  return Number(line?.split(/\s{2,}/)[1]) || Infinity
+}

@@ -4,7 +4,7 @@
 // with a user's payload registers its schema first. No Node.js imports: the browser page uses it too.
 
 /** Query parameters of the upgrade URL: `/?test=<number|name>&format=<name>[&direction=][&token=]`. */
-export const QUERY = Object.freeze({ test: 'test', format: 'format', direction: 'direction', payload: 'payload', token: 'token' })
+export const QUERY = Object.freeze({ test: 'test', format: 'format', direction: 'direction', role: 'role', payload: 'payload', token: 'token' })
 
 /**
  * What a built-in test sends (`&payload=`): its stream of varying messages (the default) or its one
@@ -12,8 +12,25 @@ export const QUERY = Object.freeze({ test: 'test', format: 'format', direction: 
  */
 export const PAYLOAD_KINDS = Object.freeze(['stream', 'repeated'])
 
-/** Which way the payload travels: up (client sends, server ACKs), down (client asks, server sends), echo (both). */
-export const DIRECTIONS = Object.freeze(['up', 'down', 'echo'])
+/**
+ * Which way the payload travels: up (client sends, server ACKs), down (client asks, server sends),
+ * echo (both), fanout (a publisher sends, the server delivers each publish to every subscriber of
+ * its topic, the format and test).
+ */
+export const DIRECTIONS = Object.freeze(['up', 'down', 'echo', 'fanout'])
+
+/** What a fanout connection does (`&role=`): receives every publish of its topic (the default), or publishes. */
+export const ROLES = Object.freeze(['subscriber', 'publisher'])
+
+/**
+ * Every fan-out frame starts with this many ASCII bytes, the same for every format (so a text
+ * frame stays text): a kind (w: warm-up, m: measured), the sequence number in 8 hex digits and
+ * the scheduled publish time in µs since the epoch in 15 hex digits. The payload follows.
+ */
+export const FANOUT_HEADER_BYTES = 24
+
+/** Start of the text frame a publisher sends when it is done, `END <publishes measured>`, delivered like a publish. */
+export const FANOUT_END = 'END '
 
 /** Where the server serves its counters in the Prometheus text format (plain HTTP, same port). */
 export const METRICS_PATH = '/metrics'
@@ -40,14 +57,15 @@ export const REGISTRATION_OK = 'SCHEMA OK'
  * The upgrade URL for a connection: the server URL with the test, format and direction in its query,
  * and `payload=repeated` when one message is sent over and over.
  * @param {string|URL} server ws:// or wss:// URL; a query it has already is kept
- * @param {{test: string, format: string, direction?: string, repeat?: boolean}} target
+ * @param {{test: string, format: string, direction?: string, role?: string, repeat?: boolean}} target
  * @returns {URL}
  */
-export function connectionUrl (server, { test, format, direction = 'up', repeat = false }) {
+export function connectionUrl (server, { test, format, direction = 'up', role, repeat = false }) {
   const url = new URL(server)
   url.searchParams.set(QUERY.test, test)
   url.searchParams.set(QUERY.format, format)
   if (direction !== 'up') url.searchParams.set(QUERY.direction, direction)
+  if (role) url.searchParams.set(QUERY.role, role)
   if (repeat) url.searchParams.set(QUERY.payload, 'repeated')
   return url
 }
@@ -81,4 +99,54 @@ export function parseRegistration (text) {
   const newline = text.indexOf('\n')
   if (!text.startsWith(REGISTRATION_PREFIX) || newline < 0) return null
   return { typeName: text.slice(REGISTRATION_PREFIX.length, newline).trim(), protoText: text.slice(newline + 1) }
+}
+
+/**
+ * The header of one fan-out publish (see FANOUT_HEADER_BYTES).
+ * @param {boolean} measured whether it is a measured publish (else warm-up)
+ * @param {number} seq its number among the publishes of its kind, from 0
+ * @param {number} publishedAtUs its scheduled publish time, µs since the epoch
+ * @returns {string} FANOUT_HEADER_BYTES ASCII characters
+ */
+export function fanoutHeader (measured, seq, publishedAtUs) {
+  return `${measured ? 'm' : 'w'}${hex(seq, 8)}${hex(publishedAtUs, 15)}`
+}
+
+/**
+ * Reads a fan-out frame's header into `header` (the caller's, reused: nothing is allocated per frame).
+ * @param {Uint8Array} frame
+ * @param {{measured: boolean, seq: number, publishedAtUs: number}} header filled in
+ * @returns {boolean} false when the frame is too short or does not start with a header
+ */
+export function readFanoutHeader (frame, header) {
+  if (frame.length < FANOUT_HEADER_BYTES || (frame[0] !== 0x6d && frame[0] !== 0x77)) return false
+  header.measured = frame[0] === 0x6d
+  header.seq = hexValue(frame, 1, 9)
+  header.publishedAtUs = hexValue(frame, 9, FANOUT_HEADER_BYTES)
+  return header.seq >= 0 && header.publishedAtUs >= 0
+}
+
+function hex (value, digits) {
+  return Math.trunc(value).toString(16).padStart(digits, '0')
+}
+
+/** The number the hex digits in frame[from, to) spell, or -1 when one is not a hex digit. */
+function hexValue (frame, from, to) {
+  let value = 0
+  for (let i = from; i < to; i++) {
+    const c = frame[i]
+    const digit = c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : -1
+    if (digit < 0) return -1
+    value = value * 16 + digit
+  }
+  return value
+}
+
+/**
+ * Whether a frame is a publisher's `END <count>` (see FANOUT_END).
+ * @param {Uint8Array} frame
+ * @returns {boolean}
+ */
+export function isFanoutEnd (frame) {
+  return frame.length > 4 && frame[0] === 0x45 && frame[1] === 0x4e && frame[2] === 0x44 && frame[3] === 0x20
 }

@@ -5,7 +5,12 @@ import os from 'node:os'
 import path from 'node:path'
 import WebSocket from 'ws'
 import { spawn } from 'node:child_process'
-import { PROJECT_ROOT, cpuPinning, runNodeScript, startServerProcess, watchOutput } from '../lib/processes.js'
+import net from 'node:net'
+import { once } from 'node:events'
+import {
+  PROJECT_ROOT, brokerProgram, cpuPinning, openFileLimit, runNodeScript, startBrokerProcess, startServerProcess, watchOutput
+} from '../lib/processes.js'
+import { brokerUnavailable } from './helpers.js'
 
 // Resolves once an upgrade is answered: open, or the HTTP status it was refused with.
 function upgrade (url, headers = {}) {
@@ -115,4 +120,54 @@ test('cpuPinning: the first two CPUs this process may use, server then clients; 
   const { clients } = cpuPinning()
   const { stdout } = await runNodeScript('-e', ["process.stdout.write(require('fs').readFileSync('/proc/self/status', 'utf8').match(/Cpus_allowed_list:\\s*(\\S+)/)[1])"], { cpus: clients })
   assert.equal(stdout, clients)
+})
+
+test('openFileLimit: the open-file limit of this process, or of a child started with a lower one; Infinity where unknown', async () => {
+  const own = openFileLimit()
+  assert.ok(Number.isInteger(own) && own > 0, `${own}`)
+  const child = spawn('bash', ['-c', 'ulimit -n 321 && exec "$0" -e "$1"', process.execPath,
+    `import(${JSON.stringify(path.join(PROJECT_ROOT, 'lib/processes.js'))}).then((m) => console.log(m.openFileLimit()))`],
+  { stdio: ['ignore', 'pipe', 'pipe'] })
+  const { code, stdout } = await watchOutput(child).exited
+  assert.equal(code, 0)
+  assert.equal(stdout, '321\n')
+  assert.equal(openFileLimit(path.join(PROJECT_ROOT, 'no-such-limits-file')), Infinity)
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'limits-'))
+  try {
+    const unlimited = path.join(dir, 'limits')
+    fs.writeFileSync(unlimited, 'Limit                     Soft Limit           Hard Limit           Units     \nMax open files            unlimited            unlimited            files     \n')
+    assert.equal(openFileLimit(unlimited), Infinity)
+  } finally {
+    fs.rmSync(dir, { recursive: true })
+  }
+})
+
+describe('startBrokerProcess', () => {
+  for (const kind of ['redis', 'nats']) {
+    test(`${kind}: answers on a free port, keeps nothing on disk, and leaves no process once stopped`, { skip: brokerUnavailable(kind) }, async () => {
+      const before = fs.readdirSync(os.tmpdir())
+      const broker = await startBrokerProcess(kind)
+      assert.equal(broker.kind, kind)
+      assert.match(broker.url, new RegExp(`^${kind}://127\\.0\\.0\\.1:\\d+$`))
+      // Both greet a new connection (nats) or answer PING (redis) at once.
+      const socket = net.connect(Number(new URL(broker.url).port), '127.0.0.1')
+      socket.end(kind === 'redis' ? 'PING\r\n' : '')
+      const [greeting] = await once(socket.setEncoding('utf8'), 'data')
+      assert.match(greeting, kind === 'redis' ? /^\+PONG\r\n$/ : /^INFO \{/)
+      socket.destroy()
+      const { pid } = broker.process
+      await broker.stop()
+      assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' })
+      assert.deepEqual(fs.readdirSync(os.tmpdir()).filter((entry) => !before.includes(entry) && entry.startsWith('wsbench-')), [])
+      await broker.stop() // twice is harmless
+    })
+  }
+
+  test('a program that is not installed: one line that says how to install it', { skip: brokerProgram('redis') !== '/usr/bin/redis-server' && 'redis-server is not Debian\'s here' }, async (t) => {
+    const path = process.env.PATH
+    t.after(() => { process.env.PATH = path })
+    process.env.PATH = ''
+    assert.equal(brokerProgram('redis'), null)
+    await assert.rejects(startBrokerProcess('redis'), { message: 'redis-server not found: apt-get install redis-server' })
+  })
 })

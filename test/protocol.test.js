@@ -7,9 +7,9 @@ import {
 
 describe('constants', () => {
   test('the wire vocabulary the server, clients and browser page agree on', () => {
-    assert.deepEqual(QUERY, { test: 'test', format: 'format', direction: 'direction', payload: 'payload', token: 'token' })
+    assert.deepEqual(QUERY, { test: 'test', format: 'format', direction: 'direction', role: 'role', payload: 'payload', token: 'token' })
     assert.deepEqual(PAYLOAD_KINDS, ['stream', 'repeated'])
-    assert.deepEqual(DIRECTIONS, ['up', 'down', 'echo'])
+    assert.deepEqual(DIRECTIONS, ['up', 'down', 'echo', 'fanout'])
     assert.equal(METRICS_PATH, '/metrics')
     assert.equal(ACK, 'ACK')
     assert.equal(DOWN_REQUEST, 'GET')

@@ -1,6 +1,6 @@
 // The server's command line (server.js).
 import { UsageError } from '../errors.js'
-import { DEFAULT_HANDSHAKE_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_PAYLOAD, DEFAULT_PORT, MAX_SCHEMA_BYTES } from '../defaults.js'
+import { DEFAULT_HANDSHAKE_TIMEOUT_MS, DEFAULT_MAX_BUFFERED, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_PAYLOAD, DEFAULT_PORT, MAX_SCHEMA_BYTES } from '../defaults.js'
 import { FORMATS } from '../codecs/registry.js'
 import { parseBrokerUrl } from '../server/broker.js'
 import { commandLine, duration, wholeNumber } from './parser.js'
@@ -14,8 +14,8 @@ const MAX_PROCESSES = 256
  * @param {string[]} argv process.argv
  * @param {NodeJS.ProcessEnv} env
  * @returns {Promise<{host: string, port: number, maxPayload: number, maxConnections: number, maxSchemaBytes: number,
- *   handshakeTimeoutMs: number, stall?: {ms: number, after: number}, compress: boolean, processes: number,
- *   token?: string, broker?: string}>}
+ *   handshakeTimeoutMs: number, stall?: {ms: number, after: number}, compress: boolean, maxBuffered: number,
+ *   processes: number, token?: string, broker?: string}>}
  */
 export async function parseServerArgs (argv, env) {
   const args = await commandLine(argv, 'Usage: node server.js [options]\n\n' +
@@ -30,6 +30,7 @@ export async function parseServerArgs (argv, env) {
       'max-connections': { describe: 'open connections per process beyond which upgrades are refused with 503', default: DEFAULT_MAX_CONNECTIONS },
       'handshake-timeout': { describe: 'close connections that have not finished their upgrade (or request) within this time: 10s, 500ms', default: `${DEFAULT_HANDSHAKE_TIMEOUT_MS / 1000}s`, type: 'string' },
       compress: { describe: 'accept permessage-deflate', type: 'boolean', default: false },
+      'max-buffered': { describe: 'fan-out: drop a subscriber with more than this many bytes unsent (it cannot keep up)', default: DEFAULT_MAX_BUFFERED },
       processes: { describe: 'worker processes sharing the port, each with its own event loop and open-file limit (summary lines and /metrics sum them)', default: 1 },
       token: { describe: 'require this token on upgrades (Authorization: Bearer, or ?token=); default from BENCH_TOKEN', type: 'string', default: env.BENCH_TOKEN },
       broker: { describe: 'fan-out across processes or servers through redis://HOST:PORT, nats://HOST:PORT, or ipc (the primary relays between --processes)', type: 'string' }
@@ -54,6 +55,7 @@ export async function parseServerArgs (argv, env) {
     handshakeTimeoutMs: duration('handshake-timeout', args.handshakeTimeout),
     stall: args.stall === undefined ? undefined : stallHook(args.stall),
     compress: args.compress,
+    maxBuffered: wholeNumber('max-buffered', args.maxBuffered, 1),
     processes,
     token: args.token || undefined,
     broker

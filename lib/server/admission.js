@@ -1,12 +1,11 @@
 // Which upgrades the server takes: every refusal and its reason in one place (a wrong token, the
 // connection or open-file limit, a URL naming no valid test, format or direction, a codec that
 // cannot load or serve the test), and the files the limits guard.
-import fs from 'node:fs'
 import { timingSafeEqual } from 'node:crypto'
 import { resolveTest, TESTS } from '../payloads/catalog.js'
 import { CUSTOM_FORMATS, FORMATS, loadCodecs } from '../codecs/registry.js'
 import { UsageError } from '../errors.js'
-import { CUSTOM_TEST, DIRECTIONS, PAYLOAD_KINDS, QUERY } from '../protocol.js'
+import { CUSTOM_TEST, DIRECTIONS, PAYLOAD_KINDS, QUERY, ROLES } from '../protocol.js'
 
 /**
  * Files never given to sockets: stdio, the listening socket, and the modules a codec loads on first
@@ -45,8 +44,9 @@ export class Admission {
    * @param {number} limits.maxConnections open connections beyond which upgrades are refused
    * @param {number} limits.fileLimit this process's open-file limit (Infinity when unknown)
    * @param {() => number} limits.openConnections how many are open now
+   * @param {string|null} [limits.fanoutRefusal] why this server cannot serve fan-out, or null when it can
    */
-  constructor ({ token, maxConnections, fileLimit, openConnections }) {
+  constructor ({ token, maxConnections, fileLimit, openConnections, fanoutRefusal = null }) {
     this.isAuthorized = token ? tokenCheck(token) : () => true
     this.maxConnections = maxConnections
     this.fileLimit = fileLimit
@@ -55,6 +55,7 @@ export class Admission {
     this.socketLimit = fileLimit - FILE_RESERVE
     this.connectionLimit = Math.min(maxConnections, this.socketLimit - REFUSAL_ROOM)
     this.openConnections = openConnections
+    this.fanoutRefusal = fanoutRefusal
     this.upgrading = 0
   }
 
@@ -83,6 +84,7 @@ export class Admission {
     } catch (err) {
       throw new Refusal(400, err.message)
     }
+    if (target.direction === 'fanout' && this.fanoutRefusal) throw new Refusal(503, this.fanoutRefusal)
     // A handshake that ws rejects (bad key, socket closed) never calls back, so the socket's close settles it as well.
     let pending = true
     const opened = () => { if (pending) { pending = false; this.upgrading-- } }
@@ -121,12 +123,14 @@ async function codecFor (target) {
  * @property {import('../payloads/catalog.js').TestInfo|{name: string, custom: true}} test
  * @property {string} format
  * @property {string} direction
+ * @property {'subscriber'|'publisher'|null} role what a fanout connection does; null for the other directions
  * @property {boolean} repeat the one message instead of the stream (`&payload=repeated`): what the server sends down
  */
 
 /**
  * Works out which test, format and direction a connection asked for from its request URL,
- * `/?test=<number|name>&format=<name>[&direction=up|down|echo][&payload=stream|repeated]`.
+ * `/?test=<number|name>&format=<name>[&direction=up|down|echo|fanout][&role=subscriber|publisher]`
+ * `[&payload=stream|repeated]`.
  * @param {string} requestUrl the path and query of the upgrade request
  * @returns {ConnectionTarget}
  * @throws {UsageError} when either is missing or unknown; the message is sent back with the 400
@@ -149,13 +153,24 @@ export function parseConnectionTarget (requestUrl) {
     throw new UsageError(`unknown payload '${payload}': expected one of ${PAYLOAD_KINDS.join(', ')}`)
   }
   const repeat = payload === 'repeated'
+  const role = fanoutRole(direction, query.get(QUERY.role))
   if (testParam === CUSTOM_TEST) {
     // A user's payload: the server has no copy of it, and learns a protobuf schema from the client.
     if (direction === 'down') throw new UsageError('direction down needs a built-in test: the server has no custom payload to send')
     if (!CUSTOM_FORMATS.includes(format)) throw new UsageError(`format '${format}' does not support custom payloads: use ${CUSTOM_FORMATS.join(', ')}`)
-    return { test: { name: CUSTOM_TEST, custom: true }, format, direction, repeat }
+    return { test: { name: CUSTOM_TEST, custom: true }, format, direction, role, repeat }
   }
-  return { test: resolveTest(testParam), format, direction, repeat }
+  return { test: resolveTest(testParam), format, direction, role, repeat }
+}
+
+/** A fanout connection's role (subscriber unless it says publisher); the other directions have none. */
+function fanoutRole (direction, role) {
+  if (direction !== 'fanout') {
+    if (role !== null) throw new UsageError(`&${QUERY.role}= goes with direction fanout, not ${direction}`)
+    return null
+  }
+  if (role !== null && !ROLES.includes(role)) throw new UsageError(`unknown role '${role}': expected one of ${ROLES.join(', ')}`)
+  return role ?? 'subscriber'
 }
 
 /**
@@ -183,21 +198,4 @@ export function tokenCheck (token) {
 export function oneLine (err) {
   const text = String(err?.message ?? err).replace(/\s+/g, ' ')
   return text.length > MAX_REASON_LENGTH ? `${text.slice(0, MAX_REASON_LENGTH)}...` : text
-}
-
-/**
- * This process's limit on open files (Node raises the soft limit to the hard one as it starts):
- * every connection holds one, so it caps the connections one process can serve.
- * @param {string} [limitsFile] the kernel's limits table, /proc/self/limits on Linux
- * @returns {number} the limit, or Infinity where it cannot be read (not Linux) or is unlimited
- */
-export function openFileLimit (limitsFile = '/proc/self/limits') {
-  let table
-  try {
-    table = fs.readFileSync(limitsFile, 'utf8')
-  } catch {
-    return Infinity
-  }
-  const line = table.split('\n').find((text) => text.startsWith('Max open files'))
-  return Number(line?.split(/\s{2,}/)[1]) || Infinity
 }

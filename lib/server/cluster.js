@@ -35,14 +35,14 @@ export async function startCluster ({ processes, log = () => {}, ...options }) {
   let closing = false
   let reportLost
   const lost = new Promise((resolve) => { reportLost = resolve })
-  const onExit = (why) => { if (!closing) reportLost(why) }
+  const onLost = (why) => { if (!closing) reportLost(why) }
   const everyProcess = async () => [await own.getMetricsAsJSON(), ...await gather('metrics')]
   // Any worker's GET /metrics: every process's metrics, the primary's included.
   const exposition = async () => aggregateMetrics(await everyProcess())
   const relay = (from, batch) => relayFrames(from, batch, workers.map(({ worker }) => worker))
   // peers: other processes share the port, so a fan-out needs the broker to reach their subscribers.
   const workerOptions = { ...options, peers: true }
-  const workers = Array.from({ length: processes }, () => forkWorker(workerOptions, { exposition, onExit, relay }))
+  const workers = Array.from({ length: processes }, () => forkWorker(workerOptions, { exposition, onLost, relay }))
   const gather = (kind) => Promise.all(workers.map(({ questions }) => questions.ask(kind)))
   const sumLatest = () => stats.sum(workers.map(({ latest }) => latest).filter(Boolean))
 
@@ -75,12 +75,12 @@ export async function startCluster ({ processes, log = () => {}, ...options }) {
 
 /**
  * Forks one worker process and follows it: its answers, its requests for every process's metrics,
- * its fan-out frames for the others, whether it listens, and its exit.
+ * its fan-out frames for the others, whether it listens, whether it lost its broker, and its exit.
  * @returns {{worker: import('node:cluster').Worker, questions: Questions, ready: Promise<object>, latest: object|null}}
  *   ready resolves with its address once it listens, or rejects with its one-line reason;
  *   latest is its last counters snapshot
  */
-function forkWorker (options, { exposition, onExit, relay }) {
+function forkWorker (options, { exposition, onLost, relay }) {
   const worker = cluster.fork({ [OPTIONS_ENV]: JSON.stringify(options) })
   const questions = new Questions(worker)
   let listening
@@ -92,11 +92,12 @@ function forkWorker (options, { exposition, onExit, relay }) {
       case RELAY: return relay(worker, message)
       case 'listening': return listening.resolve(message.address)
       case 'failed': return listening.reject(new UsageError(message.reason))
+      case 'lost': return onLost(message.reason)
     }
   })
   worker.on('exit', (code, signal) => {
     for (const id of questions.pending.keys()) questions.settle({ id, error: `server process ${worker.process.pid} exited` })
-    onExit(`server process ${worker.process.pid} exited with ${signal ?? `code ${code}`}`)
+    onLost(`server process ${worker.process.pid} exited with ${signal ?? `code ${code}`}`)
   })
   return { worker, questions, ready, latest: null }
 }

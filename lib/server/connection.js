@@ -2,7 +2,7 @@
 // registered first when the client brings one, then every message answered in order.
 import { loadMessages } from '../payloads/catalog.js'
 import { compileRegistration } from '../schema/registration.js'
-import { ACK, ERROR_PREFIX, REGISTRATION_OK } from '../protocol.js'
+import { ACK, ERROR_PREFIX, FANOUT_HEADER_BYTES, REGISTRATION_OK, isFanoutEnd, readFanoutHeader } from '../protocol.js'
 import { UsageError } from '../errors.js'
 import { oneLine } from './admission.js'
 
@@ -15,6 +15,7 @@ const TEXT_FRAME = { binary: false }
  * @property {number} maxSchemaBytes largest .proto a client may register; 0 refuses registrations
  * @property {Map<string, object>} schemaCache compiled registrations, by their text
  * @property {() => void} afterMessage called after each answer (the --stall hook, or nothing)
+ * @property {import('./fanout.js').Topics} topics fan-out's subscribers, by topic
  */
 
 /**
@@ -31,7 +32,8 @@ export function serveConnection (ws, { target, codecOf, codec }, context) {
   // connection with the matching code (1007, 1009); count them, never let them escape.
   ws.on('error', () => stats.count('protocolErrors'))
   ws.on('close', () => stats.closed())
-  if (codec) answerMessages(ws, target, codec, context)
+  if (target.role === 'subscriber') subscribe(ws, target, context)
+  else if (codec) answerMessages(ws, target, codec, context)
   else awaitRegistration(ws, target, codecOf, context)
 }
 
@@ -58,8 +60,45 @@ function awaitRegistration (ws, target, codecOf, context) {
   })
 }
 
+/**
+ * A fan-out subscriber: it receives its topic's publishes and sends nothing (pings aside, which ws
+ * answers); a message from it gets an ERR line, as a misdirected client should.
+ */
+function subscribe (ws, { test, format }, { topics }) {
+  topics.subscribe(`${format} ${test.name}`, ws)
+  ws.on('message', () => ws.send(`${ERROR_PREFIX}a fan-out subscriber sends nothing; publish with &role=publisher`))
+}
+
+/**
+ * A fan-out publisher: each publish (header and payload) is checked and decoded once, handed to
+ * every subscriber of its topic as it came, then acknowledged; its END goes to them too, unanswered.
+ */
+function answerPublishes (ws, { test, format }, codec, { stats, topics, afterMessage }) {
+  const key = `${format} ${test.name}`
+  const counters = stats.forTarget(format, test.name)
+  const header = { measured: false, seq: 0, publishedAtUs: 0 }
+  ws.on('message', (data, isBinary) => {
+    if (!isBinary && isFanoutEnd(data)) return topics.publish(key, data, false)
+    try {
+      if (!readFanoutHeader(data, header)) throw new Error(`a publish starts with the ${FANOUT_HEADER_BYTES}-byte fan-out header`)
+      codec.decode(data.subarray(FANOUT_HEADER_BYTES))
+    } catch (err) {
+      counters.errors++
+      ws.send(`${ERROR_PREFIX}${format} decode failed for test ${test.name}: ${oneLine(err)}`)
+      return
+    }
+    counters.messages++
+    topics.publish(key, data, isBinary)
+    ws.send(ACK_FRAME, TEXT_FRAME)
+    afterMessage()
+  })
+}
+
 /** Answers every message of one connection, in order: ACK (up), the payload (down) or the message re-encoded (echo). */
-function answerMessages (ws, { test, format, direction, repeat }, codec, { stats, afterMessage }) {
+function answerMessages (ws, target, codec, context) {
+  if (target.direction === 'fanout') return answerPublishes(ws, target, codec, context)
+  const { test, format, direction, repeat } = target
+  const { stats, afterMessage } = context
   const counters = stats.forTarget(format, test.name)
   const payloadFrame = { binary: codec.binary }
   // Each connection sends the test's messages in turn from the first, as a client does.

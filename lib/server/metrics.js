@@ -63,7 +63,8 @@ export function createMetrics (stats) {
       this.inc(stats[field])
     }
   })
-  byTarget('wsbench_messages_total', 'Messages decoded and answered, by format and test', 'messages')
+  byTarget('wsbench_messages_total', 'Messages decoded and answered (fan-out: publishes), by format and test', 'messages')
+  byTarget('wsbench_fanout_deliveries_total', 'Fan-out deliveries: publishes sent to a subscriber, by format and test', 'deliveries')
   byTarget('wsbench_decode_errors_total', 'Messages that could not be decoded (answered ERR), by format and test', 'errors')
   total('wsbench_connections_total', 'WebSocket connections accepted', 'totalConnections')
   total('wsbench_refused_upgrades_total', 'Upgrades refused: connection limit, or no valid test, format or direction', 'refused')
@@ -71,12 +72,19 @@ export function createMetrics (stats) {
   total('wsbench_refused_schemas_total', 'Schema registrations refused', 'refusedSchemas')
   total('wsbench_dropped_connections_total', 'Connections closed unaccepted, at the socket or open-file limit', 'dropped')
   total('wsbench_protocol_errors_total', 'WebSocket protocol violations (invalid UTF-8, oversized frames)', 'protocolErrors')
+  total('wsbench_slow_subscribers_dropped_total', 'Fan-out subscribers dropped for more than --max-buffered bytes unsent', 'slowSubscribers')
   total('wsbench_handshake_timeouts_total', 'Connections closed for not finishing their upgrade within the handshake timeout', 'handshakeTimeouts')
   new client.Gauge({ // eslint-disable-line no-new -- registered on creation
     name: 'wsbench_open_connections',
     help: 'WebSocket connections open now',
     registers,
     collect () { this.set(stats.openConnections) }
+  })
+  new client.Gauge({ // eslint-disable-line no-new -- registered on creation
+    name: 'wsbench_fanout_subscribers',
+    help: 'Fan-out subscribers connected now',
+    registers,
+    collect () { this.set(stats.subscribers) }
   })
   return registry
 }

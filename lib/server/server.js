@@ -9,10 +9,14 @@ import { UsageError } from '../errors.js'
 import { createWebHandler } from './web.js'
 import { createMetrics, METRICS_CONTENT_TYPE } from './metrics.js'
 import { ServerStats, startSummaries } from './stats.js'
-import { Admission, oneLine, openFileLimit } from './admission.js'
+import { Admission, oneLine } from './admission.js'
+import { openFileLimit } from '../processes.js'
 import { serveConnection, stallOnce } from './connection.js'
+import { Topics } from './fanout.js'
 import { DIRECTIONS, METRICS_PATH, QUERY } from '../protocol.js'
-import { DEFAULT_HANDSHAKE_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_PAYLOAD, MAX_SCHEMA_BYTES } from '../defaults.js'
+import {
+  DEFAULT_HANDSHAKE_TIMEOUT_MS, DEFAULT_MAX_BUFFERED, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_PAYLOAD, MAX_SCHEMA_BYTES
+} from '../defaults.js'
 
 const CONNECT_HINT = `WebSocket clients connect to ws://HOST:PORT/?${QUERY.test}=<${TESTS.map((t) => t.name).join('|')}>` +
   `&${QUERY.format}=<${FORMATS.join('|')}>&${QUERY.direction}=<${DIRECTIONS.join('|')}>; GET / is the browser client`
@@ -37,6 +41,11 @@ const MAX_TIMEOUT_CHECK_MS = 1000
  *   block the event loop for ms (a GC pause, a slow disk), to show what coordinated omission hides
  * @param {string} [options.token] when set, upgrades must carry it (`Authorization: Bearer <token>`
  *   or `?token=`); others get 401
+ * @param {number} [options.maxBuffered] bytes a fan-out subscriber may have unsent before it is dropped
+ * @param {string} [options.broker] where publishes meet the other processes' subscribers (redis://,
+ *   nats:// or ipc); losing it stops the server (see `lost`)
+ * @param {boolean} [options.peers] other processes serve the same port (a --processes worker): without
+ *   a broker, fan-out upgrades are refused, as their publishes could not reach every subscriber
  * @param {(line: string) => void} [options.log] receives the periodic summary lines
  * @param {() => Promise<string>} [options.exposition] the text GET /metrics answers; by default this
  *   process's own registry's (a worker of a --processes server asks its primary for all processes')
@@ -52,16 +61,31 @@ export async function startServer ({
   handshakeTimeoutMs = DEFAULT_HANDSHAKE_TIMEOUT_MS,
   stall,
   token,
+  maxBuffered = DEFAULT_MAX_BUFFERED,
+  broker: brokerUrl,
+  peers = false,
   log = () => {},
   exposition
 } = {}) {
   const stats = new ServerStats()
   const openConnections = () => stats.openConnections
-  const admission = new Admission({ token, maxConnections, fileLimit: openFileLimit(), openConnections })
+  let reportLost
+  const lost = new Promise((resolve) => { reportLost = resolve })
+  const broker = brokerUrl ? await (await import('./broker.js')).connectBroker(brokerUrl, { onLost: reportLost }) : null
+  const fanoutRefusal = peers && !broker
+    ? 'fan-out across server processes needs a broker: start the server with --broker (redis://, nats:// or ipc)'
+    : null
+  const admission = new Admission({ token, maxConnections, fileLimit: openFileLimit(), openConnections, fanoutRefusal })
   const registry = createMetrics(stats)
   const httpServer = createHttpServer(admission, stats, handshakeTimeoutMs, exposition ?? (() => registry.metrics()))
   const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: compress })
-  const context = { stats, maxSchemaBytes, schemaCache: new Map(), afterMessage: stall ? stallOnce(stall) : () => {} }
+  const context = {
+    stats,
+    maxSchemaBytes,
+    schemaCache: new Map(),
+    afterMessage: stall ? stallOnce(stall) : () => {},
+    topics: new Topics({ stats, maxBuffered, broker })
+  }
   httpServer.on('upgrade', (request, socket, head) => {
     socket.on('error', () => socket.destroy())
     admission.admit(request, socket).then((admitted) => wss.handleUpgrade(request, socket, head, (ws) => {
@@ -72,16 +96,23 @@ export async function startServer ({
       refuseUpgrade(socket, refusal)
     })
   })
-  const address = await listen(httpServer, host, port, stats)
+  let address
+  try {
+    address = await listen(httpServer, host, port, stats)
+  } catch (err) {
+    await broker?.close()
+    throw err
+  }
   const stopSummaries = startSummaries(stats, log)
   return benchServer({
     address,
     stats,
-    lost: new Promise(() => {}), // one process has no worker to lose
+    lost, // a broker that goes away; one process has no worker to lose
     metrics: () => registry.getMetricsAsJSON(),
-    shutDown: () => {
+    shutDown: async () => {
       stopSummaries()
-      return shutDown(httpServer, wss)
+      await shutDown(httpServer, wss)
+      await broker?.close()
     }
   })
 }
@@ -94,7 +125,7 @@ export async function startServer ({
  * @property {import('./stats.js').ServerStats} stats the counters: live for one process, a cluster's
  *   summed as of its last summary line (or its close)
  * @property {Promise<string>} lost resolves with a one-line reason if a process of the server exits
- *   while it runs (a cluster's worker); one process's never does
+ *   while it runs (a cluster's worker) or its broker goes away
  * @property {() => Promise<object[]>} metrics the server's metrics as prom-client JSON (a cluster's summed)
  * @property {() => Promise<void>} close closes every connection with 1001 and stops listening; once
  */

@@ -34,6 +34,10 @@ export class ServerStats {
     this.dropped = 0
     /** Connections closed for not finishing their upgrade (or request) within --handshake-timeout. */
     this.handshakeTimeouts = 0
+    /** Fan-out subscribers connected now. */
+    this.subscribers = 0
+    /** Fan-out subscribers dropped for having more than --max-buffered bytes unsent. */
+    this.slowSubscribers = 0
     /** Messages and decode errors by format and test: `${format} ${test}` -> counters. */
     this.byTarget = new Map()
     this.lastSummaryTotal = 0
@@ -60,7 +64,7 @@ export class ServerStats {
 
   /**
    * Counts one event besides messages and connections.
-   * @param {'refused'|'unauthorized'|'refusedSchemas'|'protocolErrors'|'dropped'|'handshakeTimeouts'} counter
+   * @param {'refused'|'unauthorized'|'refusedSchemas'|'protocolErrors'|'dropped'|'handshakeTimeouts'|'slowSubscribers'} counter
    */
   count (counter) {
     this[counter]++
@@ -74,7 +78,7 @@ export class ServerStats {
     return {
       ...Object.fromEntries(COUNTERS.map((field) => [field, this[field]])),
       byTarget: [...this.byTarget.values()]
-        .map(({ format, test, messages, errors }) => ({ format, test, messages, errors })),
+        .map(({ format, test, messages, errors, deliveries }) => ({ format, test, messages, errors, deliveries })),
       memory: processMemory()
     }
   }
@@ -87,11 +91,12 @@ export class ServerStats {
    */
   sum (snapshots, own = processMemory()) {
     for (const field of COUNTERS) this[field] = snapshots.reduce((total, snapshot) => total + snapshot[field], 0)
-    for (const counters of this.byTarget.values()) counters.messages = counters.errors = 0
-    for (const { format, test, messages, errors } of snapshots.flatMap((snapshot) => snapshot.byTarget)) {
+    for (const counters of this.byTarget.values()) counters.messages = counters.errors = counters.deliveries = 0
+    for (const { format, test, messages, errors, deliveries } of snapshots.flatMap((snapshot) => snapshot.byTarget)) {
       const counters = this.forTarget(format, test)
       counters.messages += messages
       counters.errors += errors
+      counters.deliveries += deliveries
     }
     const memories = [own, ...snapshots.map((snapshot) => snapshot.memory)]
     const memory = {
@@ -106,30 +111,36 @@ export class ServerStats {
    * The counters of one format and test, shared by every connection that names them.
    * @param {string} format
    * @param {string} test
-   * @returns {{format: string, test: string, messages: number, errors: number, lastMessages: number}}
+   * @returns {{format: string, test: string, messages: number, errors: number, deliveries: number,
+   *   lastMessages: number, lastDeliveries: number}} messages counts publishes for fan-out, deliveries what they became
    */
   forTarget (format, test) {
     const key = `${format} ${test}`
-    if (!this.byTarget.has(key)) this.byTarget.set(key, { format, test, messages: 0, errors: 0, lastMessages: 0 })
+    if (!this.byTarget.has(key)) {
+      const counters = { format, test, messages: 0, errors: 0, deliveries: 0, lastMessages: 0, lastDeliveries: 0 }
+      this.byTarget.set(key, counters)
+    }
     return this.byTarget.get(key)
   }
 
-  /** @returns {{messages: number, errors: number}} over every format and test */
+  /** @returns {{messages: number, errors: number, deliveries: number}} over every format and test */
   totals () {
     let messages = 0
     let errors = 0
+    let deliveries = 0
     for (const counters of this.byTarget.values()) {
       messages += counters.messages
       errors += counters.errors
+      deliveries += counters.deliveries
     }
-    return { messages, errors }
+    return { messages, errors, deliveries }
   }
 
   /** Everything a summary line counts, to tell whether anything happened since the last one. */
   activity () {
-    const { messages, errors } = this.totals()
+    const { messages, errors, deliveries } = this.totals()
     const refusals = this.refused + this.unauthorized + this.handshakeTimeouts
-    return messages + errors + refusals + this.protocolErrors + this.dropped
+    return messages + errors + deliveries + refusals + this.protocolErrors + this.dropped + this.slowSubscribers
   }
 
   /** @returns {boolean} whether a summary line is worth printing */
@@ -145,23 +156,34 @@ export class ServerStats {
   summaryLine (intervalMs) {
     const perFormat = new Map()
     for (const counters of this.byTarget.values()) {
-      perFormat.set(counters.format, (perFormat.get(counters.format) ?? 0) + counters.messages - counters.lastMessages)
+      const counted = perFormat.get(counters.format) ?? { messages: 0, deliveries: 0 }
+      counted.messages += counters.messages - counters.lastMessages
+      counted.deliveries += counters.deliveries - counters.lastDeliveries
+      perFormat.set(counters.format, counted)
       counters.lastMessages = counters.messages
+      counters.lastDeliveries = counters.deliveries
     }
-    const rates = [...perFormat].map(([format, count]) => `${format} ${Math.round(count * 1000 / intervalMs).toLocaleString('en-US')} msg/s`)
+    const perSecond = (count) => Math.round(count * 1000 / intervalMs).toLocaleString('en-US')
+    const rates = [...perFormat].map(([format, { messages, deliveries }]) =>
+      `${format} ${perSecond(messages)} msg/s${deliveries > 0 ? ` (${perSecond(deliveries)} deliveries/s)` : ''}`)
     this.lastSummaryTotal = this.activity()
     return `${this.openConnections} connections, ${rates.join(', ') || 'no messages'}, ${this.countsLine()}`
   }
 
   /** @returns {string} totals since start, and memory: the part of every summary line that only grows (rss aside) */
   countsLine () {
-    const { messages, errors } = this.totals()
+    const { messages, errors, deliveries } = this.totals()
     const { rss, peakRss } = this.memory
     // Summed peaks bound the processes' simultaneous peak from above: each may have peaked at another time.
     const where = this.processes > 1 ? ` summed over ${this.processes} processes` : ''
     // Rare, and a sign of idle or slow clients holding files: named only once it happened.
     const timeouts = this.handshakeTimeouts > 0 ? `${this.handshakeTimeouts} handshake timeouts, ` : ''
-    return `${messages.toLocaleString('en-US')} messages, ${errors} decode errors, ` +
+    // Fan-out's part, once it was used: how much it delivered, and the subscribers dropped for falling behind.
+    const fanout = deliveries > 0 || this.subscribers > 0 || this.slowSubscribers > 0
+      ? `${this.subscribers} subscribers, ${deliveries.toLocaleString('en-US')} deliveries, ` +
+        `${this.slowSubscribers} slow subscribers dropped, `
+      : ''
+    return `${messages.toLocaleString('en-US')} messages, ${fanout}${errors} decode errors, ` +
       `${this.protocolErrors} protocol errors, ${this.dropped} dropped connections, ${this.refused} refused upgrades, ` +
       `${this.unauthorized} unauthorized, ${this.refusedSchemas} refused schemas, ${timeouts}` +
       `rss ${megabytes(rss)} MB (peak ${megabytes(peakRss)} MB)${where}`
@@ -195,7 +217,8 @@ export function startSummaries (stats, log, refresh = async () => {}) {
 }
 
 /** The counters besides those by format and test: what a snapshot carries and a sum adds up. */
-const COUNTERS = ['openConnections', 'totalConnections', 'refused', 'unauthorized', 'refusedSchemas', 'protocolErrors', 'dropped', 'handshakeTimeouts']
+const COUNTERS = ['openConnections', 'totalConnections', 'refused', 'unauthorized', 'refusedSchemas', 'protocolErrors', 'dropped',
+  'handshakeTimeouts', 'subscribers', 'slowSubscribers']
 
 /**
  * @typedef {object} StatsSnapshot one process's counters, as ServerStats#snapshot gives them
@@ -207,6 +230,8 @@ const COUNTERS = ['openConnections', 'totalConnections', 'refused', 'unauthorize
  * @property {number} protocolErrors
  * @property {number} dropped
  * @property {number} handshakeTimeouts
- * @property {{format: string, test: string, messages: number, errors: number}[]} byTarget
+ * @property {number} subscribers
+ * @property {number} slowSubscribers
+ * @property {{format: string, test: string, messages: number, errors: number, deliveries: number}[]} byTarget
  * @property {{rss: number, peakRss: number}} memory
  */

@@ -1,13 +1,8 @@
 import { test, describe } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
-import fs from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
-import { openFileLimit, parseConnectionTarget } from '../../lib/server/admission.js'
+import { parseConnectionTarget } from '../../lib/server/admission.js'
 import { CUSTOM_FORMATS, FORMATS } from '../../lib/codecs/registry.js'
 import { resolveTest } from '../../lib/payloads/catalog.js'
-import { PROJECT_ROOT, watchOutput } from '../../lib/processes.js'
 
 describe('parseConnectionTarget', () => {
   test('accepts tests by number and by name', () => {
@@ -25,24 +20,4 @@ describe('parseConnectionTarget', () => {
     for (const format of FORMATS) assert.equal(parseConnectionTarget(`/?test=5&format=${format}`).format, format)
     for (const format of CUSTOM_FORMATS) assert.equal(parseConnectionTarget(`/?test=custom&format=${format}`).test.custom, true)
   })
-})
-
-test('openFileLimit: the open-file limit of this process, or of a child started with a lower one; Infinity where unknown', async () => {
-  const own = openFileLimit()
-  assert.ok(Number.isInteger(own) && own > 0, `${own}`)
-  const child = spawn('bash', ['-c', 'ulimit -n 321 && exec "$0" -e "$1"', process.execPath,
-    `import(${JSON.stringify(path.join(PROJECT_ROOT, 'lib/server/admission.js'))}).then((m) => console.log(m.openFileLimit()))`],
-  { stdio: ['ignore', 'pipe', 'pipe'] })
-  const { code, stdout } = await watchOutput(child).exited
-  assert.equal(code, 0)
-  assert.equal(stdout, '321\n')
-  assert.equal(openFileLimit(path.join(PROJECT_ROOT, 'no-such-limits-file')), Infinity)
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'limits-'))
-  try {
-    const unlimited = path.join(dir, 'limits')
-    fs.writeFileSync(unlimited, 'Limit                     Soft Limit           Hard Limit           Units     \nMax open files            unlimited            unlimited            files     \n')
-    assert.equal(openFileLimit(unlimited), Infinity)
-  } finally {
-    fs.rmSync(dir, { recursive: true })
-  }
 })

@@ -35,7 +35,7 @@ test('two worker processes on one port: every message answered, counters and /me
   await server.close()
   assert.deepEqual(await Promise.all(closed), Array(8).fill(1001))
   assert.equal(server.stats.totalConnections, 8)
-  assert.deepEqual(server.stats.totals(), { messages: 8, errors: 0 })
+  assert.deepEqual(server.stats.totals(), { messages: 8, errors: 0, deliveries: 0 })
   assert.equal(server.stats.processes, 3, 'the workers and the primary')
   assert.match(server.stats.countsLine(), /summed over 3 processes$/)
   for (const pid of pids) assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, `worker ${pid} is gone`)

@@ -10,7 +10,7 @@ test('counters by format and test; totals over all; the summary line rates each 
   stats.forTarget('protobuf', 'small').messages += 500
   stats.forTarget('protobuf', 'small').errors += 1
   assert.equal(stats.forTarget('json', 'small'), stats.forTarget('json', 'small'), 'one counter per target')
-  assert.deepEqual(stats.totals(), { messages: 5500, errors: 1 })
+  assert.deepEqual(stats.totals(), { messages: 5500, errors: 1, deliveries: 0 })
   assert.equal(stats.hasActivitySinceLastSummary(), true)
   const line = stats.summaryLine(5000)
   assert.match(line, /^0 connections, json 1,000 msg\/s, protobuf 100 msg\/s, 5,500 messages, 1 decode errors, 0 protocol errors, /)
@@ -44,14 +44,14 @@ test('a snapshot is plain data; sum sets every counter to the snapshots\' sum an
   assert.equal(summed.totalConnections, 4)
   assert.equal(summed.refused, 4)
   assert.equal(summed.dropped, 1)
-  assert.deepEqual(summed.totals(), { messages: 150, errors: 2 })
+  assert.deepEqual(summed.totals(), { messages: 150, errors: 2, deliveries: 0 })
   assert.equal(summed.processes, 3, 'two snapshots and the summing process')
   assert.equal(summed.memory.rss, 10 * 1024 * 1024 + first.memory.rss + two.snapshot().memory.rss)
   assert.match(summed.summaryLine(1000), /^3 connections, json 150 msg\/s, protobuf 0 msg\/s, 150 messages, 2 decode errors, 0 protocol errors, 1 dropped connections, 4 refused upgrades, .*rss \d+ MB \(peak \d+ MB\) summed over 3 processes$/)
 
   one.forTarget('json', 'small').messages = 160
   summed.sum([one.snapshot(), two.snapshot()])
-  assert.deepEqual(summed.totals(), { messages: 210, errors: 2 }, 'set to the sum, not added to the last one')
+  assert.deepEqual(summed.totals(), { messages: 210, errors: 2, deliveries: 0 }, 'set to the sum, not added to the last one')
   assert.match(summed.summaryLine(1000), /json 60 msg\/s/, 'the rate counts from the previous line')
   assert.doesNotMatch(one.countsLine(), /summed/, 'a process\'s own line is its own')
 })

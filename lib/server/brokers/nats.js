@@ -2,6 +2,10 @@
 // with noEcho, so the server never sends a process its own frames.
 import { connect as connectNats } from 'nats'
 import { Envelopes, FANOUT_CHANNEL } from './envelope.js'
+import { greetedSocket } from './greeting.js'
+
+/** A NATS server greets every connection with its INFO line. */
+const NATS_GREETING = { hello: '', answered: /^INFO .*\r\n/, refused: /^-ERR (.*)\r\n/m, defaultPort: 4222 }
 
 /**
  * @param {string} url nats://HOST:PORT
@@ -11,6 +15,8 @@ import { Envelopes, FANOUT_CHANNEL } from './envelope.js'
  */
 export async function connect (url, lost, timeoutMs) {
   const envelopes = new Envelopes()
+  // The client leaves its socket open when a peer accepts and never greets it: that case is caught first.
+  ;(await greetedSocket(new URL(url), NATS_GREETING, timeoutMs)).destroy()
   const connection = await connectNats({ servers: url, noEcho: true, reconnect: false, timeout: timeoutMs })
   let handler = () => {}
   // The client hands each message's data as a Uint8Array view into its read buffer: a Buffer over the same bytes.

@@ -4,9 +4,9 @@
 // The subscriber is node-redis's. The publisher writes PUBLISH commands to its socket itself: through
 // node-redis a publish cost 23 µs of CPU (a command object and a promise each), written directly about 1.
 import { randomBytes } from 'node:crypto'
-import net from 'node:net'
 import { createClient } from '@redis/client'
 import { Envelopes, FANOUT_CHANNEL } from './envelope.js'
+import { greetedSocket } from './greeting.js'
 
 const CRLF = Buffer.from('\r\n')
 const PUBLISH_HEAD = `*3\r\n$7\r\nPUBLISH\r\n$${Buffer.byteLength(FANOUT_CHANNEL)}\r\n${FANOUT_CHANNEL}\r\n$`
@@ -53,8 +53,9 @@ export async function connect (url, lost, timeoutMs) {
     },
     onFrame (newHandler) { handler = newHandler },
     async close () {
+      const closed = publisher.closed ? null : new Promise((resolve) => publisher.once('close', resolve))
       publisher.end()
-      await Promise.allSettled([subscriber.close(), new Promise((resolve) => publisher.once('close', resolve))])
+      await Promise.allSettled([subscriber.close(), closed])
     }
   }
 }
@@ -63,34 +64,18 @@ export async function connect (url, lost, timeoutMs) {
  * The publishing connection: a socket that has answered PING (after AUTH, when the URL has a
  * password). PUBLISH answers one line each, a subscriber count, read past; an error line ends the link.
  */
-async function connectPublisher ({ hostname, port, username, password }, lost, timeoutMs) {
-  const socket = net.connect({ host: hostname.replace(/^\[|\]$/g, ''), port: Number(port || 6379), noDelay: true })
-  await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => socket.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })), timeoutMs)
-    let text = ''
-    const greeting = (chunk) => {
-      text += chunk
-      const refusal = /^-(.*)\r\n/m.exec(text)
-      if (refusal) return socket.destroy(new Error(refusal[1]))
-      if (!text.endsWith('+PONG\r\n')) return
-      clearTimeout(timer)
-      socket.off('data', greeting).off('error', reject)
-      resolve()
-    }
-    socket.on('data', greeting).once('error', (err) => {
-      clearTimeout(timer)
-      reject(err)
-    })
-    const auth = password ? `AUTH ${username ? `${decodeURIComponent(username)} ` : ''}${decodeURIComponent(password)}\r\n` : ''
-    socket.write(`${auth}PING\r\n`)
-  })
+async function connectPublisher (url, lost, timeoutMs) {
+  const { username, password } = url
+  const auth = password ? `AUTH ${username ? `${decodeURIComponent(username)} ` : ''}${decodeURIComponent(password)}\r\n` : ''
+  const exchange = { hello: `${auth}PING\r\n`, answered: /\+PONG\r\n$/, refused: /^-(.*)\r\n/m, defaultPort: 6379 }
+  const socket = await greetedSocket(url, exchange, timeoutMs)
   let lineStart = true
   socket.on('data', (chunk) => {
     for (let i = 0; i < chunk.length; i++) {
       if (lineStart && chunk[i] === 0x2d) return lost(`refused a publish: ${chunk.toString('utf8', i + 1).split('\r\n')[0]}`) // '-'
       lineStart = chunk[i] === 0x0a
     }
-  })
+  }).resume()
   socket.on('error', (err) => lost(`connection lost: ${err.code ?? err.message}`))
   socket.on('close', () => lost('connection lost: closed by the server'))
   return socket

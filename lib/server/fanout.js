@@ -1,0 +1,93 @@
+// Fan-out on the server: topics (a format and test) and their subscribers. Each publish is
+// delivered to every subscriber of its topic as the very frame the publisher sent (encoded once,
+// never per subscriber), and handed to the broker for the subscribers of the other processes. A
+// subscriber whose unsent data passes --max-buffered is dropped and counted: the server never
+// buffers without bound for a reader that cannot keep up.
+import { isFanoutEnd } from '../protocol.js'
+
+const TEXT = { binary: false }
+const BINARY = { binary: true }
+
+/** Every topic of one server process and where its publishes go. */
+export class Topics {
+  /**
+   * @param {object} options
+   * @param {import('./stats.js').ServerStats} options.stats counts deliveries and dropped subscribers
+   * @param {number} options.maxBuffered bytes a subscriber may have unsent before it is dropped
+   * @param {import('./broker.js').Broker|null} [options.broker] carries publishes to the other processes
+   */
+  constructor ({ stats, maxBuffered, broker = null }) {
+    this.stats = stats
+    this.maxBuffered = maxBuffered
+    this.broker = broker
+    /** `${format} ${test}` (the stats key) -> {subscribers, end, counters} */
+    this.byKey = new Map()
+    broker?.onFrame((key, frame, isBinary) => this.deliver(key, frame, isBinary))
+  }
+
+  /** The topic of a key, made on first use. */
+  topic (key) {
+    let topic = this.byKey.get(key)
+    if (!topic) {
+      const space = key.indexOf(' ')
+      const counters = this.stats.forTarget(key.slice(0, space), key.slice(space + 1))
+      topic = { subscribers: new Set(), end: null, counters }
+      this.byKey.set(key, topic)
+    }
+    return topic
+  }
+
+  /**
+   * A subscriber joins its topic until it closes. One that joins after the publisher said END
+   * (it was away, reconnecting) gets the END at once, so it can tell how many it missed.
+   * @param {string} key
+   * @param {import('ws').WebSocket} ws
+   */
+  subscribe (key, ws) {
+    const topic = this.topic(key)
+    topic.subscribers.add(ws)
+    this.stats.subscribers++
+    ws.once('close', () => {
+      if (topic.subscribers.delete(ws)) this.stats.subscribers--
+    })
+    if (topic.end) ws.send(topic.end, TEXT)
+  }
+
+  /**
+   * A publish from a publisher of this process: to this process's subscribers and, through the
+   * broker, to every other process's.
+   * @param {string} key
+   * @param {Buffer} frame as it came, header and payload (or END)
+   * @param {boolean} isBinary
+   */
+  publish (key, frame, isBinary) {
+    this.broker?.publish(key, frame, isBinary)
+    this.deliver(key, frame, isBinary)
+  }
+
+  /**
+   * Sends one frame to every subscriber of the topic here. Hot path: one send per subscriber.
+   * @returns {number} subscribers it was sent to
+   */
+  deliver (key, frame, isBinary) {
+    const topic = this.topic(key)
+    const end = isFanoutEnd(frame)
+    // A new round of publishes (a warm-up, the next run) forgets the last END.
+    topic.end = end ? frame : null
+    const options = isBinary ? BINARY : TEXT
+    let sent = 0
+    for (const ws of topic.subscribers) {
+      if (ws.bufferedAmount > this.maxBuffered) {
+        topic.subscribers.delete(ws)
+        this.stats.subscribers--
+        this.stats.count('slowSubscribers')
+        ws.terminate()
+        continue
+      }
+      ws.send(frame, options)
+      sent++
+    }
+    if (!end) topic.counters.deliveries += sent
+    return sent
+  }
+}
