@@ -22,6 +22,7 @@ test('defaults: loopback on 7070, 64 MiB messages, 10,000 connections, 1 MiB sch
     handshakeTimeoutMs: 10_000,
     stall: undefined,
     compress: false,
+    maxBuffered: 1024 * 1024,
     processes: 1,
     token: undefined
   })
