@@ -56,3 +56,6 @@ export const DEFAULT_MAX_BUFFERED = 1024 * 1024
  * cut stalls TCP silently for minutes.
  */
 export const DEFAULT_HEARTBEAT_MS = 500
+
+/** What a fan-out client runs (--role): both sides (the default), or one side, for runs split across hosts. */
+export const FANOUT_ROLES = Object.freeze(['both', 'publisher', 'subscriber'])

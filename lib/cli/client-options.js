@@ -1,8 +1,9 @@
 // The load clients' command line (client_json.js, client_protobuf.js, client.js --format).
 import { UsageError } from '../errors.js'
-import { DEFAULT_CLIENT_MESSAGES, DEFAULT_URL } from '../defaults.js'
+import { DEFAULT_CLIENT_MESSAGES, DEFAULT_HEARTBEAT_MS, DEFAULT_URL, FANOUT_ROLES } from '../defaults.js'
 import { ACK, DIRECTIONS } from '../protocol.js'
 import { FORMATS } from '../codecs/registry.js'
+import { openFileLimit } from '../processes.js'
 import { BACKENDS, PROFILES, resolveNetwork } from '../network/profiles.js'
 import { PAYLOAD_OPTIONS, commandLine, duration, futureInstant, parseWsUrl, payloadFiles, positiveNumber, wholeNumber } from './parser.js'
 
@@ -64,7 +65,14 @@ export async function parseClientArgs (argv, format) {
       timeout: { describe: 'per-message timeout in ms; a message with no reply by then is lost', default: 10000 },
       compress: { describe: 'offer permessage-deflate', type: 'boolean', default: false },
       repeat: { describe: 'send one message over and over instead of the test\'s stream of varying messages (flatters compression, caches and the JIT)', type: 'boolean', default: false },
-      direction: { describe: 'up: send the payload, server ACKs; down: server sends it; echo: server sends it back', choices: DIRECTIONS, default: 'up' },
+      direction: {
+        describe: 'up: send the payload, server ACKs; down: server sends it; echo: server sends it back; ' +
+          'fanout: one publisher at --rate, --connections subscribers each get every publish',
+        choices: DIRECTIONS,
+        default: 'up'
+      },
+      role: { describe: 'fanout: both in this process, or only the publisher or only the subscribers (split across hosts)', choices: FANOUT_ROLES, default: 'both' },
+      heartbeat: { describe: 'fanout: a subscriber silent this long pings; silent twice as long, it reconnects', default: `${DEFAULT_HEARTBEAT_MS}ms`, type: 'string' },
       json: { describe: 'print one JSON object instead of the human report', type: 'boolean', default: false },
       throttle: { describe: `network profile: none, ${Object.keys(PROFILES).join(', ')}`, type: 'string' },
       up: { describe: 'client-to-server bandwidth, kbit/s (overrides the profile)', type: 'string' },
@@ -79,6 +87,7 @@ export async function parseClientArgs (argv, format) {
     .example(`node ${script} small 100000 --inflight 100`, 'test 5 with 100 messages in flight')
     .example(`node ${script} 4 1000 --connections 4 --json`, 'four connections, JSON report on stdout')
     .example(`node ${script} 3 --rate 2000 --duration 60s --start-at 2026-11-23T17:00:00Z`, 'on every host: measure the same minute')
+    .example(`node ${script} 3 --direction fanout --connections 1000 --rate 20 --duration 10s`, 'one publisher, 1000 subscribers')
     .example(`node ${script} --payload my.json 1000`, 'your own document, schema inferred')
     .example(`node ${script} --payload my.json 1000 --proto my.proto --type shop.Order`, 'your own document and schema')
     .parseAsync()
@@ -96,6 +105,8 @@ export async function parseClientArgs (argv, format) {
   }
   const rate = args.rate === undefined ? undefined : positiveNumber('rate', args.rate)
   const workers = wholeNumber('workers', args.workers, 1)
+  if (args.direction === 'fanout') checkFanout(args, rate, workers)
+  else if (args.role !== 'both') throw new UsageError(`--role goes with --direction fanout, not ${args.direction}`)
   return {
     format: format ?? args.format,
     test: test === null ? null : String(test),
@@ -118,7 +129,8 @@ export async function parseClientArgs (argv, format) {
       headers: upgradeHeaders(args.header, args.token),
       subprotocol: args.subprotocol,
       insecure: args.insecure,
-      reconnect: args.reconnect
+      reconnect: args.reconnect,
+      ...(args.direction === 'fanout' && { role: args.role, heartbeatMs: duration('heartbeat', args.heartbeat) })
     },
     allowLossy: args.allowLossy,
     workers,
@@ -129,6 +141,23 @@ export async function parseClientArgs (argv, format) {
     // Strings from the command line, so a typo is quoted as typed: --rate abc, not NaN.
     network: resolveNetwork({ profile: args.throttle, up: args.up, down: args.down, rtt: args.rtt, loss: args.loss }),
     throttleBackend: args.throttleBackend
+  }
+}
+
+/** Files a client holds besides its connections: stdio, modules loading, a report file. */
+const FILES_BESIDES_CONNECTIONS = 64
+
+/** Fan-out's own rules: an open loop of publishes, one publisher, subscribers a process can hold. */
+function checkFanout (args, rate, workers) {
+  if (rate === undefined) throw new UsageError('--direction fanout needs --rate: publishes per second')
+  if (args.inflight !== undefined) throw new UsageError('--inflight does not apply to fanout: the publisher follows --rate, subscribers only listen')
+  if (workers > 1) throw new UsageError('--workers does not apply to fanout: run more processes with --role subscriber (and one --role publisher)')
+  const subscribers = args.connections === undefined ? 1 : wholeNumber('connections', args.connections, 1)
+  // Each subscriber holds a file; past the limit the last ones could not even connect.
+  const limit = openFileLimit() - FILES_BESIDES_CONNECTIONS
+  if (args.role !== 'publisher' && subscribers > limit) {
+    throw new UsageError(`--connections ${subscribers}: this process may open at most ${limit} connections ` +
+      `(open-file limit ${openFileLimit()}); raise it (ulimit -n, as root) or split the subscribers over processes with --role subscriber`)
   }
 }
 

@@ -92,6 +92,11 @@ export class Channel {
     this.ws.send(frame, this.sendOptions)
   }
 
+  /** Sends a last text frame, expecting no reply (a fan-out publisher's END), if still open. */
+  farewell (text) {
+    if (this.open) this.ws.send(text)
+  }
+
   /** A reply settles the oldest outstanding message; the sink judges and records it. Hot path. */
   onMessage (data, isBinary) {
     if (this.outstanding === 0) return // a reply to a message already counted as lost
@@ -159,8 +164,8 @@ export class Channel {
   }
 }
 
-/** Bytes a channel's sockets carried since a mark, across reconnects (each socket counts its own). */
-class ByteCount {
+/** Bytes a connection's sockets carried since a mark, across reconnects (each socket counts its own). */
+export class ByteCount {
   constructor () {
     // Bytes of sockets gone since the mark, and where the current socket stood at the mark.
     this.carriedWritten = 0

@@ -11,13 +11,17 @@ import { connectionUrl } from '../protocol.js'
  *   past the handshake, if any), with the TCP socket whose byte counters the run reads; rejects
  *   with a one-line reason
  */
-export function connect ({ url, connectUrl, test, codec, compress = false, direction = 'up', repeat, handshake, headers, subprotocol, insecure }) {
-  const target = connectionUrl(url, { test: test.name, format: codec.name, direction, repeat })
+export function connect ({
+  url, connectUrl, test, codec, compress = false, direction = 'up', role, repeat, handshake, headers, subprotocol, insecure, connectTimeoutMs
+}) {
+  const target = connectionUrl(url, { test: test.name, format: codec.name, direction, role, repeat })
   const dialed = connectUrl && new URL(connectUrl)
   const ws = new WebSocket(target, subprotocol, {
     perMessageDeflate: compress,
     headers,
     rejectUnauthorized: !insecure,
+    // Unset, an unreachable server (a cut link) holds the attempt for as long as TCP retries its SYN.
+    handshakeTimeout: connectTimeoutMs,
     // Through a shaping proxy: the TCP connection goes to the proxy, the request still names the server.
     ...(dialed && { createConnection: () => net.connect(Number(dialed.port), dialed.hostname) })
   })

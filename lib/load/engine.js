@@ -52,6 +52,9 @@ const RECONNECT_BACKOFF_MS = 100
  * @property {{frame: string, expect: string}} [handshake] sent first on every connection; the run starts
  *   once the server answers `expect` (a custom schema registration), and none of it is measured
  * @property {AbortSignal} [signal] aborting stops sending; replies in flight get a moment, the rest is lost
+ * @property {string} [role] a fan-out connection's role, in its URL
+ * @property {(measured: object) => string} [farewell] a text frame each connection sends after the
+ *   measured phase, made from its result (a fan-out publisher's END)
  * @property {(progress: {sent: number, acked: number, errors: number, lost: number, elapsedMs: number, p99: number}) => void} [onTick]
  *   called once a second while measuring
  */
@@ -97,7 +100,7 @@ export async function runLoad (options) {
   // Prepared once, before the run (for protobuf, message objects, as an application holds them);
   // the hot path only encodes and sends.
   const natives = payloads.map((payload) => codec.prepare(payload))
-  const payloadSizes = sizeDistribution(natives.map((native) => byteLength(codec.encode(native))))
+  const payloadSizes = encodedSizes(codec, natives)
   const run = new Run(options, natives)
   // One connection that cannot open fails the run; the ones that did open are closed, not left behind.
   const attempts = await Promise.allSettled(Array.from({ length: connections }, () => connect(options)))
@@ -121,6 +124,9 @@ export async function runLoad (options) {
     const measured = run.failure || signal?.aborted
       ? run.emptyResult()
       : await run.runPhase({ count, durationMs, rate, recording: true })
+    if (options.farewell && !signal?.aborted) {
+      for (const channel of run.channels) channel.farewell(options.farewell(measured))
+    }
     const bytes = { payloadPerMessage: payloadSizes.mean, payloadSizes, ...measured.bytes }
     return { ...measured, bytes, interrupted: Boolean(signal?.aborted) }
   } finally {
@@ -250,11 +256,12 @@ async function waitUntil (epochMs, signal) {
 
 /**
  * The encoded sizes of the payloads: mean (rounded), min, p50, p99, max, and how many.
- * @param {number[]} sizes
+ * @param {import('../codecs/registry.js').Codec} codec
+ * @param {unknown[]} natives the payloads, prepared by the codec
  * @returns {{messages: number, mean: number, min: number, p50: number, p99: number, max: number}}
  */
-function sizeDistribution (sizes) {
-  const sorted = sizes.slice().sort((a, b) => a - b)
+export function encodedSizes (codec, natives) {
+  const sorted = natives.map((native) => byteLength(codec.encode(native))).sort((a, b) => a - b)
   const at = (percentile) => sorted[Math.min(sorted.length - 1, Math.ceil(percentile / 100 * sorted.length) - 1)]
   const mean = Math.round(sorted.reduce((sum, size) => sum + size, 0) / sorted.length)
   return { messages: sorted.length, mean, min: sorted[0], p50: at(50), p99: at(99), max: sorted[sorted.length - 1] }

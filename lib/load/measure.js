@@ -53,7 +53,8 @@ function lossOf (test, codec) {
  */
 export async function measure ({ format, test, codec, lossy }, settings, { connectUrl, network, signal, onTick }) {
   const { messages: payloads, payload } = messagesToSend(test, settings.repeat)
-  const result = await runLoad({
+  const run = settings.direction === 'fanout' ? (await import('./fanout.js')).runFanout : runLoad
+  const result = await run({
     ...settings,
     connectUrl,
     test,

@@ -1,6 +1,6 @@
 // What a load run sends and how it judges what comes back, as the two functions a phase is given:
 // the next frame (the next payload, encoded now, or a down request) and the judge of a reply.
-import { ACK, DOWN_REQUEST, isErrorReply } from '../protocol.js'
+import { ACK, DOWN_REQUEST, FANOUT_HEADER_BYTES, fanoutHeader, isErrorReply } from '../protocol.js'
 import { isPrintableText, printable } from '../display.js'
 
 /** What a `down` client sends for each message, as a frame ready to send. */
@@ -14,19 +14,34 @@ const KEPT_ERROR_REPLIES = 5
 
 /**
  * The frames of a run, one per call: the payloads in the codec's own form, encoded in turn (the
- * cost measured), cycling; or the same small request when the server sends the payload (down).
+ * cost measured), cycling; the same small request when the server sends the payload (down); or
+ * for a fan-out publisher, each payload behind the header that numbers the publish and says when
+ * it was due (warm-up and measured publishes numbered apart, each from 0).
  * @param {import('../codecs/registry.js').Codec} codec
  * @param {unknown[]} natives the payloads, prepared by the codec
- * @param {'up'|'down'|'echo'} direction
- * @returns {() => (Buffer|Uint8Array|string)}
+ * @param {'up'|'down'|'echo'|'fanout'} direction
+ * @returns {(scheduledAt: number, measured: boolean) => (Buffer|Uint8Array|string)} scheduledAt in
+ *   performance.now() ms, when the message is due
  */
 export function frameSource (codec, natives, direction) {
   if (direction === 'down') return () => DOWN_REQUEST_FRAME
   let cursor = 0
-  return () => {
+  const nextPayload = () => {
     const native = natives[cursor]
     cursor = cursor + 1 === natives.length ? 0 : cursor + 1
     return codec.encode(native)
+  }
+  if (direction !== 'fanout') return nextPayload
+  const published = { warmup: 0, measured: 0 }
+  return (scheduledAt, measured) => {
+    const seq = measured ? published.measured++ : published.warmup++
+    const header = fanoutHeader(measured, seq, (performance.timeOrigin + scheduledAt) * 1000)
+    const payload = nextPayload()
+    if (typeof payload === 'string') return header + payload
+    const frame = Buffer.allocUnsafe(FANOUT_HEADER_BYTES + payload.length)
+    frame.write(header, 0, 'latin1')
+    frame.set(payload, FANOUT_HEADER_BYTES)
+    return frame
   }
 }
 
@@ -40,7 +55,7 @@ export function frameSource (codec, natives, direction) {
  */
 export function replyJudge ({ codec, direction, ack }, errorReplies) {
   if (ack?.any) return () => true
-  const expectsPayload = direction !== 'up'
+  const expectsPayload = direction !== 'up' && direction !== 'fanout' // a publish is acknowledged
   const ackText = Buffer.from(ack?.text ?? ACK)
   const keep = (text) => {
     if (errorReplies.length < KEPT_ERROR_REPLIES) errorReplies.push(text)

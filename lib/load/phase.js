@@ -4,6 +4,7 @@
 // there is a rate, and reports how it ended by resolving, or a failure through onFailure.
 import { OpenLoopSchedule } from './schedule.js'
 import { Recorder } from './recorder.js'
+import { Timers } from './timers.js'
 
 /** After a stop (SIGINT), replies still in flight get at most this long to arrive. */
 const STOP_GRACE_MS = 2000
@@ -20,7 +21,7 @@ const STOP_GRACE_MS = 2000
  * @typedef {object} Traffic what a run gives each of its phases
  * @property {import('./channel.js').Channel[]} channels the connections
  * @property {(data: Buffer, isBinary: boolean) => boolean} judge whether a reply completes its message
- * @property {() => (Buffer|string)} nextFrame the next message, encoded now
+ * @property {(scheduledAt: number, measured: boolean) => (Buffer|string)} nextFrame the next message, encoded now
  * @property {number} timeoutMs a message with no reply after this long is lost, and the run fails
  * @property {(reason: string) => void} onFailure the run fails (the first reason stands)
  * @property {((channel: import('./channel.js').Channel) => void)|null} reconnect --reconnect: bring a
@@ -124,7 +125,7 @@ export class Phase {
   send (channel, scheduledAt, now) {
     this.sent++
     this.lastSentAt = now
-    channel.send(this.nextFrame(), scheduledAt, now)
+    channel.send(this.nextFrame(scheduledAt, this.recorder !== null), scheduledAt, now)
   }
 
   /**
@@ -284,31 +285,5 @@ export class Phase {
       }
     }
     this.checkDone()
-  }
-}
-
-/** A phase's timers by name, all cleared when it ends. */
-class Timers {
-  constructor () {
-    this.handles = new Map()
-  }
-
-  every (name, ms, callback) {
-    this.clear(name)
-    this.handles.set(name, setInterval(callback, ms))
-  }
-
-  after (name, ms, callback) {
-    this.clear(name)
-    this.handles.set(name, setTimeout(callback, ms))
-  }
-
-  clear (name) {
-    clearTimeout(this.handles.get(name)) // clears an interval too
-    this.handles.delete(name)
-  }
-
-  clearAll () {
-    for (const name of [...this.handles.keys()]) this.clear(name)
   }
 }

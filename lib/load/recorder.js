@@ -39,10 +39,14 @@ export class Recorder {
 
   /** One reply's latency (µs) in the phase, the per-second and the uncorrected histograms. Hot path. */
   record (now, scheduledAt, sentAt) {
-    const latency = Math.max(1, Math.round((now - scheduledAt) * 1000))
+    this.recordUs(Math.max(1, Math.round((now - scheduledAt) * 1000)))
+    if (this.uncorrected) this.uncorrected.recordValue(Math.max(1, Math.round((now - sentAt) * 1000)))
+  }
+
+  /** One latency in µs, at least 1, in the phase and per-second histograms. Hot path. */
+  recordUs (latency) {
     this.histogram.recordValue(latency)
     this.perSecond.recordValue(latency)
-    if (this.uncorrected) this.uncorrected.recordValue(Math.max(1, Math.round((now - sentAt) * 1000)))
   }
 
   /** Whether replies came since the last second closed: the last, partial second is worth an entry. */

@@ -3,6 +3,7 @@
 import { UsageError } from '../errors.js'
 import { addHistograms, encodeHistogram, summarizeLatency } from '../histogram.js'
 import { buildReport } from './report.js'
+import { mergeFanout } from './fanout.js'
 
 /**
  * Merges reports (the `--json` shape) of the same format and test.
@@ -41,6 +42,7 @@ export function mergeReports (reports) {
     bytes: {
       payloadPerMessage: first.bytes.payloadPerMessage,
       payloadSizes: first.bytes.payloadSizes,
+      ...(first.bytes.headerPerMessage && { headerPerMessage: first.bytes.headerPerMessage }),
       written: sum((r) => r.bytes.written),
       read: sum((r) => r.bytes.read)
     },
@@ -54,21 +56,33 @@ export function mergeReports (reports) {
     interrupted: reports.some((r) => r.interrupted),
     errorReplies: reports.flatMap((r) => r.errorReplies).slice(0, 5),
     // A part that failed for a reason of its own (not just failed messages) makes the whole fail for it.
-    failure: reports.find((r) => r.failure && !/messages failed/.test(r.failure))?.failure ?? null
+    failure: reports.find((r) => r.failure && !/messages failed|deliveries lost/.test(r.failure))?.failure ?? null,
+    fanout: first.fanout ? mergeFanoutParts(reports) : undefined
   }
   const report = buildReport(result, {
     format: first.format,
     test: { name: first.test, id: first.testId, custom: first.payloadFile !== undefined, file: first.payloadFile, inferred: first.schema === 'inferred', typeName: first.schema },
     url: first.url,
-    connections: sum((r) => r.connections),
+    connections: first.fanout ? sum((r) => r.fanout.subscribers) : sum((r) => r.connections),
     inflight: first.inflight,
     warmup: first.warmup,
     direction: first.direction,
     network: first.network,
     lossy: first.lossy,
-    payload: first.payload
+    payload: first.payload,
+    role: first.fanout ? [...new Set(reports.map((r) => r.fanout.role))].join('+') : undefined
   })
   return { ...report, mergedFrom: reports.length, windows: measuredWindows(reports) }
+}
+
+/** The parts' fan-out accounting as one; parts that disagree on the publishes cannot be merged. */
+function mergeFanoutParts (reports) {
+  if (!reports.every((r) => r.fanout)) throw new UsageError('cannot merge fan-out reports with others')
+  try {
+    return mergeFanout(reports.map((r) => r.fanout))
+  } catch (err) {
+    throw new UsageError(`cannot merge these fan-out reports: ${err.message}`)
+  }
 }
 
 /** Adds up per-second entries that share an epoch second, whichever part they came from. */

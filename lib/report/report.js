@@ -1,5 +1,6 @@
 import { encodeHistogram, latencyBands, summarizeLatency } from '../histogram.js'
 import { int, ms, round, size } from '../display.js'
+import { describeFanout } from './fanout.js'
 
 const BAR_WIDTH = 30
 
@@ -15,6 +16,7 @@ const BAR_WIDTH = 30
  * @property {object|null} [network] the network profile in force, null for none
  * @property {{differences: number, examples: object[]}|null} [lossy] for a user's payload whose schema changes values
  * @property {import('../payloads/catalog.js').PayloadKind|null} [payload] what was sent: a stream, one message repeated, a corpus
+ * @property {string} [role] fan-out: both, publisher or subscriber
  */
 
 /**
@@ -26,7 +28,15 @@ const BAR_WIDTH = 30
  */
 export function buildReport (result, context) {
   const { messages, durationMs, histogram, bytes } = result
-  const ok = !result.failure && !result.interrupted && messages.errors === 0 && messages.lost === 0
+  const fanout = result.fanout
+    ? describeFanout(result.fanout, {
+      role: context.role ?? 'both', headerBytes: bytes.headerPerMessage, cpu: result.cpu
+    })
+    : null
+  const ok = !result.failure && !result.interrupted && messages.errors === 0 && messages.lost === 0 &&
+    deliveredAll(fanout)
+  // Fan-out's rate is deliveries per second, where there were subscribers to count them.
+  const counted = fanout?.subscribers > 0 ? fanout.delivered : messages.acked
   const uncorrected = result.uncorrectedHistogram
   return {
     format: context.format,
@@ -43,7 +53,7 @@ export function buildReport (result, context) {
     messages: { ...messages },
     startedAt: result.startedAt,
     durationMs: round(durationMs, 3),
-    rate: durationMs > 0 ? round(messages.acked * 1000 / durationMs, 1) : 0,
+    rate: durationMs > 0 ? round(counted * 1000 / durationMs, 1) : 0,
     target: result.target ? describeTarget(result.target) : null,
     // With a target rate, latency counts from each message's scheduled send (coordinated omission
     // corrected); uncorrectedLatencyMs counts from the actual send, as a closed loop would.
@@ -57,7 +67,8 @@ export function buildReport (result, context) {
     reconnects: result.reconnects ?? { count: 0, gapMs: 0 },
     interrupted: Boolean(result.interrupted),
     ok,
-    failure: result.failure ?? (ok ? null : describeFailedMessages(messages, result.errorReplies)),
+    failure: result.failure ?? (ok ? null : describeFailedMessages(messages, fanout, result.errorReplies)),
+    fanout,
     errorReplies: result.errorReplies,
     timeSeries: result.timeSeries ?? [],
     histogram: encodeHistogram(histogram),
@@ -130,9 +141,41 @@ export function describeTarget ({ rate, sendRate }) {
   return { rate, sendRate, met: missedByPercent <= 1, missedByPercent }
 }
 
-function describeFailedMessages ({ sent, errors, lost }, errorReplies) {
+/** How the load was sent, for the headline: connections and messages in flight, or fan-out's shape. */
+function loadShape ({ connections, inflight, fanout }) {
+  if (!fanout) return `${connections} connection(s) × ${inflight} in flight`
+  const publisher = fanout.role === 'subscriber' ? 'no publisher here' : 'one publisher'
+  return `${int(fanout.subscribers)} subscriber(s), ${publisher}${fanout.role === 'both' ? '' : ` (role ${fanout.role})`}`
+}
+
+/** Whether a fan-out (if any) got every expected delivery once, intact. */
+function deliveredAll (fanout) {
+  return !fanout || (fanout.lost === 0 && fanout.duplicates === 0 && fanout.errors === 0)
+}
+
+function describeFailedMessages ({ sent, errors, lost }, fanout, errorReplies) {
   const first = errorReplies[0] ? `; first error reply: ${errorReplies[0]}` : ''
+  if (errors + lost === 0 && fanout) {
+    return `${fanout.lost} of ${fanout.expected} deliveries lost, ${fanout.duplicates} duplicated, ${fanout.errors} errors${first}`
+  }
   return `${errors + lost} of ${sent} messages failed (${errors} errors, ${lost} lost)${first}`
+}
+
+/** The fan-out lines of the human report: accounting, spread, bytes and CPU per delivery, reconnects. */
+function fanoutLines (f) {
+  const lines = [
+    `fanout    ${int(f.subscribers)} subscribers  published ${f.published ?? '?'}  expected ${f.expected === null ? '?' : int(f.expected)}  ` +
+      `delivered ${int(f.delivered)}  lost ${f.lost === null ? '?' : int(f.lost)}  duplicates ${int(f.duplicates)}  reordered ${int(f.reordered)}`
+  ]
+  if (f.subscribers === 0) return lines
+  lines.push(`spread    p50 ${ms(f.spreadMs.p50)}  p99 ${ms(f.spreadMs.p99)}  max ${ms(f.spreadMs.max)} (first to last delivery of one publish)`,
+    `delivery  ${f.wire.perDelivery ?? 'n/a'} B read per delivery on the socket (the ${f.headerBytes} B header included), ` +
+      `${f.cpuPerDeliveryUs ?? 'n/a'} µs CPU per delivery (this client process)`)
+  if (f.reconnects.count > 0) {
+    const { p50, p99, max } = f.reconnects.gapMs
+    lines.push(`reconnect ${int(f.reconnects.count)} subscriber reconnects; without a connection p50 ${ms(p50)}  p99 ${ms(p99)}  max ${ms(max)}`)
+  }
+  return lines
 }
 
 /**
@@ -147,16 +190,17 @@ export function formatReport (report, histogram) {
   const target = report.target && (({ rate, sendRate, met, missedByPercent }) =>
     `target    ${int(rate)} msg/s, sent at ${int(sendRate)} msg/s: ${met ? 'met' : `MISSED by ${missedByPercent}%`}`)(report.target)
   const lines = [
-    `${report.format} · test ${testLabel({ id: report.testId, name: report.test, file: report.payloadFile })} · ${report.direction} · ${report.connections} connection(s) × ${report.inflight} in flight · network: ${describeNetwork(report.network)}`,
+    `${report.format} · test ${testLabel({ id: report.testId, name: report.test, file: report.payloadFile })} · ${report.direction} · ${loadShape(report)} · network: ${describeNetwork(report.network)}`,
     ...(report.network.reason ? [`shaping   ${report.network.reason}`] : []),
     `messages  sent ${int(m.sent)}  acked ${int(m.acked)}  errors ${int(m.errors)}  lost ${int(m.lost)}`,
     `elapsed   ${(report.durationMs / 1000).toFixed(2)} s  rate ${int(report.rate)} msg/s`,
     ...(target ? [target] : []),
-    `bytes     payload ${payloadSizeText(b)}  written ${size(b.written)}  read ${size(b.read)} (on the socket, frames included)`,
+    `bytes     payload ${payloadSizeText(b)}${b.headerPerMessage ? ` + ${b.headerPerMessage} B fan-out header` : ''}  written ${size(b.written)}  read ${size(b.read)} (on the socket, frames included)`,
     ...(report.payload ? [`payload   ${describePayload(report.payload)}`] : []),
+    ...(report.fanout ? fanoutLines(report.fanout) : []),
     ...(report.cpu ? [cpuLine(report.cpu)] : []),
     ...(report.generator ? [generatorLine(report.generator, report.durationMs)] : []),
-    `latency   min ${ms(l.min)}  mean ${ms(l.mean)}  stdev ${ms(l.stdev)}  p50 ${ms(l.p50)}  p90 ${ms(l.p90)}  p99 ${ms(l.p99)}  p99.9 ${ms(l.p999)}  max ${ms(l.max)}${report.target ? '  (from the schedule)' : ''}`,
+    `${report.fanout ? 'latency   publish to delivery: ' : 'latency   '}min ${ms(l.min)}  mean ${ms(l.mean)}  stdev ${ms(l.stdev)}  p50 ${ms(l.p50)}  p90 ${ms(l.p90)}  p99 ${ms(l.p99)}  p99.9 ${ms(l.p999)}  max ${ms(l.max)}${report.target ? '  (from the schedule)' : ''}`,
     ...(report.uncorrectedLatencyMs ? [`uncorr.   p50 ${ms(report.uncorrectedLatencyMs.p50)}  p90 ${ms(report.uncorrectedLatencyMs.p90)}  p99 ${ms(report.uncorrectedLatencyMs.p99)}  p99.9 ${ms(report.uncorrectedLatencyMs.p999)}  max ${ms(report.uncorrectedLatencyMs.max)}  (from the actual send: hides stalls)`] : []),
     ...formatBands(latencyBands(histogram), histogram.totalCount)
   ]

@@ -71,21 +71,14 @@ export async function startServer ({
   const openConnections = () => stats.openConnections
   let reportLost
   const lost = new Promise((resolve) => { reportLost = resolve })
-  const broker = brokerUrl ? await (await import('./broker.js')).connectBroker(brokerUrl, { onLost: reportLost }) : null
-  const fanoutRefusal = peers && !broker
-    ? 'fan-out across server processes needs a broker: start the server with --broker (redis://, nats:// or ipc)'
-    : null
+  const fanout = await startFanout({ stats, maxBuffered, brokerUrl, peers, onLost: reportLost })
+  const { topics, broker, fanoutRefusal } = fanout
   const admission = new Admission({ token, maxConnections, fileLimit: openFileLimit(), openConnections, fanoutRefusal })
   const registry = createMetrics(stats)
   const httpServer = createHttpServer(admission, stats, handshakeTimeoutMs, exposition ?? (() => registry.metrics()))
   const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: compress })
-  const context = {
-    stats,
-    maxSchemaBytes,
-    schemaCache: new Map(),
-    afterMessage: stall ? stallOnce(stall) : () => {},
-    topics: new Topics({ stats, maxBuffered, broker })
-  }
+  const afterMessage = stall ? stallOnce(stall) : () => {}
+  const context = { stats, maxSchemaBytes, schemaCache: new Map(), afterMessage, topics }
   httpServer.on('upgrade', (request, socket, head) => {
     socket.on('error', () => socket.destroy())
     admission.admit(request, socket).then((admitted) => wss.handleUpgrade(request, socket, head, (ws) => {
@@ -96,13 +89,10 @@ export async function startServer ({
       refuseUpgrade(socket, refusal)
     })
   })
-  let address
-  try {
-    address = await listen(httpServer, host, port, stats)
-  } catch (err) {
+  const address = await listen(httpServer, host, port, stats).catch(async (err) => {
     await broker?.close()
     throw err
-  }
+  })
   const stopSummaries = startSummaries(stats, log)
   return benchServer({
     address,
@@ -115,6 +105,18 @@ export async function startServer ({
       await broker?.close()
     }
   })
+}
+
+/**
+ * Fan-out's topics, joined to the other processes' through the broker when there is one; without
+ * one, a process with peers refuses fan-out, as its publishes could not reach every subscriber.
+ */
+async function startFanout ({ stats, maxBuffered, brokerUrl, peers, onLost }) {
+  const broker = brokerUrl ? await (await import('./broker.js')).connectBroker(brokerUrl, { onLost }) : null
+  const fanoutRefusal = peers && !broker
+    ? 'fan-out across server processes needs a broker: start the server with --broker (redis://, nats:// or ipc)'
+    : null
+  return { topics: new Topics({ stats, maxBuffered, broker }), broker, fanoutRefusal }
 }
 
 /**

@@ -235,7 +235,7 @@ describe('parseClientArgs: command-line mistakes', () => {
     await assert.rejects(json('3', '--bogus'), usage('Unknown argument: bogus (see --help)'))
     await assert.rejects(json('3', '5', '6'), usage('Unknown argument: 6 (see --help)'))
     await assert.rejects(json('3', '--direction', 'sideways'),
-      usage('Invalid values: Argument: direction, Given: "sideways", Choices: "up", "down", "echo" (see --help)'))
+      usage('Invalid values: Argument: direction, Given: "sideways", Choices: "up", "down", "echo", "fanout" (see --help)'))
   })
 })
 
@@ -251,4 +251,28 @@ test('--start-at: an ISO time or epoch ms to come; malformed or past is one line
   assert.equal((await json('5', '--start-at', String(at.getTime()))).load.startAt, at.getTime())
   await assert.rejects(json('5', '--start-at', 'soon'), usage("--start-at must be an ISO time such as 2026-11-23T17:00:00Z, or epoch milliseconds, got 'soon'"))
   await assert.rejects(json('5', '--start-at', '2020-01-01T00:00:00Z'), (err) => err instanceof UsageError && /^--start-at 2020-01-01T00:00:00\.000Z is in the past \(now \d{4}-/.test(err.message))
+})
+
+describe('parseClientArgs: --direction fanout', () => {
+  test('subscribers, a rate, a role and a heartbeat', async () => {
+    const options = await json('3', '--direction', 'fanout', '--connections', '1000', '--rate', '20', '--duration', '10s')
+    assert.equal(options.load.direction, 'fanout')
+    assert.equal(options.load.connections, 1000)
+    assert.equal(options.load.rate, 20)
+    assert.equal(options.load.role, 'both')
+    assert.equal(options.load.heartbeatMs, 500)
+    const split = await json('3', '--direction', 'fanout', '--rate', '5', '--role', 'subscriber', '--heartbeat', '2s')
+    assert.deepEqual([split.load.role, split.load.heartbeatMs], ['subscriber', 2000])
+  })
+
+  test('without a rate, with --inflight, --workers, or more subscribers than the open-file limit: one line each', async () => {
+    const fanout = (...args) => json('3', '--direction', 'fanout', ...args)
+    await assert.rejects(fanout(), usage('--direction fanout needs --rate: publishes per second'))
+    await assert.rejects(fanout('--rate', '0'), usage("--rate must be a number > 0, got '0'"))
+    await assert.rejects(fanout('--rate', '5', '--inflight', '10'), usage('--inflight does not apply to fanout: the publisher follows --rate, subscribers only listen'))
+    await assert.rejects(fanout('--rate', '5', '--workers', '2', '--connections', '4'), /--workers does not apply to fanout/)
+    await assert.rejects(fanout('--rate', '5', '--connections', '10000000'),
+      /^UsageError: --connections 10000000: this process may open at most \d+ connections \(open-file limit \d+\); raise it \(ulimit -n, as root\) or split the subscribers over processes with --role subscriber$/)
+    await assert.rejects(json('3', '--role', 'publisher'), usage('--role goes with --direction fanout, not up'))
+  })
 })

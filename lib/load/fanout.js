@@ -1,0 +1,94 @@
+// A fan-out run from one client process: its subscribers open first, then its publisher (an open
+// loop on one connection, every frame numbered and stamped with its scheduled time) publishes; the
+// run ends when the publisher's END has reached every subscriber. With --role, the publisher and
+// the subscribers run in different processes or hosts, and their reports merge.
+import { runLoad, encodedSizes } from './engine.js'
+import { Subscribers } from './subscribers.js'
+import { createLatencyHistogram } from '../histogram.js'
+import { FANOUT_END, FANOUT_HEADER_BYTES } from '../protocol.js'
+
+/**
+ * Runs a fan-out: `connections` subscribers and (unless role is subscriber) one publisher at
+ * `rate` publishes per second. Every measured publish is expected once at every subscriber.
+ * @param {import('./engine.js').LoadOptions & {role?: string, heartbeatMs: number}} options
+ * @returns {Promise<import('./engine.js').LoadResult & {fanout: object}>} the publisher's accounting in
+ *   `messages` (zeros without one); latency is publish to delivery over every delivery; `fanout` has
+ *   the subscribers' (see FanoutResult in subscribers.js), `published` the publisher's own count
+ */
+export async function runFanout (options) {
+  const { role = 'both', connections, signal } = options
+  const subscribers = role === 'publisher' ? null : new Subscribers(options)
+  const stop = () => subscribers?.stop(typeof signal.reason === 'string' ? signal.reason : 'interrupted')
+  signal?.addEventListener('abort', stop, { once: true })
+  try {
+    await subscribers?.open(connections)
+    let publisher = null
+    if (role !== 'subscriber' && !signal?.aborted) {
+      publisher = await runLoad({
+        ...options,
+        connections: 1,
+        role: 'publisher',
+        farewell: (measured) => `${FANOUT_END}${measured.messages.acked}`
+      })
+      if (publisher.failure) subscribers?.stop(`the publisher failed: ${publisher.failure}`)
+    }
+    subscribers?.expectEndBy(performance.now() + endWithinMs(options, publisher !== null))
+    const heard = subscribers ? await subscribers.finish() : null
+    return combine(options, publisher, heard)
+  } finally {
+    signal?.removeEventListener('abort', stop)
+    await subscribers?.close()
+  }
+}
+
+/**
+ * How long subscribers wait for the END from now: after this process's publisher finished, the
+ * --timeout; otherwise the rest of the publisher's run (it starts at --start-at, or about now),
+ * warm-up and measured phase, plus the --timeout.
+ */
+function endWithinMs ({ timeoutMs = 10000, startAt, warmup = {}, durationMs, messages, rate }, published) {
+  if (published) return timeoutMs
+  const warmupMs = warmup.durationMs ?? (warmup.messages ?? 0) * 1000 / rate
+  const measuredMs = durationMs ?? messages * 1000 / rate
+  const startsIn = startAt ? Math.max(0, startAt - Date.now()) : warmupMs
+  return startsIn + measuredMs + timeoutMs
+}
+
+/** One result from the publisher's and the subscribers' parts of the run. */
+function combine (options, publisher, heard) {
+  const sizes = encodedSizes(options.codec, options.payloads.map((payload) => options.codec.prepare(payload)))
+  const base = heard ?? {
+    ...publisher,
+    histogram: createLatencyHistogram(), // a publisher alone times no delivery
+    timeSeries: [],
+    fanout: {
+      subscribers: 0,
+      published: null,
+      delivered: 0,
+      duplicates: 0,
+      reordered: 0,
+      errors: 0,
+      perPublish: { firstUs: [], lastUs: [] },
+      reconnects: { count: 0, histogram: null }
+    }
+  }
+  const published = publisher ? publisher.messages.acked : base.fanout.published
+  return {
+    ...base,
+    messages: publisher?.messages ?? { sent: 0, acked: 0, errors: 0, lost: 0 },
+    uncorrectedHistogram: null,
+    bytes: {
+      payloadPerMessage: sizes.mean,
+      payloadSizes: sizes,
+      headerPerMessage: FANOUT_HEADER_BYTES,
+      written: base.bytes.written + (heard && publisher ? publisher.bytes.written : 0),
+      read: base.bytes.read + (heard && publisher ? publisher.bytes.read : 0)
+    },
+    target: publisher?.target ?? null,
+    reconnects: publisher?.reconnects ?? { count: 0, gapMs: 0 },
+    interrupted: Boolean(options.signal?.aborted),
+    failure: publisher?.failure ?? heard?.failure ?? null,
+    errorReplies: [...(publisher?.errorReplies ?? []), ...(heard?.errorReplies ?? [])],
+    fanout: { ...base.fanout, published, subscriberBytesRead: heard?.bytes.read ?? 0 }
+  }
+}

@@ -1,0 +1,317 @@
+// The subscribers of a fan-out run: connections that only listen. Each delivery's header says which
+// publish it is and when it was due, so every delivery is timed from its scheduled publish (no
+// coordinated omission) and accounted for: delivered once, duplicated, out of order, or lost. A
+// subscriber whose link goes silent pings, then reconnects; what it missed meanwhile is lost.
+import { setTimeout as sleep } from 'node:timers/promises'
+import { connect } from './connection.js'
+import { ByteCount } from './channel.js'
+import { Recorder } from './recorder.js'
+import { Timers } from './timers.js'
+import { FANOUT_END, FANOUT_HEADER_BYTES, isErrorReply, isFanoutEnd, readFanoutHeader } from '../protocol.js'
+import { createLatencyHistogram, encodeHistogram } from '../histogram.js'
+import { printable } from '../display.js'
+
+/** Connection attempts in flight while opening: a burst of thousands overflows the server's accept queue. */
+const OPENING_AT_ONCE = 200
+/** Between reconnection attempts, times one to two (spread, so a cut host's subscribers do not storm back in step). */
+const RECONNECT_BACKOFF_MS = 100
+/** Error texts kept for the report: the first few say what went wrong. */
+const KEPT_ERRORS = 5
+
+/** One subscriber connection and what it received. */
+class Subscriber {
+  constructor () {
+    this.ws = null
+    this.socket = null
+    this.open = false
+    /** Which measured publishes it got: one bit each, grown as they come. */
+    this.seen = new Uint8Array(16)
+    this.highest = -1
+    /** It got the publisher's END: nothing more is coming. */
+    this.ended = false
+    this.lastHeardAt = 0
+    this.pinged = false
+    this.bytes = new ByteCount()
+  }
+
+  /** Marks a publish as received; false when it already was (a duplicate). Hot path. */
+  take (seq) {
+    const byte = seq >> 3
+    if (byte >= this.seen.length) {
+      const grown = new Uint8Array(Math.max(byte + 1, this.seen.length * 2))
+      grown.set(this.seen)
+      this.seen = grown
+    }
+    const bit = 1 << (seq & 7)
+    if (this.seen[byte] & bit) return false
+    this.seen[byte] |= bit
+    return true
+  }
+}
+
+/**
+ * @typedef {object} FanoutResult what the subscribers of one process measured (see `fanout` in the report)
+ * @property {number} subscribers
+ * @property {number|null} published measured publishes, as the publisher's END said; null when no END came
+ * @property {number} delivered measured publishes received, each once per subscriber
+ * @property {number} duplicates publishes a subscriber received again
+ * @property {number} reordered publishes that came after a later one
+ * @property {number} errors deliveries that did not decode, and frames that were not deliveries
+ * @property {{firstUs: Array<number|null>, lastUs: Array<number|null>}} perPublish per measured publish,
+ *   its first and last delivery here as µs after its scheduled time (null: none here)
+ * @property {{count: number, histogram: string}} reconnects with the time each subscriber went without
+ *   a connection, µs, from the last thing it heard to its new connection
+ */
+
+/** Every subscriber connection of one client process, and their accounting. */
+export class Subscribers {
+  /**
+   * @param {import('./engine.js').LoadOptions & {heartbeatMs: number}} options the run's
+   */
+  constructor (options) {
+    this.options = options
+    this.codec = options.codec
+    this.connectOptions = { ...options, role: 'subscriber', handshake: undefined, connectTimeoutMs: Math.max(1000, 2 * options.heartbeatMs) }
+    /** @type {Subscriber[]} */
+    this.subscribers = []
+    this.header = { measured: false, seq: 0, publishedAtUs: 0 }
+    this.recorder = new Recorder(false)
+    this.recording = false
+    /** Subscribers that have the END, and the deliveries as they were counted. */
+    this.counts = { ended: 0, delivered: 0, duplicates: 0, reordered: 0, errors: 0 }
+    this.errorTexts = []
+    this.published = null
+    /** Per measured publish: its first and last delivery here, µs after it was due. */
+    this.perPublish = { firstUs: [], lastUs: [] }
+    this.firstPublishUs = Infinity
+    this.lastDeliveryAt = 0
+    this.reconnects = createLatencyHistogram()
+    this.failure = null
+    this.finished = false
+    this.timers = new Timers()
+    /** Resolves finish()'s promise once every subscriber has the END, or the deadline passed. */
+    this.settle = null
+    this.done = new Promise((resolve) => { this.settle = resolve })
+  }
+
+  /**
+   * Opens `count` subscribers, a few hundred attempts at a time. One that cannot open fails the
+   * run, and the others are closed.
+   * @param {number} count
+   */
+  async open (count) {
+    this.subscribers = Array.from({ length: count }, () => new Subscriber())
+    let next = 0
+    const opener = async () => {
+      while (next < count) {
+        const subscriber = this.subscribers[next++]
+        const { ws, socket } = await connect(this.connectOptions)
+        this.attach(subscriber, ws, socket)
+      }
+    }
+    try {
+      await Promise.all(Array.from({ length: Math.min(OPENING_AT_ONCE, count) }, opener))
+    } catch (err) {
+      next = count
+      this.finished = true
+      for (const { ws } of this.subscribers) ws?.terminate()
+      throw err
+    }
+    this.timers.every('heartbeat', Math.max(10, this.options.heartbeatMs / 2), () => this.checkHeartbeats())
+  }
+
+  /** Takes a (new) connection for a subscriber. */
+  attach (subscriber, ws, socket) {
+    subscriber.ws = ws
+    subscriber.socket = socket
+    subscriber.open = true
+    subscriber.pinged = false
+    subscriber.lastHeardAt = performance.now()
+    subscriber.bytes.follow(socket)
+    ws.on('message', (data, isBinary) => this.onMessage(subscriber, data, isBinary))
+    ws.on('pong', () => { subscriber.lastHeardAt = performance.now() })
+    ws.on('close', () => this.onClose(subscriber))
+    ws.on('error', () => {}) // the close that follows is what counts
+  }
+
+  /** One frame for a subscriber: a delivery is decoded (the cost measured), timed and accounted for. Hot path. */
+  onMessage (subscriber, data, isBinary) {
+    const now = performance.now()
+    subscriber.lastHeardAt = now
+    const header = this.header
+    if (!readFanoutHeader(data, header)) return this.onOther(subscriber, data, isBinary)
+    try {
+      this.codec.decode(data.subarray(FANOUT_HEADER_BYTES))
+    } catch (err) {
+      this.keepError(`client decode failed: ${err.message}`)
+    }
+    if (!header.measured) return
+    if (!this.recording) this.startRecording()
+    const seq = header.seq
+    const counts = this.counts
+    if (!subscriber.take(seq)) {
+      counts.duplicates++
+      return
+    }
+    counts.delivered++
+    if (seq < subscriber.highest) counts.reordered++
+    else subscriber.highest = seq
+    const latencyUs = Math.max(1, Math.round((performance.timeOrigin + now) * 1000 - header.publishedAtUs))
+    this.recorder.recordUs(latencyUs)
+    const { firstUs, lastUs } = this.perPublish
+    if (!(firstUs[seq] <= latencyUs)) firstUs[seq] = latencyUs
+    if (!(lastUs[seq] >= latencyUs)) lastUs[seq] = latencyUs
+    if (header.publishedAtUs < this.firstPublishUs) this.firstPublishUs = header.publishedAtUs
+    this.lastDeliveryAt = now
+  }
+
+  /** A frame that is not a delivery: the publisher's END, an error line, or something else (an error). */
+  onOther (subscriber, data, isBinary) {
+    if (!isBinary && isFanoutEnd(data)) {
+      const published = Number(data.toString('latin1', FANOUT_END.length))
+      this.published = Math.max(this.published ?? 0, published)
+      if (!subscriber.ended) {
+        subscriber.ended = true
+        if (++this.counts.ended === this.subscribers.length) this.stopWaiting()
+      }
+      return
+    }
+    this.keepError(isErrorReply(data) ? data.toString('utf8') : `not a fan-out delivery: ${printable(data)}`)
+  }
+
+  keepError (text) {
+    this.counts.errors++
+    if (this.errorTexts.length < KEPT_ERRORS) this.errorTexts.push(text)
+  }
+
+  /** The first measured delivery: from here the bytes, the CPU and the time series count. */
+  startRecording () {
+    this.recording = true
+    this.recorder.start()
+    for (const subscriber of this.subscribers) if (subscriber.open) subscriber.bytes.mark(subscriber.socket)
+    this.timers.every('ticker', 1000, () => this.closeSecond())
+  }
+
+  /**
+   * Every heartbeat / 2: a subscriber silent for a heartbeat is pinged; one silent for two (its
+   * ping unanswered) is taken for gone, and reconnects. A stalled link looks just like this.
+   */
+  checkHeartbeats () {
+    const now = performance.now()
+    const { heartbeatMs } = this.options
+    for (const subscriber of this.subscribers) {
+      if (!subscriber.open || subscriber.ended) continue
+      const silentMs = now - subscriber.lastHeardAt
+      if (silentMs > 2 * heartbeatMs) subscriber.ws.terminate()
+      else if (silentMs > heartbeatMs && !subscriber.pinged) {
+        subscriber.pinged = true
+        subscriber.ws.ping()
+      } else if (silentMs <= heartbeatMs) subscriber.pinged = false
+    }
+  }
+
+  /** One second of the time series: deliveries as its `acked`. */
+  closeSecond () {
+    this.recorder.closeSecond({ acked: this.counts.delivered, errors: this.counts.errors })
+  }
+
+  onClose (subscriber) {
+    if (!subscriber.open) return
+    subscriber.open = false
+    subscriber.bytes.carry(subscriber.socket)
+    if (!this.finished && !subscriber.ended) this.reconnect(subscriber)
+  }
+
+  /** Opens a subscriber's connection again until it is back or the run is over. */
+  async reconnect (subscriber) {
+    const downSince = subscriber.lastHeardAt
+    while (!this.finished) {
+      try {
+        const { ws, socket } = await connect(this.connectOptions)
+        if (this.finished) return ws.terminate()
+        this.attach(subscriber, ws, socket)
+        this.reconnects.recordValue(Math.max(1, Math.round((performance.now() - downSince) * 1000)))
+        return
+      } catch {
+        await sleep(RECONNECT_BACKOFF_MS * (1 + Math.random()))
+      }
+    }
+  }
+
+  /**
+   * The END must come by then: past it, the subscribers still waiting fail the run.
+   * @param {number} deadline performance.now() ms
+   */
+  expectEndBy (deadline) {
+    this.timers.after('deadline', Math.max(0, deadline - performance.now()), () => {
+      const waiting = this.subscribers.length - this.counts.ended
+      this.failure ??= `${waiting} of ${this.subscribers.length} subscribers had no END from the publisher by the deadline (--timeout)`
+      this.stopWaiting()
+    })
+  }
+
+  /** Stops waiting (SIGINT, or the publisher failed): what arrived counts. */
+  stop (reason) {
+    this.failure ??= reason
+    this.stopWaiting()
+  }
+
+  stopWaiting () {
+    if (this.finished) return
+    this.finished = true
+    this.timers.clearAll()
+    this.settle()
+  }
+
+  /**
+   * Resolves once every subscriber has the END, or the deadline or a stop came first.
+   * @returns {Promise<object>} what runLoad's result has (see LoadResult), with `fanout`: see FanoutResult
+   */
+  async finish () {
+    await this.done
+    if (!this.recording) this.recorder.start() // nothing measured came: an empty phase
+    if (this.recorder.hasOpenSecond()) this.closeSecond()
+    const recorded = this.recorder.result()
+    const bytes = this.subscribers.map(({ bytes, open, socket }) => bytes.since(open ? socket : null))
+    const startedAt = Number.isFinite(this.firstPublishUs) ? this.firstPublishUs / 1000 : recorded.startedAt
+    return {
+      ...recorded,
+      startedAt,
+      durationMs: this.lastDeliveryAt > 0 ? performance.timeOrigin + this.lastDeliveryAt - startedAt : 0,
+      bytes: {
+        written: bytes.reduce((sum, { written }) => sum + written, 0),
+        read: bytes.reduce((sum, { read }) => sum + read, 0)
+      },
+      failure: this.failure,
+      errorReplies: this.errorTexts,
+      fanout: {
+        subscribers: this.subscribers.length,
+        published: this.published,
+        delivered: this.counts.delivered,
+        duplicates: this.counts.duplicates,
+        reordered: this.counts.reordered,
+        errors: this.counts.errors,
+        perPublish: {
+          firstUs: Array.from(this.perPublish.firstUs, orNull),
+          lastUs: Array.from(this.perPublish.lastUs, orNull)
+        },
+        reconnects: { count: this.reconnects.totalCount, histogram: encodeHistogram(this.reconnects) }
+      }
+    }
+  }
+
+  /** Closes every subscriber connection (after the run, or on a failure). */
+  async close () {
+    this.stopWaiting()
+    const open = this.subscribers.filter((subscriber) => subscriber.open)
+    await Promise.all(open.map(({ ws }) => new Promise((resolve) => {
+      ws.once('close', resolve)
+      ws.close(1000)
+      setTimeout(() => ws.terminate(), 1000).unref()
+    })))
+  }
+}
+
+function orNull (value) {
+  return value ?? null
+}

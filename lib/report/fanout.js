@@ -1,0 +1,86 @@
+// The fan-out part of a report: the accounting of every delivery (expected = published ×
+// subscribers = delivered + lost), how far apart one publish's deliveries landed, the reconnects,
+// and the bytes and CPU per delivery; and how the parts from several processes or hosts add up.
+import { addHistograms, createLatencyHistogram, decodeHistogram, encodeHistogram, summarizeLatency } from '../histogram.js'
+import { round } from '../display.js'
+
+/**
+ * The report's `fanout` from what a run measured.
+ * @param {object} measured the run's fanout (see FanoutResult in lib/load/subscribers.js), with
+ *   `published` (the publisher's count, or the END's) and `subscriberBytesRead`
+ * @param {{role: string, headerBytes: number, cpu: {userUs: number, systemUs: number}|null}} context
+ * @returns {object}
+ */
+export function describeFanout (measured, { role, headerBytes, cpu }) {
+  const { subscribers, published, delivered, perPublish, reconnects } = measured
+  const expected = published === null ? null : published * subscribers
+  const reconnectGaps = reconnects.histogram ? decodeHistogram(reconnects.histogram) : createLatencyHistogram()
+  const { p50, p99, max } = summarizeLatency(reconnectGaps)
+  const read = measured.subscriberBytesRead ?? measured.wire?.read ?? 0
+  return {
+    role,
+    subscribers,
+    published,
+    expected,
+    delivered,
+    lost: expected === null ? null : expected - delivered,
+    duplicates: measured.duplicates,
+    reordered: measured.reordered,
+    errors: measured.errors,
+    headerBytes,
+    spreadMs: deliverySpread(perPublish),
+    perPublish,
+    reconnects: { count: reconnects.count, gapMs: { p50, p99, max }, histogram: reconnects.histogram },
+    // Read by the subscribers on their sockets: headers, frames and any compression included.
+    wire: { read, perDelivery: delivered > 0 ? round(read / delivered, 1) : null },
+    cpuPerDeliveryUs: cpu && delivered > 0 ? round((cpu.userUs + cpu.systemUs) / delivered, 2) : null
+  }
+}
+
+/**
+ * The spread of a fan-out's deliveries: for each publish, from its first delivery to its last,
+ * over every publish delivered at least once.
+ * @param {{firstUs: Array<number|null>, lastUs: Array<number|null>}} perPublish
+ * @returns {{p50: number, p99: number, max: number}} ms
+ */
+export function deliverySpread ({ firstUs, lastUs }) {
+  const spreads = createLatencyHistogram()
+  firstUs.forEach((first, seq) => { if (first !== null) spreads.recordValue(Math.max(1, lastUs[seq] - first)) })
+  const { p50, p99, max } = summarizeLatency(spreads)
+  return { p50, p99, max }
+}
+
+/**
+ * Several parts' fanout as the measured fanout of one run, exactly: counts added, the publish count
+ * from the publisher (parts that heard an END agree with it), each publish's first and last delivery
+ * over every part, the reconnect histograms added.
+ * @param {object[]} parts the reports' `fanout`
+ * @returns {object} for describeFanout
+ * @throws {Error} when parts disagree on how many were published
+ */
+export function mergeFanout (parts) {
+  const counts = parts.map((part) => part.published).filter((published) => published !== null)
+  const distinct = [...new Set(counts)]
+  if (distinct.length > 1) throw new Error(`the parts disagree on how many were published: ${distinct.join(', ')}`)
+  const sum = (pick) => parts.reduce((total, part) => total + pick(part), 0)
+  const length = Math.max(...parts.map((part) => part.perPublish.firstUs.length))
+  const extreme = (pick, side) => Array.from({ length }, (_, seq) => {
+    const values = parts.map((part) => part.perPublish[side][seq] ?? null).filter((value) => value !== null)
+    return values.length ? pick(...values) : null
+  })
+  const histograms = parts.map((part) => part.reconnects.histogram).filter(Boolean)
+  return {
+    subscribers: sum((part) => part.subscribers),
+    published: counts[0] ?? null,
+    delivered: sum((part) => part.delivered),
+    duplicates: sum((part) => part.duplicates),
+    reordered: sum((part) => part.reordered),
+    errors: sum((part) => part.errors),
+    perPublish: { firstUs: extreme(Math.min, 'firstUs'), lastUs: extreme(Math.max, 'lastUs') },
+    reconnects: {
+      count: sum((part) => part.reconnects.count),
+      histogram: histograms.length ? encodeHistogram(addHistograms(histograms)) : null
+    },
+    subscriberBytesRead: sum((part) => part.wire.read)
+  }
+}

@@ -1,0 +1,130 @@
+// runFanout through measure, in this process, against the real server (startServer on port 0):
+// every expected delivery accounted for, in one process or split by role and merged.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import net from 'node:net'
+import { runFanout } from '../../lib/load/fanout.js'
+import { measure, prepareRun } from '../../lib/load/measure.js'
+import { startServer } from '../../lib/server/server.js'
+import { mergeReports } from '../../lib/report/merge.js'
+import { decodeHistogram } from '../../lib/histogram.js'
+
+const LIMIT = { timeout: 30_000 }
+
+/** A fan-out run as the command line gives it (client-options.js defaults), to `url`. */
+function fanoutRun (url, format, load = {}) {
+  return {
+    format,
+    test: '3',
+    custom: null,
+    load: {
+      url,
+      connections: 20,
+      rate: 100,
+      durationMs: 1000,
+      inflight: 1000,
+      warmup: { messages: 10 },
+      headers: {},
+      ack: { text: 'ACK' },
+      timeoutMs: 5000,
+      compress: false,
+      repeat: false,
+      direction: 'fanout',
+      role: 'both',
+      heartbeatMs: 500,
+      ...load
+    }
+  }
+}
+
+async function run (format, settings) {
+  const prepared = await prepareRun(format, settings)
+  return measure(prepared, settings.load, { network: null })
+}
+
+test('runFanout (lib/load/fanout.js): one process, json and protobuf: every publish reaches every subscriber once, in order, timed from its schedule', LIMIT, async (t) => {
+  const server = await startServer({ port: 0 })
+  t.after(() => server.close())
+  for (const format of ['json', 'protobuf']) {
+    const report = await run(format, fanoutRun(server.url, format))
+    const f = report.fanout
+    assert.equal(report.ok, true, report.failure)
+    assert.equal(report.messages.sent, 100, 'the publisher: 100/s for 1 s')
+    assert.equal(report.messages.acked, 100)
+    assert.deepEqual([f.role, f.subscribers, f.published, f.expected, f.delivered, f.lost, f.duplicates, f.reordered, f.errors],
+      ['both', 20, 100, 2000, 2000, 0, 0, 0, 0])
+    assert.equal(decodeHistogram(report.histogram).totalCount, 2000, 'one latency per delivery')
+    assert.ok(report.latencyMs.min > 0 && report.latencyMs.p99 >= report.latencyMs.p50)
+    assert.equal(f.perPublish.firstUs.length, 100)
+    assert.ok(f.perPublish.firstUs.every((first, seq) => first > 0 && first <= f.perPublish.lastUs[seq]))
+    assert.ok(f.spreadMs.max >= f.spreadMs.p50)
+    assert.equal(f.headerBytes, 24)
+    // Each delivery read its payload, its header and a frame header on a subscriber's socket.
+    assert.ok(f.wire.perDelivery > report.bytes.payloadSizes.min + 24, JSON.stringify(f.wire))
+    assert.ok(f.wire.perDelivery < report.bytes.payloadSizes.max + 24 + 20, JSON.stringify(f.wire))
+    assert.ok(f.cpuPerDeliveryUs > 0)
+    assert.ok(report.rate > 1000, `deliveries/s: ${report.rate}`)
+    assert.equal(report.generator.saturated, false)
+    assert.equal(server.stats.forTarget(format, 'medium').deliveries >= 2000 + 200, true, 'warm-up publishes are delivered too')
+  }
+})
+
+test('runFanout: subscribers and publisher in separate runs (--role) merge into the same exact accounting', LIMIT, async (t) => {
+  const server = await startServer({ port: 0 })
+  t.after(() => server.close())
+  const startAt = Date.now() + 1500
+  const subscribers = [8, 12].map((connections) => run('json', fanoutRun(server.url, 'json', { role: 'subscriber', connections, startAt })))
+  // The publisher starts once the subscribers are there (as hosts given one --start-at do).
+  while (server.stats.subscribers < 20) await new Promise((resolve) => setImmediate(resolve))
+  const publisher = await run('json', fanoutRun(server.url, 'json', { role: 'publisher', startAt }))
+  const parts = [publisher, ...await Promise.all(subscribers)]
+  assert.deepEqual(parts.map((part) => [part.fanout.role, part.fanout.subscribers, part.fanout.published]),
+    [['publisher', 0, 100], ['subscriber', 8, 100], ['subscriber', 12, 100]])
+  const merged = mergeReports(parts)
+  const f = merged.fanout
+  assert.deepEqual([f.subscribers, f.published, f.expected, f.delivered, f.lost, f.duplicates], [20, 100, 2000, 2000, 0, 0])
+  assert.equal(merged.ok, true, merged.failure)
+  assert.equal(merged.messages.acked, 100)
+  assert.equal(decodeHistogram(merged.histogram).totalCount, 2000)
+  assert.deepEqual(f.perPublish.firstUs, parts[1].fanout.perPublish.firstUs.map((first, seq) => Math.min(first, parts[2].fanout.perPublish.firstUs[seq])))
+  assert.throws(() => mergeReports([parts[1], { ...parts[2], fanout: { ...parts[2].fanout, published: 99 } }]), /disagree on how many were published: 100, 99/)
+})
+
+test('runFanout: subscribers whose connections are cut reconnect; what they missed is lost, nothing is duplicated', LIMIT, async (t) => {
+  const server = await startServer({ port: 0 })
+  t.after(() => server.close())
+  // Every connection goes through this relay, which can cut them: the subscribers open first, the publisher last.
+  const sockets = []
+  const relay = net.createServer((socket) => {
+    const upstream = net.connect(server.port, server.host)
+    socket.pipe(upstream).pipe(socket)
+    for (const end of [socket, upstream]) end.on('error', () => { socket.destroy(); upstream.destroy() })
+    sockets.push(socket)
+  })
+  await new Promise((resolve) => relay.listen(0, '127.0.0.1', resolve))
+  t.after(() => relay.close())
+  const settings = fanoutRun(server.url, 'protobuf', { connections: 30, rate: 200, durationMs: 1500 })
+  const running = measure(await prepareRun('protobuf', settings), settings.load, { connectUrl: `ws://127.0.0.1:${relay.address().port}`, network: null })
+  while (server.stats.forTarget('protobuf', 'medium').messages < 10 + 100) await new Promise((resolve) => setImmediate(resolve))
+  for (const socket of sockets.slice(0, 10)) socket.destroy()
+  const report = await running
+  const f = report.fanout
+  assert.ok(f.reconnects.count >= 10, `${f.reconnects.count} reconnects`)
+  assert.ok(f.reconnects.gapMs.max > 0)
+  assert.equal(f.expected, 300 * 30)
+  assert.equal(f.delivered + f.lost, f.expected)
+  assert.equal(f.duplicates, 0)
+  assert.equal(report.messages.acked, 300, 'the publisher was not cut')
+  assert.equal(report.ok, f.lost === 0)
+})
+
+test('runFanout: subscribers with no publisher fail at the deadline with one line, and close', LIMIT, async (t) => {
+  const server = await startServer({ port: 0 })
+  t.after(() => server.close())
+  const prepared = await prepareRun('json', fanoutRun(server.url, 'json'))
+  const { load } = fanoutRun(server.url, 'json', { role: 'subscriber', connections: 3, durationMs: 200, timeoutMs: 300, warmup: { messages: 0 } })
+  const result = await runFanout({ ...load, test: prepared.test, codec: prepared.codec, payloads: [{ id: 1 }] })
+  assert.equal(result.failure, '3 of 3 subscribers had no END from the publisher by the deadline (--timeout)')
+  assert.equal(result.fanout.published, null)
+  while (server.stats.subscribers > 0) await new Promise((resolve) => setImmediate(resolve))
+})
