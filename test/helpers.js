@@ -2,6 +2,7 @@
 import fs from 'node:fs'
 import WebSocket from 'ws'
 import { CHROMIUM } from '../bin/headless-browser.js'
+import { brokerProgram } from '../lib/processes.js'
 
 export { PROJECT_ROOT as ROOT, runNodeScript as runScript, startServerProcess } from '../lib/processes.js'
 export { CHROMIUM, openBrowserPage } from '../bin/headless-browser.js'
@@ -14,6 +15,17 @@ export { CHROMIUM, openBrowserPage } from '../bin/headless-browser.js'
 export function browserUnavailable () {
   if (fs.existsSync(CHROMIUM) || process.env.CI) return false
   return `no Chromium at ${CHROMIUM} (apt-get install chromium)`
+}
+
+/**
+ * Why tests of a broker (redis, nats) cannot run here, or false when they can: as with Chromium, a
+ * missing program skips them outside CI and fails them in CI.
+ * @param {'redis'|'nats'} kind
+ * @returns {string|false}
+ */
+export function brokerUnavailable (kind) {
+  if (brokerProgram(kind) || process.env.CI) return false
+  return `no ${kind}-server here (apt-get install ${kind}-server)`
 }
 
 /**

@@ -2,6 +2,7 @@
 import { UsageError } from '../errors.js'
 import { DEFAULT_HANDSHAKE_TIMEOUT_MS, DEFAULT_MAX_BUFFERED, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_PAYLOAD, DEFAULT_PORT, MAX_SCHEMA_BYTES } from '../defaults.js'
 import { FORMATS } from '../codecs/registry.js'
+import { parseBrokerUrl } from '../server/broker.js'
 import { commandLine, duration, wholeNumber } from './parser.js'
 
 /** More worker processes than this is a typo, not a server: each costs about 50 MB before its first connection. */
@@ -14,7 +15,7 @@ const MAX_PROCESSES = 256
  * @param {NodeJS.ProcessEnv} env
  * @returns {Promise<{host: string, port: number, maxPayload: number, maxConnections: number, maxSchemaBytes: number,
  *   handshakeTimeoutMs: number, stall?: {ms: number, after: number}, compress: boolean, maxBuffered: number,
- *   processes: number, token?: string}>}
+ *   processes: number, token?: string, broker?: string}>}
  */
 export async function parseServerArgs (argv, env) {
   const args = await commandLine(argv, 'Usage: node server.js [options]\n\n' +
@@ -31,17 +32,20 @@ export async function parseServerArgs (argv, env) {
       compress: { describe: 'accept permessage-deflate', type: 'boolean', default: false },
       'max-buffered': { describe: 'fan-out: drop a subscriber with more than this many bytes unsent (it cannot keep up)', default: DEFAULT_MAX_BUFFERED },
       processes: { describe: 'worker processes sharing the port, each with its own event loop and open-file limit (summary lines and /metrics sum them)', default: 1 },
-      token: { describe: 'require this token on upgrades (Authorization: Bearer, or ?token=); default from BENCH_TOKEN', type: 'string', default: env.BENCH_TOKEN }
+      token: { describe: 'require this token on upgrades (Authorization: Bearer, or ?token=); default from BENCH_TOKEN', type: 'string', default: env.BENCH_TOKEN },
+      broker: { describe: 'fan-out across processes or servers through redis://HOST:PORT, nats://HOST:PORT, or ipc (the primary relays between --processes)', type: 'string' }
     })
     .example('node server.js', `listen on 127.0.0.1:${DEFAULT_PORT}`)
     .example('BENCH_TOKEN=s3cret node server.js --host 0.0.0.0', 'reachable from other hosts, token required')
     .example('node server.js --port 0', 'listen on a free port (printed)')
     .example('node server.js --processes 2', 'two processes: more connections than one process may hold')
+    .example('node server.js --processes 2 --broker redis://127.0.0.1:6379', 'two processes, fan-out between them through Redis')
     .parseAsync()
   const port = wholeNumber('port', args.port, 0)
   if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`)
   const processes = wholeNumber('processes', args.processes, 1)
   if (processes > MAX_PROCESSES) throw new UsageError(`--processes must be at most ${MAX_PROCESSES}, got ${processes}`)
+  const broker = args.broker === undefined ? undefined : checkedBroker(args.broker, processes)
   return {
     host: args.host,
     port,
@@ -53,8 +57,20 @@ export async function parseServerArgs (argv, env) {
     compress: args.compress,
     maxBuffered: wholeNumber('max-buffered', args.maxBuffered, 1),
     processes,
-    token: args.token || undefined
+    token: args.token || undefined,
+    broker
   }
+}
+
+/** The --broker URL, known to name a broker; ipc relays through a cluster's primary, so it needs one. */
+function checkedBroker (url, processes) {
+  try {
+    parseBrokerUrl(url)
+  } catch (err) {
+    throw new UsageError(`--broker: ${err.message}`)
+  }
+  if (url === 'ipc' && processes < 2) throw new UsageError('--broker ipc relays between worker processes: it needs --processes 2 or more')
+  return url
 }
 
 function stallHook (text) {

@@ -5,6 +5,8 @@
 export const OPTIONS_ENV = 'WSBENCH_SERVER_OPTIONS'
 /** Marks this project's IPC messages (cluster uses the same channel for its own). */
 export const TAG = 'wsbench'
+/** Tags a worker's batch of fan-out frames, which the primary relays to every other worker (the ipc broker). */
+export const RELAY = 'relay'
 /** Longest wait for a process's answer: a worker that cannot answer in this time is stuck. */
 const ANSWER_TIMEOUT_MS = 10_000
 
@@ -59,3 +61,19 @@ export async function answer (channel, { id }, work) {
   if (!(channel.isConnected?.() ?? channel.connected)) return
   await new Promise((resolve) => channel.send(reply, resolve))
 }
+
+/**
+ * The primary's half of the ipc broker (brokers/ipc.js): a worker's batch of frames goes on, as it
+ * came and so in its order, to every other worker still connected; one send per worker per batch.
+ * @param {import('node:cluster').Worker} from the worker that published them
+ * @param {object} batch its message, sent on unchanged
+ * @param {Iterable<import('node:cluster').Worker>} workers
+ */
+export function relayFrames (from, batch, workers) {
+  for (const worker of workers) {
+    // A worker that closes meanwhile misses frames it could not deliver anyway.
+    if (worker !== from && worker.isConnected()) worker.send(batch, ignore)
+  }
+}
+
+const ignore = () => {}

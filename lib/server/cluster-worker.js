@@ -1,7 +1,7 @@
 // The script each worker of `node server.js --processes N` runs (node:cluster forks it): serve on
-// the shared port, answer the primary's questions, and stop when it says so. Signals are the
-// primary's to handle, so that a Ctrl-C, which reaches every process, still ends with the summed
-// final line. A worker whose primary is gone exits at once (node:cluster sees to that).
+// the shared port, answer the primary's questions, say if its broker goes away, and stop when told.
+// Signals are the primary's to handle, so that a Ctrl-C, which reaches every process, still ends
+// with the summed final line. A worker whose primary is gone exits at once (node:cluster sees to that).
 import { startServer } from './server.js'
 import { answer, OPTIONS_ENV, Questions, TAG } from './cluster-ipc.js'
 
@@ -29,6 +29,8 @@ async function serveClusterWorker () {
       }).then(() => { if (process.connected) process.disconnect() })
     }
   })
+  // A broker that goes away ends the fan-out: the primary stops the server with the reason.
+  server.lost.then((reason) => { if (process.connected) process.send({ [TAG]: 'lost', reason }) })
   process.send({ [TAG]: 'listening', address: { url: server.url, host: server.host, port: server.port } })
 }
 

@@ -1,13 +1,14 @@
 // A server of several processes (server.js --processes N) on node:cluster: each worker runs the
 // same startServer on the shared port, with its own event loop and its own open-file limit, which
 // caps the connections one process can hold. The primary owns the summary lines and sums every
-// process's counters and metrics over IPC; nothing crosses IPC per message.
+// process's counters and metrics over IPC. Nothing crosses IPC per message, except fan-out frames
+// with --broker ipc, which the primary relays from the worker that got them to the others.
 import cluster from 'node:cluster'
 import { fileURLToPath } from 'node:url'
 import { UsageError } from '../errors.js'
 import { ServerStats, startSummaries } from './stats.js'
 import { aggregateMetrics, createProcessMetrics, sumMetrics } from './metrics.js'
-import { answer, OPTIONS_ENV, Questions, TAG } from './cluster-ipc.js'
+import { answer, OPTIONS_ENV, Questions, RELAY, relayFrames, TAG } from './cluster-ipc.js'
 import { benchServer } from './server.js'
 
 /**
@@ -27,17 +28,21 @@ export async function startCluster ({ processes, log = () => {}, ...options }) {
   // accepts every connection and holds it until a worker takes it, so a burst of connections
   // would cost the primary a file descriptor each: the very limit the processes are there to lift.
   cluster.schedulingPolicy = cluster.SCHED_NONE
-  cluster.setupPrimary({ exec: fileURLToPath(new URL('./cluster-worker.js', import.meta.url)) })
+  // Advanced serialization carries the ipc broker's frames as Buffers, not as JSON arrays of numbers.
+  cluster.setupPrimary({ exec: fileURLToPath(new URL('./cluster-worker.js', import.meta.url)), serialization: 'advanced' })
   const stats = new ServerStats()
   const own = createProcessMetrics()
   let closing = false
   let reportLost
   const lost = new Promise((resolve) => { reportLost = resolve })
-  const onExit = (why) => { if (!closing) reportLost(why) }
+  const onLost = (why) => { if (!closing) reportLost(why) }
   const everyProcess = async () => [await own.getMetricsAsJSON(), ...await gather('metrics')]
   // Any worker's GET /metrics: every process's metrics, the primary's included.
   const exposition = async () => aggregateMetrics(await everyProcess())
-  const workers = Array.from({ length: processes }, () => forkWorker(options, exposition, onExit))
+  const relay = (from, batch) => relayFrames(from, batch, workers.map(({ worker }) => worker))
+  // peers: other processes share the port, so a fan-out needs the broker to reach their subscribers.
+  const workerOptions = { ...options, peers: true }
+  const workers = Array.from({ length: processes }, () => forkWorker(workerOptions, { exposition, onLost, relay }))
   const gather = (kind) => Promise.all(workers.map(({ questions }) => questions.ask(kind)))
   const sumLatest = () => stats.sum(workers.map(({ latest }) => latest).filter(Boolean))
 
@@ -70,12 +75,12 @@ export async function startCluster ({ processes, log = () => {}, ...options }) {
 
 /**
  * Forks one worker process and follows it: its answers, its requests for every process's metrics,
- * whether it listens, and its exit.
+ * its fan-out frames for the others, whether it listens, whether it lost its broker, and its exit.
  * @returns {{worker: import('node:cluster').Worker, questions: Questions, ready: Promise<object>, latest: object|null}}
  *   ready resolves with its address once it listens, or rejects with its one-line reason;
  *   latest is its last counters snapshot
  */
-function forkWorker (options, exposition, onExit) {
+function forkWorker (options, { exposition, onLost, relay }) {
   const worker = cluster.fork({ [OPTIONS_ENV]: JSON.stringify(options) })
   const questions = new Questions(worker)
   let listening
@@ -84,13 +89,15 @@ function forkWorker (options, exposition, onExit) {
     switch (message?.[TAG]) {
       case 'answer': return questions.settle(message)
       case 'exposition': return answer(worker, message, exposition)
+      case RELAY: return relay(worker, message)
       case 'listening': return listening.resolve(message.address)
       case 'failed': return listening.reject(new UsageError(message.reason))
+      case 'lost': return onLost(message.reason)
     }
   })
   worker.on('exit', (code, signal) => {
     for (const id of questions.pending.keys()) questions.settle({ id, error: `server process ${worker.process.pid} exited` })
-    onExit(`server process ${worker.process.pid} exited with ${signal ?? `code ${code}`}`)
+    onLost(`server process ${worker.process.pid} exited with ${signal ?? `code ${code}`}`)
   })
   return { worker, questions, ready, latest: null }
 }

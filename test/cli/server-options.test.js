@@ -12,7 +12,7 @@ const usage = (message) => (err) => {
   return true
 }
 
-test('defaults: loopback on 7070, 64 MiB messages, 10,000 connections, 1 MiB schemas, 10 s handshakes, one process, no token', async () => {
+test('defaults: loopback on 7070, 64 MiB messages, 10,000 connections, 1 MiB schemas, 10 s handshakes, one process, no token, no broker', async () => {
   assert.deepEqual(await server([]), {
     host: '127.0.0.1',
     port: 7070,
@@ -24,8 +24,19 @@ test('defaults: loopback on 7070, 64 MiB messages, 10,000 connections, 1 MiB sch
     compress: false,
     maxBuffered: 1024 * 1024,
     processes: 1,
-    token: undefined
+    token: undefined,
+    broker: undefined
   })
+})
+
+test('--broker: redis://, nats:// or ipc, passed on as given; anything else, or ipc in one process, one UsageError line', async () => {
+  assert.equal((await server(['--broker', 'redis://127.0.0.1:6379'])).broker, 'redis://127.0.0.1:6379')
+  assert.equal((await server(['--broker', 'nats://bench-broker'])).broker, 'nats://bench-broker')
+  assert.equal((await server(['--broker', 'ipc', '--processes', '2'])).broker, 'ipc')
+  await assert.rejects(server(['--broker', 'kafka://127.0.0.1:9092']),
+    usage("--broker: unknown broker 'kafka://127.0.0.1:9092': expected redis://HOST:PORT, nats://HOST:PORT or ipc"))
+  await assert.rejects(server(['--broker', '']), usage("--broker: unknown broker '': expected redis://HOST:PORT, nats://HOST:PORT or ipc"))
+  await assert.rejects(server(['--broker', 'ipc']), usage('--broker ipc relays between worker processes: it needs --processes 2 or more'))
 })
 
 test('PORT and BENCH_TOKEN come from the environment passed in, the command line wins', async () => {
