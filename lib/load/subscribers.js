@@ -280,9 +280,10 @@ export class Subscribers {
    */
   async finish () {
     await this.done
-    if (!this.recording) this.recorder.start() // nothing measured came: an empty phase
+    const measured = this.recording
+    if (!measured) this.recorder.start() // nothing measured came: an empty phase, whose CPU and loop say nothing
     if (this.recorder.hasOpenSecond()) this.closeSecond()
-    const recorded = this.recorder.result()
+    const recorded = { ...this.recorder.result(), ...(!measured && { cpu: null, generator: null }) }
     const bytes = this.subscribers.map(({ bytes, open, socket }) => bytes.since(open ? socket : null))
     const startedAt = Number.isFinite(this.firstPublishUs) ? this.firstPublishUs / 1000 : recorded.startedAt
     return {
