@@ -52,6 +52,20 @@ async function measureBroadcast ({ format, compress, test, subscribers, rate, du
   }
 }
 
+/**
+ * The question in one sentence for a test: JSON with deflate against protobuf without, on the
+ * bytes, the server's CPU per delivery and its memory per subscriber; protobuf with deflate too.
+ */
+function answer (rows, label) {
+  const row = (format, deflate) => rows.find((r) => r[0] === label && r[1] === format && r[2] === deflate)
+  const [jsonDeflate, protobuf, protobufDeflate] = [row('json', 'on'), row('protobuf', 'off'), row('protobuf', 'on')]
+  const figure = (r, column) => r[COLUMNS.indexOf(column)]
+  return `${figure(jsonDeflate, 'wire B/delivery')} B per delivery for JSON with deflate against ${figure(protobuf, 'wire B/delivery')} B ` +
+    `for protobuf without (${figure(protobufDeflate, 'wire B/delivery')} B with), at ${figure(jsonDeflate, 'server CPU µs/delivery')} ` +
+    `against ${figure(protobuf, 'server CPU µs/delivery')} µs of server CPU and ${figure(jsonDeflate, 'server KB/subscriber')} ` +
+    `against ${figure(protobuf, 'server KB/subscriber')} KB of server memory per subscriber`
+}
+
 runMain(async () => {
   const args = await commandLine(process.argv, 'Usage: npm run bench:fanout-formats -- [--subscribers N] [--rate R] [--duration D] [--tests 3,4] [--json]')
     .options({
@@ -80,6 +94,7 @@ runMain(async () => {
   const table = {
     columns: COLUMNS,
     rows,
+    figures: Object.fromEntries(tests.map((test) => [`answer-${test.id ?? test.name}`, answer(rows, testLabel(test))])),
     notes: [
       `${subscribers} subscribers and one publisher at ${rate}/s for ${durationMs / 1000} s after 1 s of warm-up, one client process; ` +
         'a server process of its own for each run (node server.js, --compress for deflate on); single runs, the formats alternating',
