@@ -71,7 +71,6 @@ export class Subscribers {
    */
   constructor (options) {
     this.options = options
-    this.codec = options.codec
     // Long enough for a busy server to answer, short enough to retry soon after a cut link is back.
     const connectTimeoutMs = Math.max(3000, 4 * options.heartbeatMs)
     this.connectOptions = { ...options, role: 'subscriber', handshake: undefined, connectTimeoutMs }
@@ -80,6 +79,8 @@ export class Subscribers {
     this.header = { measured: false, seq: 0, publishedAtUs: 0 }
     this.recorder = new Recorder(false)
     this.recording = false
+    /** Whether a publish of this run came (warm-up or measured): an END before one is another run's. */
+    this.heardPublish = false
     this.lastSweepAt = 0
     /** Subscribers that have the END, fan-out frames received (warm-up and END too), and the deliveries. */
     this.counts = { ended: 0, frames: 0, delivered: 0, duplicates: 0, reordered: 0, errors: 0 }
@@ -144,10 +145,11 @@ export class Subscribers {
     const now = performance.now()
     subscriber.lastHeardAt = now
     const header = this.header
-    this.counts.frames++
     if (!readFanoutHeader(data, header)) return this.onOther(subscriber, data, isBinary)
+    this.heardPublish = true
+    this.counts.frames++
     try {
-      this.codec.decode(data.subarray(FANOUT_HEADER_BYTES))
+      this.options.codec.decode(data.subarray(FANOUT_HEADER_BYTES))
     } catch (err) {
       this.keepError(`client decode failed: ${err.message}`)
     }
@@ -174,6 +176,9 @@ export class Subscribers {
   /** A frame that is not a delivery: the publisher's END, an error line, or something else (an error). */
   onOther (subscriber, data, isBinary) {
     if (!isBinary && isFanoutEnd(data)) {
+      // Before any publish of this run, an END is the last run's, kept by the server for latecomers.
+      if (!this.heardPublish) return
+      this.counts.frames++
       const published = Number(data.toString('latin1', FANOUT_END.length))
       this.published = Math.max(this.published ?? 0, published)
       if (!subscriber.ended) {
