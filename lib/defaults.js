@@ -59,3 +59,7 @@ export const DEFAULT_HEARTBEAT_MS = 500
 
 /** What a fan-out client runs (--role): both sides (the default), or one side, for runs split across hosts. */
 export const FANOUT_ROLES = Object.freeze(['both', 'publisher', 'subscriber'])
+
+/** Compare's publish rate with --direction fanout, and how many seconds of publishes make a trial. */
+export const DEFAULT_FANOUT_RATE = 20
+export const FANOUT_TRIAL_SECONDS = 3

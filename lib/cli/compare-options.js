@@ -1,12 +1,15 @@
 // `npm run compare`'s command line.
 import { UsageError } from '../errors.js'
-import { DEFAULT_BUDGET_MS, DEFAULT_BYTES_PER_RUN, DEFAULT_FORMATS, DEFAULT_MESSAGES, DEFAULT_WARMUP, MAX_TRIALS } from '../defaults.js'
+import {
+  DEFAULT_BUDGET_MS, DEFAULT_BYTES_PER_RUN, DEFAULT_FANOUT_RATE, DEFAULT_FORMATS, DEFAULT_MESSAGES, DEFAULT_WARMUP,
+  MAX_TRIALS
+} from '../defaults.js'
 import { DEFAULT_EQUIVALENCE } from '../compare/statistics.js'
 import { DIRECTIONS } from '../protocol.js'
 import { CUSTOM_FORMATS, FORMATS } from '../codecs/registry.js'
 import { ALL_TESTS, resolveTest } from '../payloads/catalog.js'
 import { resolveNetwork } from '../network/profiles.js'
-import { PAYLOAD_OPTIONS, commaList, commandLine, duration, payloadFiles, wholeNumber } from './parser.js'
+import { PAYLOAD_OPTIONS, commaList, commandLine, duration, payloadFiles, positiveNumber, wholeNumber } from './parser.js'
 
 /**
  * Parses `npm run compare`'s command line. Messages and warmup stay undefined unless given, so
@@ -14,7 +17,8 @@ import { PAYLOAD_OPTIONS, commaList, commandLine, duration, payloadFiles, wholeN
  * @param {string[]} argv process.argv
  * @returns {Promise<{formats: string[], tests: string[], custom: {payload: string, proto?: string, type?: string}|null, allowLossy: boolean,
  *   profiles: string[], compress: boolean, direction: string, trials?: number, budgetMs?: number, margin: number,
- *   pin: boolean, messages?: number, warmup?: number, inflight: number, connections: number, repeat: boolean,
+ *   pin: boolean, messages?: number, warmup?: number, inflight: number, rate?: number, connections: number,
+ *   repeat: boolean,
  *   json: boolean, out: string}>}
  */
 export async function parseCompareArgs (argv) {
@@ -28,14 +32,15 @@ export async function parseCompareArgs (argv) {
       throttle: { describe: 'comma-separated network profiles (none = no shaping)', default: 'none', type: 'string' },
       compress: { describe: 'permessage-deflate on server and clients', type: 'boolean', default: false },
       repeat: { describe: 'send each test\'s one message over and over instead of its stream of varying messages (flatters compression)', type: 'boolean', default: false },
-      direction: { describe: 'up: clients send the payload; down: the server sends it; echo: both', choices: DIRECTIONS, default: 'up' },
+      direction: { describe: 'up: clients send the payload; down: the server sends it; echo: both; fanout: one publisher, --connections subscribers', choices: DIRECTIONS, default: 'up' },
+      rate: { describe: `fanout: publishes per second [default: ${DEFAULT_FANOUT_RATE}]`, type: 'string' },
       trials: { alias: 't', describe: `a fixed number of trial pairs per test and network, one look at the end (1 to ${MAX_TRIALS}) [default: adaptive]` },
       budget: { describe: `adaptive: add trial pairs until every cell is decided or this much time has passed: 90s, 5m [default: ${DEFAULT_BUDGET_MS / 1000}s, stretched to two pairs of every test]`, type: 'string', nargs: 1 },
       equivalence: { describe: 'equivalent: the whole interval within ± this percentage of 1', default: DEFAULT_EQUIVALENCE * 100, type: 'string', nargs: 1 },
       pin: { describe: 'server and clients on CPUs of their own (taskset), so they never share a core: --no-pin to let them', type: 'boolean', default: true },
       messages: { alias: 'n', describe: `messages per trial [default: ${DEFAULT_MESSAGES}, fewer for big payloads: at most ${DEFAULT_BYTES_PER_RUN / 1024 / 1024} MiB of JSON per trial]` },
-      inflight: { alias: 'i', describe: 'messages outstanding per connection', default: 1 },
-      connections: { alias: 'c', describe: 'parallel connections per client', default: 1 },
+      inflight: { alias: 'i', describe: 'messages outstanding per connection [default: 1]' },
+      connections: { alias: 'c', describe: 'parallel connections per client (fanout: subscribers)', default: 1 },
       warmup: { alias: 'w', describe: `messages sent first and not recorded [default: ${DEFAULT_WARMUP}, at most a tenth of the run]` },
       out: { alias: 'o', describe: 'directory for results.json, results.md and report.html', default: 'compare-report', type: 'string' },
       json: { describe: 'print the results document as JSON instead of the table', type: 'boolean', default: false }
@@ -49,6 +54,7 @@ export async function parseCompareArgs (argv) {
     .example('npm run compare -- --formats json,protobuf,msgpack,cbor', 'MessagePack and CBOR beside them')
     .example('npm run compare -- --formats json,json', 'an A/A run: the same format twice should call nothing')
     .example('npm run compare -- --tests 3,4 --budget 5m --equivalence 2', 'longer, to decide smaller differences')
+    .example('npm run compare -- --direction fanout --connections 200 --tests 3,4 --compress', 'a broadcast to 200 subscribers')
     .parseAsync()
   const profiles = commaList(args.throttle)
   for (const profile of profiles) resolveNetwork({ profile })
@@ -66,6 +72,9 @@ export async function parseCompareArgs (argv) {
   const trials = args.trials === undefined ? undefined : wholeNumber('trials', args.trials, 1)
   if (trials > MAX_TRIALS) throw new UsageError(`--trials must be at most ${MAX_TRIALS}, got ${trials}`)
   if (trials !== undefined && args.budget !== undefined) throw new UsageError('give either --trials (a fixed number of pairs) or --budget (adaptive), not both')
+  const fanout = args.direction === 'fanout'
+  if (fanout && args.inflight !== undefined) throw new UsageError('--inflight does not apply to fanout: the publisher follows --rate, subscribers only listen')
+  if (!fanout && args.rate !== undefined) throw new UsageError('--rate goes with --direction fanout (the other directions run a closed loop)')
   const equivalence = Number(String(args.equivalence).replace(/%$/, ''))
   if (!(equivalence > 0 && equivalence < 100)) throw new UsageError(`--equivalence must be a percentage above 0 and below 100, got '${args.equivalence}'`)
   return {
@@ -83,7 +92,8 @@ export async function parseCompareArgs (argv) {
     pin: args.pin,
     messages: args.messages === undefined ? undefined : wholeNumber('messages', args.messages, 1),
     warmup: args.warmup === undefined ? undefined : wholeNumber('warmup', args.warmup, 0),
-    inflight: wholeNumber('inflight', args.inflight, 1),
+    inflight: wholeNumber('inflight', args.inflight ?? 1, 1),
+    rate: fanout ? positiveNumber('rate', args.rate ?? DEFAULT_FANOUT_RATE) : undefined,
     connections: wholeNumber('connections', args.connections, 1),
     out: args.out,
     json: args.json

@@ -107,16 +107,20 @@ const metricsOf = (figures) => Object.fromEntries(Object.entries(METRIC_FIGURES)
   .map(([metric, figure]) => [metric, figures[figure] ?? null]))
 
 function figuresOf (report) {
-  const { messages: m } = report
+  const { messages: m, fanout } = report
   return {
     payloadBytes: report.bytes.payloadPerMessage,
-    wireBytes: m.sent > 0 ? Math.round((report.direction === 'down' ? report.bytes.read : report.bytes.written) / m.sent) : 0,
+    // Fan-out: per delivery, as its subscribers read it; the others: per message, in the payload's direction.
+    wireBytes: fanout
+      ? Math.round(fanout.wire.perDelivery ?? 0)
+      : m.sent > 0 ? Math.round((report.direction === 'down' ? report.bytes.read : report.bytes.written) / m.sent) : 0,
     rate: report.rate,
     p50: report.latencyMs.p50,
     p99: report.latencyMs.p99,
-    clientCpu: report.cpu?.perMessageUs ?? null,
+    clientCpu: fanout ? fanout.cpuPerDeliveryUs : report.cpu?.perMessageUs ?? null,
     serverCpu: report.server?.perMessageUs ?? null,
-    accounting: `${m.sent}/${m.acked}/${m.errors}/${m.lost}`,
+    // Fan-out accounts for deliveries: expected, delivered, errors, lost.
+    accounting: fanout ? `${fanout.expected ?? 0}/${fanout.delivered}/${fanout.errors}/${fanout.lost ?? 0}` : `${m.sent}/${m.acked}/${m.errors}/${m.lost}`,
     ok: report.ok
   }
 }
@@ -304,12 +308,23 @@ export function formatComparisonMarkdown (results) {
     line(header.map((_, i) => i < 3 ? '---' : '---:')),
     ...body.map(line),
     '',
-    'B/msg: encoded message; wire B/msg: bytes on the socket per message in the payload\'s direction (frame headers, and compression when on); ' +
-      'msgs/s: acknowledged messages per second; p50/p99: latency from send to ACK; CPU: user + system µs per message, the client\'s over ' +
-      'its measured phase, the server\'s from its /metrics around each run. Figures are medians over the trials. ' +
+    figuresMeaning(results.settings.direction) + ' Figures are medians over the trials. ' +
       `Ratios are ${ratioMeaning(results.formats)}.`,
     ''
   ].join('\n')
+}
+
+/** What each column means: per message, or for fan-out per delivery. */
+function figuresMeaning (direction) {
+  if (direction === 'fanout') {
+    return 'B/msg: encoded message; wire B/msg: bytes a subscriber read on its socket per delivery (the 24-byte fan-out header, ' +
+      'frame headers, and compression when on); msgs/s: deliveries per second; p50/p99: latency from the scheduled publish to each ' +
+      'delivery; CPU: user + system µs per delivery, the client\'s (publisher and subscribers) over its measured phase, the ' +
+      'server\'s from its /metrics around each run.'
+  }
+  return 'B/msg: encoded message; wire B/msg: bytes on the socket per message in the payload\'s direction (frame headers, and ' +
+    'compression when on); msgs/s: acknowledged messages per second; p50/p99: latency from send to ACK; CPU: user + system µs ' +
+    'per message, the client\'s over its measured phase, the server\'s from its /metrics around each run.'
 }
 
 /**
@@ -358,7 +373,7 @@ export function describeRun ({ settings, machine, generatedAt, rows }) {
   return `Measured ${generatedAt} on ${machine.cpu} (${machine.cores} cores), Node ${machine.node}, ${machine.platform}. ` +
     `${how}, ${warm}in balanced order (A B, B A, B A, A B), each run a fresh client process; ` +
     `messages per run: ${runs}, ${settings.repeat ? 'one message repeated (flatters compression, caches and the JIT)' : 'each test a seeded stream of varying messages'}; ` +
-    `${settings.connections} connection(s) × ${settings.inflight} in flight; ` +
+    `${settings.direction === 'fanout' ? `${settings.connections} subscribers, one publisher at ${settings.rate}/s` : `${settings.connections} connection(s) × ${settings.inflight} in flight`}; ` +
     `direction ${settings.direction ?? 'up'}; permessage-deflate ${settings.compress ? 'on' : 'off'}; a server of its own on loopback${pinning}.${elapsed}`
 }
 

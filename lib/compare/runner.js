@@ -4,7 +4,10 @@ import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import parsePrometheusTextFormat from 'parse-prometheus-text-format'
 import { cpuPinning, runNodeScript, startServerProcess } from '../processes.js'
-import { DEFAULT_BUDGET_MS, DEFAULT_BYTES_PER_RUN, DEFAULT_FORMATS, DEFAULT_MESSAGES, DEFAULT_WARMUP, MAX_BYTES_PER_FORMAT } from '../defaults.js'
+import {
+  DEFAULT_BUDGET_MS, DEFAULT_BYTES_PER_RUN, DEFAULT_FORMATS, DEFAULT_MESSAGES, DEFAULT_WARMUP, FANOUT_TRIAL_SECONDS,
+  MAX_BYTES_PER_FORMAT
+} from '../defaults.js'
 import { UsageError } from '../errors.js'
 import { METRICS_PATH } from '../protocol.js'
 import { loadMessages, resolveTest } from '../payloads/catalog.js'
@@ -37,14 +40,19 @@ export async function runClientProcess (format, args, cpus) {
 
 /**
  * Message and warmup counts for one payload: what the user asked for, or the defaults capped so a
- * run sends at most DEFAULT_BYTES_PER_RUN of JSON (at least 10 messages).
+ * run sends at most DEFAULT_BYTES_PER_RUN of JSON (at least 10 messages); for fan-out, publishes
+ * over FANOUT_TRIAL_SECONDS at the rate.
  * @param {number} jsonBytes the payload's size as JSON
- * @param {{messages?: number, warmup?: number}} asked undefined where the user gave nothing
+ * @param {{messages?: number, warmup?: number, rate?: number}} asked undefined where the user gave
+ *   nothing; rate: fan-out's publishes per second
  * @returns {{messages: number, warmup: number}}
  */
 export function runLength (jsonBytes, asked) {
   const fitting = Math.floor(DEFAULT_BYTES_PER_RUN / jsonBytes)
-  const messages = asked.messages ?? Math.max(10, Math.min(DEFAULT_MESSAGES, fitting))
+  const planned = asked.rate
+    ? Math.ceil(asked.rate * FANOUT_TRIAL_SECONDS)
+    : Math.max(10, Math.min(DEFAULT_MESSAGES, fitting))
+  const messages = asked.messages ?? planned
   const warmup = asked.warmup ?? Math.min(DEFAULT_WARMUP, Math.ceil(messages / 10))
   return { messages, warmup }
 }
@@ -95,11 +103,12 @@ export function formatLabels (formats) {
 }
 
 /**
- * Reads the server's CPU seconds and messages from its /metrics, for one format and test.
+ * Reads the server's CPU seconds, resident memory, and messages and fan-out deliveries from its
+ * /metrics, for one format and test.
  * @param {string} url the server's /metrics URL
  * @param {string} format
  * @param {string} test
- * @returns {Promise<{cpuSeconds: number, messages: number}>}
+ * @returns {Promise<{cpuSeconds: number, rssBytes: number, messages: number, deliveries: number}>}
  * @throws {Error} with one line when the endpoint cannot be read or lacks the counters
  */
 export async function scrapeServer (url, format, test) {
@@ -110,7 +119,12 @@ export async function scrapeServer (url, format, test) {
     .find((metric) => Object.entries(labels).every(([key, value]) => metric.labels?.[key] === value))
   const cpu = sample('process_cpu_seconds_total')
   if (!cpu) throw new Error(`${url} has no process_cpu_seconds_total`)
-  return { cpuSeconds: Number(cpu.value), messages: Number(sample('wsbench_messages_total', { format, test })?.value ?? 0) }
+  return {
+    cpuSeconds: Number(cpu.value),
+    rssBytes: Number(sample('process_resident_memory_bytes')?.value ?? 0),
+    messages: Number(sample('wsbench_messages_total', { format, test })?.value ?? 0),
+    deliveries: Number(sample('wsbench_fanout_deliveries_total', { format, test })?.value ?? 0)
+  }
 }
 
 /**
@@ -138,7 +152,8 @@ export async function scrapeServer (url, format, test) {
  * @param {number} [options.messages] per trial; default: see {@link runLength}
  * @param {number} [options.warmup] per trial; default: see {@link runLength}
  * @param {number} options.inflight
- * @param {number} options.connections
+ * @param {number} [options.rate] fan-out's publishes per second
+ * @param {number} options.connections per client; fan-out: subscribers
  * @param {(line: string) => void} options.progress told before each run, and of anything left out
  * @returns {Promise<import('./results.js').ComparisonResults>}
  * @throws {UsageError} when the trials would send more JSON than makes sense (MAX_BYTES_PER_FORMAT), or the budget is too short
@@ -146,13 +161,13 @@ export async function scrapeServer (url, format, test) {
 export async function compareFormats ({
   formats = DEFAULT_FORMATS, tests, custom = null, allowLossy = false, profiles, compress, repeat = false, direction = 'up',
   trials, budgetMs, margin = DEFAULT_EQUIVALENCE, pin = true,
-  messages, warmup, inflight, connections, progress
+  messages, warmup, inflight, rate, connections, progress
 }) {
   const startedAt = performance.now()
   const payloads = await payloadsToRun(tests, custom, allowLossy, repeat)
   const most = trials ?? PLANNED_PAIRS
   for (const payload of payloads) {
-    payload.length = runLength(payload.jsonBytes, { messages, warmup })
+    payload.length = runLength(payload.jsonBytes, { messages, warmup, rate: direction === 'fanout' ? rate : undefined })
     const bytes = (most + 1) * (payload.length.messages + payload.length.warmup) * payload.jsonBytes
     if (bytes > MAX_BYTES_PER_FORMAT) {
       throw new UsageError(`${trials ? `--trials ${trials}` : `${most} trial pairs`} would send ${(bytes / 1e9).toFixed(1)} GB of JSON per format for ${payload.label} ` +
@@ -183,11 +198,13 @@ export async function compareFormats ({
     const before = await scrape(format, testName)
     const report = await runClientProcess(format, [
       ...args, String(length.messages), '--url', server.url, '--throttle', profile,
-      '--inflight', String(inflight), '--connections', String(connections), '--warmup', String(length.warmup), '--direction', direction,
+      ...(direction === 'fanout' ? ['--rate', String(rate)] : ['--inflight', String(inflight)]),
+      '--connections', String(connections), '--warmup', String(length.warmup), '--direction', direction,
       ...(compress ? ['--compress'] : []), ...(repeat ? ['--repeat'] : [])
     ], cpus?.clients)
     const after = before && await scrape(format, testName)
-    const recorded = { ...report, label: labels[index], trial: pair, server: after ? serverCost(before, after) : null }
+    const cost = after ? serverCost(before, after, direction === 'fanout' ? 'deliveries' : 'messages') : null
+    const recorded = { ...report, label: labels[index], trial: pair, server: cost }
     if (pair !== null) {
       reports.push(recorded)
       order.push({ test: label, profile, format: labels[index], trial: pair })
@@ -226,6 +243,7 @@ export async function compareFormats ({
     repeat,
     direction,
     inflight,
+    ...(direction === 'fanout' && { rate }),
     connections,
     trials: trials ?? null,
     budgetMs: sequence.budgetMs,
@@ -241,14 +259,18 @@ export async function compareFormats ({
 }
 
 /**
- * The server's CPU per message between two scrapes around one client run (warm-up included, on
- * both sides of the division).
- * @returns {{cpuUs: number, messages: number, perMessageUs: number|null}}
+ * The server's CPU per message (fan-out: per delivery) between two scrapes around one client run
+ * (warm-up included, on both sides of the division), and its resident memory after it.
+ * @param {object} before scrapeServer's
+ * @param {object} after
+ * @param {'messages'|'deliveries'} per what the CPU is divided by
+ * @returns {{cpuUs: number, messages: number, perMessageUs: number|null, rssBytes: number}}
  */
-function serverCost (before, after) {
+function serverCost (before, after, per) {
   const cpuUs = Math.round((after.cpuSeconds - before.cpuSeconds) * 1e6)
-  const messages = after.messages - before.messages
-  return { cpuUs, messages, perMessageUs: messages > 0 ? Math.round(cpuUs / messages * 100) / 100 : null }
+  const messages = after[per] - before[per]
+  const perMessageUs = messages > 0 ? Math.round(cpuUs / messages * 100) / 100 : null
+  return { cpuUs, messages, perMessageUs, rssBytes: after.rssBytes }
 }
 
 /**

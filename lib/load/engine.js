@@ -117,7 +117,8 @@ export async function runLoad (options) {
   signal?.addEventListener('abort', stop, { once: true })
   try {
     if ((warmup.messages > 0 || warmup.durationMs > 0) && !signal?.aborted) {
-      await run.runPhase({ count: warmup.messages, durationMs: warmup.durationMs })
+      // An open loop warms up at its rate: a closed-loop burst of --inflight would be another load.
+      await run.runPhase({ count: warmup.messages, durationMs: warmup.durationMs, rate: options.rate })
     }
     if (options.startAt > Date.now() && !run.failure && !signal?.aborted) await waitUntil(options.startAt, signal)
     const { messages: count, durationMs, rate } = options

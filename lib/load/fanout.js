@@ -62,6 +62,7 @@ function combine (options, publisher, heard) {
     histogram: createLatencyHistogram(), // a publisher alone times no delivery
     timeSeries: [],
     fanout: {
+      frames: 0,
       subscribers: 0,
       published: null,
       delivered: 0,

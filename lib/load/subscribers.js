@@ -51,6 +51,7 @@ class Subscriber {
 
 /**
  * @typedef {object} FanoutResult what the subscribers of one process measured (see `fanout` in the report)
+ * @property {number} frames fan-out frames received: warm-up and measured deliveries, duplicates, END
  * @property {number} subscribers
  * @property {number|null} published measured publishes, as the publisher's END said; null when no END came
  * @property {number} delivered measured publishes received, each once per subscriber
@@ -70,15 +71,19 @@ export class Subscribers {
    */
   constructor (options) {
     this.options = options
-    this.codec = options.codec
-    this.connectOptions = { ...options, role: 'subscriber', handshake: undefined, connectTimeoutMs: Math.max(1000, 2 * options.heartbeatMs) }
+    // Long enough for a busy server to answer, short enough to retry soon after a cut link is back.
+    const connectTimeoutMs = Math.max(3000, 4 * options.heartbeatMs)
+    this.connectOptions = { ...options, role: 'subscriber', handshake: undefined, connectTimeoutMs }
     /** @type {Subscriber[]} */
     this.subscribers = []
     this.header = { measured: false, seq: 0, publishedAtUs: 0 }
     this.recorder = new Recorder(false)
     this.recording = false
-    /** Subscribers that have the END, and the deliveries as they were counted. */
-    this.counts = { ended: 0, delivered: 0, duplicates: 0, reordered: 0, errors: 0 }
+    /** Whether a publish of this run came (warm-up or measured): an END before one is another run's. */
+    this.heardPublish = false
+    this.lastSweepAt = 0
+    /** Subscribers that have the END, fan-out frames received (warm-up and END too), and the deliveries. */
+    this.counts = { ended: 0, frames: 0, delivered: 0, duplicates: 0, reordered: 0, errors: 0 }
     this.errorTexts = []
     this.published = null
     /** Per measured publish: its first and last delivery here, µs after it was due. */
@@ -117,6 +122,7 @@ export class Subscribers {
       for (const { ws } of this.subscribers) ws?.terminate()
       throw err
     }
+    this.lastSweepAt = performance.now()
     this.timers.every('heartbeat', Math.max(10, this.options.heartbeatMs / 2), () => this.checkHeartbeats())
   }
 
@@ -140,8 +146,10 @@ export class Subscribers {
     subscriber.lastHeardAt = now
     const header = this.header
     if (!readFanoutHeader(data, header)) return this.onOther(subscriber, data, isBinary)
+    this.heardPublish = true
+    this.counts.frames++
     try {
-      this.codec.decode(data.subarray(FANOUT_HEADER_BYTES))
+      this.options.codec.decode(data.subarray(FANOUT_HEADER_BYTES))
     } catch (err) {
       this.keepError(`client decode failed: ${err.message}`)
     }
@@ -168,6 +176,9 @@ export class Subscribers {
   /** A frame that is not a delivery: the publisher's END, an error line, or something else (an error). */
   onOther (subscriber, data, isBinary) {
     if (!isBinary && isFanoutEnd(data)) {
+      // Before any publish of this run, an END is the last run's, kept by the server for latecomers.
+      if (!this.heardPublish) return
+      this.counts.frames++
       const published = Number(data.toString('latin1', FANOUT_END.length))
       this.published = Math.max(this.published ?? 0, published)
       if (!subscriber.ended) {
@@ -184,11 +195,10 @@ export class Subscribers {
     if (this.errorTexts.length < KEPT_ERRORS) this.errorTexts.push(text)
   }
 
-  /** The first measured delivery: from here the bytes, the CPU and the time series count. */
+  /** The first measured delivery: from here the CPU and the time series count. */
   startRecording () {
     this.recording = true
     this.recorder.start()
-    for (const subscriber of this.subscribers) if (subscriber.open) subscriber.bytes.mark(subscriber.socket)
     this.timers.every('ticker', 1000, () => this.closeSecond())
   }
 
@@ -199,6 +209,11 @@ export class Subscribers {
   checkHeartbeats () {
     const now = performance.now()
     const { heartbeatMs } = this.options
+    // Timers run before the sockets are read: after a stall of this process (a busy machine, a long
+    // GC) every subscriber looks silent though its frames wait to be read. Judge once they are.
+    const late = now - this.lastSweepAt > heartbeatMs
+    this.lastSweepAt = now
+    if (late) return
     for (const subscriber of this.subscribers) {
       if (!subscriber.open || subscriber.ended) continue
       const silentMs = now - subscriber.lastHeardAt
@@ -243,6 +258,7 @@ export class Subscribers {
    * @param {number} deadline performance.now() ms
    */
   expectEndBy (deadline) {
+    if (this.finished) return // every END came already
     this.timers.after('deadline', Math.max(0, deadline - performance.now()), () => {
       const waiting = this.subscribers.length - this.counts.ended
       this.failure ??= `${waiting} of ${this.subscribers.length} subscribers had no END from the publisher by the deadline (--timeout)`
@@ -269,9 +285,10 @@ export class Subscribers {
    */
   async finish () {
     await this.done
-    if (!this.recording) this.recorder.start() // nothing measured came: an empty phase
+    const measured = this.recording
+    if (!measured) this.recorder.start() // nothing measured came: an empty phase, whose CPU and loop say nothing
     if (this.recorder.hasOpenSecond()) this.closeSecond()
-    const recorded = this.recorder.result()
+    const recorded = { ...this.recorder.result(), ...(!measured && { cpu: null, generator: null }) }
     const bytes = this.subscribers.map(({ bytes, open, socket }) => bytes.since(open ? socket : null))
     const startedAt = Number.isFinite(this.firstPublishUs) ? this.firstPublishUs / 1000 : recorded.startedAt
     return {
@@ -285,6 +302,7 @@ export class Subscribers {
       failure: this.failure,
       errorReplies: this.errorTexts,
       fanout: {
+        frames: this.counts.frames,
         subscribers: this.subscribers.length,
         published: this.published,
         delivered: this.counts.delivered,

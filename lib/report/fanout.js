@@ -7,7 +7,7 @@ import { round } from '../display.js'
 /**
  * The report's `fanout` from what a run measured.
  * @param {object} measured the run's fanout (see FanoutResult in lib/load/subscribers.js), with
- *   `published` (the publisher's count, or the END's) and `subscriberBytesRead`
+ *   `published` (the publisher's count, or the END's) and `subscriberBytesRead` (their sockets' bytes read)
  * @param {{role: string, headerBytes: number, cpu: {userUs: number, systemUs: number}|null}} context
  * @returns {object}
  */
@@ -16,7 +16,8 @@ export function describeFanout (measured, { role, headerBytes, cpu }) {
   const expected = published === null ? null : published * subscribers
   const reconnectGaps = reconnects.histogram ? decodeHistogram(reconnects.histogram) : createLatencyHistogram()
   const { p50, p99, max } = summarizeLatency(reconnectGaps)
-  const read = measured.subscriberBytesRead ?? measured.wire?.read ?? 0
+  const read = measured.subscriberBytesRead
+  const frames = measured.frames
   return {
     role,
     subscribers,
@@ -31,8 +32,9 @@ export function describeFanout (measured, { role, headerBytes, cpu }) {
     spreadMs: deliverySpread(perPublish),
     perPublish,
     reconnects: { count: reconnects.count, gapMs: { p50, p99, max }, histogram: reconnects.histogram },
-    // Read by the subscribers on their sockets: headers, frames and any compression included.
-    wire: { read, perDelivery: delivered > 0 ? round(read / delivered, 1) : null },
+    // Read by the subscribers on their sockets after the upgrade, per frame they got (warm-up and END
+    // too): WebSocket framing, the fan-out header and any compression included.
+    wire: { read, frames, perDelivery: frames > 0 ? round(read / frames, 1) : null },
     cpuPerDeliveryUs: cpu && delivered > 0 ? round((cpu.userUs + cpu.systemUs) / delivered, 2) : null
   }
 }
@@ -81,6 +83,7 @@ export function mergeFanout (parts) {
       count: sum((part) => part.reconnects.count),
       histogram: histograms.length ? encodeHistogram(addHistograms(histograms)) : null
     },
+    frames: sum((part) => part.wire.frames),
     subscriberBytesRead: sum((part) => part.wire.read)
   }
 }

@@ -39,7 +39,8 @@ export class Topics {
 
   /**
    * A subscriber joins its topic until it closes. One that joins after the publisher said END
-   * (it was away, reconnecting) gets the END at once, so it can tell how many it missed.
+   * (it was away, reconnecting) gets the END at once, so it can tell how many it missed; the END
+   * is kept while the topic has subscribers, until the next publish.
    * @param {string} key
    * @param {import('ws').WebSocket} ws
    */
@@ -49,6 +50,8 @@ export class Topics {
     this.stats.subscribers++
     ws.once('close', () => {
       if (topic.subscribers.delete(ws)) this.stats.subscribers--
+      // The last subscriber gone, so is the run: the next run's subscribers must not get its END.
+      if (topic.subscribers.size === 0) topic.end = null
     })
     if (topic.end) ws.send(topic.end, TEXT)
   }

@@ -32,6 +32,7 @@ describe('parseCompareArgs', () => {
       messages: undefined,
       warmup: undefined,
       inflight: 1,
+      rate: undefined,
       connections: 1,
       out: 'compare-report',
       json: false
@@ -134,5 +135,19 @@ describe('parseCompareArgs: profiles and trials', () => {
     await assert.rejects(compare('-w', '-1'), usage("--warmup must be a whole number >= 0, got '-1'"))
     await assert.rejects(compare('-i', 'x'), usage("--inflight must be a whole number >= 1, got 'x'"))
     await assert.rejects(compare('-c', '1.5'), usage("--connections must be a whole number >= 1, got '1.5'"))
+  })
+})
+
+describe('parseCompareArgs: --direction fanout', () => {
+  test('a publish rate (20/s unless --rate says otherwise), subscribers from --connections', async () => {
+    const options = await compare('--direction', 'fanout', '--connections', '200', '--tests', '3,4')
+    assert.deepEqual([options.direction, options.rate, options.connections], ['fanout', 20, 200])
+    assert.equal((await compare('--direction', 'fanout', '--rate', '50')).rate, 50)
+  })
+
+  test('--inflight with fanout, --rate without it, a rate of 0: one line each', async () => {
+    await assert.rejects(compare('--direction', 'fanout', '--inflight', '4'), /^UsageError: --inflight does not apply to fanout/)
+    await assert.rejects(compare('--rate', '5'), /^UsageError: --rate goes with --direction fanout/)
+    await assert.rejects(compare('--direction', 'fanout', '--rate', '0'), /^UsageError: --rate must be a number > 0, got '0'$/)
   })
 })

@@ -130,3 +130,16 @@ test('saturationNote: the runs whose client was its own bottleneck, or null', ()
     'the client was saturated in 1 of 2 runs (5 small json pair 2): their latencies include its own queueing; fewer in flight, --workers, or more hosts')
   assert.equal(saturationNote([{ ...run(false, 1), generator: null }]), null, 'no figures: nothing to say')
 })
+
+test('comparisonRows, fan-out: bytes read per delivery, CPU per delivery (client and server), deliveries accounted', () => {
+  const fanout = (format, perDelivery, cpuPerDeliveryUs) => ({
+    ...report(format, 'medium', 'none', { bytes: perDelivery - 30, rate: 4000, p50: 3, p99: 40, serverCpu: 15 }),
+    direction: 'fanout',
+    fanout: { expected: 12000, delivered: 11990, errors: 0, lost: 10, wire: { perDelivery }, cpuPerDeliveryUs }
+  })
+  const [row] = comparisonRows([fanout('json', 1007.4, 36), fanout('protobuf', 450.2, 30)], ['json', 'protobuf'])
+  assert.deepEqual([row.figures.json.wireBytes, row.figures.json.clientCpu, row.figures.json.serverCpu], [1007, 36, 15])
+  assert.equal(row.figures.protobuf.accounting, '12000/11990/0/10')
+  assert.equal(row.ratios.protobuf.wireBytes, 0.447)
+  assert.equal(row.ratios.protobuf.clientCpu, 0.833)
+})

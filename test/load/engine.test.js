@@ -245,6 +245,14 @@ test('warm-up by count and by time is sent first and not counted', LIMIT, async 
   assert.ok(byTime.bytes.written < 100 * (byTime.bytes.payloadPerMessage + 14) + 1, `written ${byTime.bytes.written}`)
 })
 
+test('open loop: the warm-up follows the rate too, not a burst of --inflight', LIMIT, async (t) => {
+  const server = await startWsServer(ackEach)
+  t.after(() => server.close())
+  const result = await runLoad(options(server, { rate: 400, durationMs: 250, inflight: 1000, warmup: { durationMs: 250 } }))
+  assert.deepEqual(result.messages, { sent: 100, acked: 100, errors: 0, lost: 0 })
+  assert.equal(server.received(), 200, '400/s x 0.25 s of warm-up, then as much measured')
+})
+
 test('abort: sending stops, replies in flight get a grace, the rest is lost, accounting exact', LIMIT, async (t) => {
   const controller = new AbortController()
   const server = await startWsServer((ws, data, isBinary, count) => {

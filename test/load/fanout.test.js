@@ -69,6 +69,17 @@ test('runFanout (lib/load/fanout.js): one process, json and protobuf: every publ
   }
 })
 
+test('runFanout: runs one after another on one topic: the last run\'s END, kept for latecomers, does not end the next', LIMIT, async (t) => {
+  const server = await startServer({ port: 0 })
+  t.after(() => server.close())
+  for (let round = 0; round < 3; round++) {
+    const report = await run('json', fanoutRun(server.url, 'json', { connections: 10, durationMs: 300 }))
+    assert.equal(report.ok, true, report.failure)
+    // Each subscriber got the 10 warm-up publishes, the 30 measured ones and one END: nothing else.
+    assert.equal(report.fanout.wire.frames, 10 * (10 + 30 + 1), `round ${round}`)
+  }
+})
+
 test('runFanout: subscribers and publisher in separate runs (--role) merge into the same exact accounting', LIMIT, async (t) => {
   const server = await startServer({ port: 0 })
   t.after(() => server.close())

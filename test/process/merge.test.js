@@ -102,7 +102,8 @@ describe('results that travel', () => {
     const merged = await runScript('bin/merge.js', [file('seq1.json'), file('seq2.json'), '--json'])
     assert.equal(merged.code, 0)
     assert.equal(JSON.parse(merged.stdout).windows.overlapping, false)
-    assert.match(merged.stderr, /^warning: the parts' measured phases do not overlap \(starts \d+ ms apart\): they did not load the server together; use --start-at\n$/)
+    // (a busy machine may add the generator's own warning line)
+    assert.match(merged.stderr, /^warning: the parts' measured phases do not overlap \(starts \d+ ms apart\): they did not load the server together; use --start-at$/m)
   })
 
   test('--workers 3 alone: one connection per worker by default', async () => {

@@ -16,14 +16,15 @@ function measured ({ subscribers = 2, published = 3, delivered = 6, firstUs = [1
     errors: 0,
     perPublish: { firstUs, lastUs },
     reconnects: { count: gapsMs.length, histogram: encodeHistogram(gaps) },
-    subscriberBytesRead: delivered * 100
+    subscriberBytesRead: delivered * 100,
+    frames: delivered
   }
 }
 
 test('describeFanout: expected = published × subscribers = delivered + lost; bytes and CPU per delivery; reconnect gaps', () => {
   const f = describeFanout(measured({ delivered: 5, gapsMs: [120, 480] }), { role: 'both', headerBytes: 24, cpu: { userUs: 400, systemUs: 100 } })
   assert.deepEqual([f.subscribers, f.published, f.expected, f.delivered, f.lost], [2, 3, 6, 5, 1])
-  assert.deepEqual(f.wire, { read: 500, perDelivery: 100 })
+  assert.deepEqual(f.wire, { read: 500, frames: 5, perDelivery: 100 })
   assert.equal(f.cpuPerDeliveryUs, 100)
   assert.equal(f.reconnects.count, 2)
   assert.ok(Math.abs(f.reconnects.gapMs.max - 480) < 1, JSON.stringify(f.reconnects.gapMs))

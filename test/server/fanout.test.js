@@ -46,14 +46,24 @@ describe('fan-out (lib/server/fanout.js) on a real server', () => {
       assert.equal(await late.nextReply(), frames[0].toString())
       late.ws.send('hello')
       assert.match(await late.nextReply(), /^ERR a fan-out subscriber sends nothing/)
-      for (const { ws } of [...subscribers, elsewhere, publisher, late]) ws.close()
+      publisher.ws.send('END 4')
+      assert.equal(await late.nextReply(), 'END 4')
+      // Once every subscriber has gone, so is the run: the next one's first subscriber gets no END.
+      const closed = [...subscribers, late].map(({ closed }) => closed)
+      for (const { ws } of [...subscribers, late]) ws.close()
+      await Promise.all(closed)
+      while (server.stats.subscribers > 1) await new Promise((resolve) => setImmediate(resolve))
+      const next = await openConnection(fanoutUrl(server, format, 'subscriber'))
+      publisher.ws.send(frames[1], { binary: codec.binary })
+      assert.equal(await next.nextReply(), frames[1].toString(), 'the publish, not the last run\'s END')
+      for (const { ws } of [elsewhere, publisher, next]) ws.close()
       const counters = server.stats.forTarget(format, 'medium')
-      assert.equal(counters.messages, 4, `${format}: publishes decoded`)
+      assert.equal(counters.messages, 5, `${format}: publishes decoded`)
       assert.equal(counters.errors, 2)
-      assert.equal(counters.deliveries, 3 * 3 + 4, `${format}: 3 publishes to 3 subscribers, then 1 to all 4`)
+      assert.equal(counters.deliveries, 3 * 3 + 4 + 1, `${format}: 3 publishes to 3 subscribers, then 1 to all 4, 1 to the next`)
       assert.equal(server.stats.forTarget(format, 'small').deliveries, 0)
     }
-    assert.match(server.stats.countsLine(), /\d+ subscribers, 26 deliveries, 0 slow subscribers dropped/)
+    assert.match(server.stats.countsLine(), /\d+ subscribers, 28 deliveries, 0 slow subscribers dropped/)
   })
 
   test('a subscriber that stops reading is dropped past --max-buffered and counted; the others keep getting everything', async () => {
