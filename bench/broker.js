@@ -65,7 +65,7 @@ async function main () {
       `test-3 messages, JSON (text) and protobuf (binary) in turn, 0.3-1.2 KB; flat out: ${FRAMES.toLocaleString('en-US')} frames after ${WARMUP.toLocaleString('en-US')} of warm-up, until the last receiver has them all; ` +
       `latency: ${RATE.toLocaleString('en-US')} frames/s for ${SECONDS} s, open loop, from each frame's due time to its arrival, over every receiver; ` +
       'CPU per frame published: the publisher\'s, the relay\'s (ipc: the primary process; redis, nats: the broker\'s server) and one receiver\'s, in the latency phase; ' +
-      `medians of ${ROUNDS} rounds, the brokers in turn; brokers started by startBrokerProcess (lib/processes.js); every process shares the machine's ${cores} cores`
+      `medians of ${ROUNDS} rounds, the brokers in turn; brokers started by startBrokerProcess (lib/processes.js); every process shares the machine's ${cores} cores; ${loadAtEnd()}`
     ],
     figures: figures(relays, { throughput: 'frames/s', p99: 'p99', 'relay-cpu': 'relay CPU/frame', 'publisher-cpu': 'publisher CPU/frame' })
   })
@@ -78,7 +78,7 @@ async function main () {
       `node server.js --processes 2 --broker <broker> (one process: node server.js alone, no broker needed) and node client_json.js 3 --direction fanout -c ${FANOUT_SUBSCRIBERS} ` +
       `--rate ${FANOUT_RATE} --duration ${FANOUT_SECONDS}s -w ${FANOUT_RATE} --heartbeat ${HEARTBEAT} --timeout ${TIMEOUT_MS}: one publisher, ${FANOUT_SUBSCRIBERS} subscribers spread over the workers by the kernel, every delivery accounted for (none lost, duplicated or reordered: checked); ` +
       'latency from each publish\'s scheduled time to its delivery, spread: first to last subscriber of a publish; CPU per delivery: every server process (primary included, from /metrics) and the broker\'s server (/proc), warm-up included; ' +
-      `medians of ${ROUNDS} rounds, in turn; the client, server and broker share the machine's ${cores} cores`
+      `medians of ${ROUNDS} rounds, in turn; the client, server and broker share the machine's ${cores} cores; ${loadAtEnd()}`
     ],
     figures: figures(fanouts, { 'server-cpu': 'server CPU/delivery', 'broker-cpu': 'broker CPU/delivery' })
   })
@@ -113,6 +113,11 @@ function shown (column, value) {
   if (unit === 'ms') return `${value} ms`
   if (unit === 'µs') return `${value.toFixed(1)} µs`
   return Math.round(value).toLocaleString('en-US')
+}
+
+/** The load average when a part ends, beside the one at its start: a busy neighbour shows in either. */
+function loadAtEnd () {
+  return `load average ${Math.round(os.loadavg()[0] * 100) / 100} at the end`
 }
 
 /** Single figures the docs quote (<!-- figure:broker.NAME-KEY -->): each row's cell of each column named. */
