@@ -40,11 +40,12 @@ export async function hostsUnavailableReason () {
 /**
  * Creates a server host and `clients` client hosts on one bridge.
  * @param {{clients: number}} options
- * @returns {Promise<{id: string, server: Host, clients: Host[], hosts: Host[], node: Function, exec: Function,
- *   cut: (host: Host) => Promise<() => Promise<void>>, close: () => Promise<void>}>}
+ * @returns {Promise<{id: string, server: Host, clients: Host[], hosts: Host[], start: Function, node: Function,
+ *   exec: Function, cut: (host: Host) => Promise<() => Promise<void>>, close: () => Promise<void>}>}
  *   id: the prefix of everything it created (for leftovers(id));
- *   node(host, script, args, {env}) starts a project script in the host (a ChildProcess, killed by
- *   close()); exec(host, command, args) runs a command there and resolves with its output;
+ *   start(host, command, args, {env}) starts a program in the host (a ChildProcess, killed by close());
+ *   node(host, script, args, {env}) starts a project script there the same way;
+ *   exec(host, command, args) runs a command there and resolves with its output;
  *   cut(host) takes the host off the network until the function it resolves with is called (see cutLink)
  */
 export async function createTestHosts ({ clients }) {
@@ -89,8 +90,8 @@ export async function createTestHosts ({ clients }) {
     await close()
     throw new Error(`cannot create test hosts: ${String(err.stderr || err.message).trim().split('\n')[0]}`)
   }
-  const node = (host, script, args = [], { env = {} } = {}) => {
-    const child = spawn('ip', ['netns', 'exec', host.namespace, process.execPath, script, ...args], {
+  const start = (host, command, args = [], { env = {} } = {}) => {
+    const child = spawn('ip', ['netns', 'exec', host.namespace, command, ...args], {
       cwd: PROJECT_ROOT,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe']
@@ -99,8 +100,9 @@ export async function createTestHosts ({ clients }) {
     child.once('exit', () => children.delete(child))
     return child
   }
+  const node = (host, script, args = [], options) => start(host, process.execPath, [script, ...args], options)
   const exec = (host, command, args = []) => run('ip', ['netns', 'exec', host.namespace, command, ...args], { maxBuffer: 64 * 1024 * 1024 })
-  return { id: bridge, server: hosts[0], clients: hosts.slice(1), hosts, node, exec, cut: cutLink, close }
+  return { id: bridge, server: hosts[0], clients: hosts.slice(1), hosts, start, node, exec, cut: cutLink, close }
 }
 
 /**
