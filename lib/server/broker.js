@@ -90,7 +90,7 @@ function withDeadline (connecting, discard) {
   let timer
   const deadline = new Promise((resolve, reject) => {
     timer = setTimeout(() => {
-      reject(Object.assign(new Error('timeout'), { code: `no answer within ${(BROKER_CONNECT_TIMEOUT_MS + 1000) / 1000} s` }))
+      reject(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' }))
       connecting.then(discard, () => {})
     }, BROKER_CONNECT_TIMEOUT_MS + 1000)
   })

@@ -73,3 +73,17 @@ test('bench:verdicts: A/A comparisons per design, their timed cells counted; a s
   }
   assert.match(run.stderr, /^A\/A run 1\/1: this commit$/m)
 })
+
+test('bench:broker BENCH_BROKERS=ipc: the relay and the fan-out through the server, every frame in order; a bad name is one line', async () => {
+  const env = { BENCH_BROKERS: 'ipc', BENCH_ROUNDS: '1', BENCH_FRAMES: '2000', BENCH_RATE: '1000', BENCH_SECONDS: '0.5', BENCH_FANOUT_SECONDS: '1' }
+  const run = await runScript('bench/broker.js', [], { env })
+  assert.equal(run.code, 0, run.stderr)
+  const tables = run.stdout.trim().split('\n# ').map((table) => table.split('\n').slice(3).map((line) => line.split('|').slice(1, -1).map((cell) => cell.trim())))
+  assert.deepEqual(tables.map((rows) => rows.map((row) => row[0])), [['ipc'], ['none, one process', 'ipc']])
+  assert.match(tables[0][0][1], /^[\d,]+$/, 'frames/s')
+  assert.deepEqual(tables[1].map((row) => row[6]), ['-', '-'], 'no broker process to charge')
+
+  const bad = await runScript('bench/broker.js', [], { env: { BENCH_BROKERS: 'ipc,kafka' } })
+  assert.equal(bad.code, 2)
+  assert.equal(bad.stderr, "BENCH_BROKERS: unknown broker 'kafka': expected some of redis, nats, ipc\n")
+})

@@ -1,6 +1,6 @@
 // node server.js --processes 2 --broker <ipc|redis|nats>: fan-out subscribers on both worker
 // processes (which process holds each connection is read from /proc), a publisher on one, and
-// every subscriber gets every publish once, in order. A broker that is not there, or goes away,
+// every subscriber gets every publish once, in order; the fan-out client's report agrees. A broker that is not there, or goes away,
 // stops the server with one line.
 import { test, describe } from 'node:test'
 import assert from 'node:assert/strict'
@@ -120,6 +120,13 @@ describe('node server.js --processes 2 --broker: fan-out across worker processes
       const text = await (await fetch(`${server.url.replace('ws:', 'http:')}/metrics`)).text()
       assert.equal(metric(text, 'wsbench_fanout_deliveries_total'), PUBLISHES * all().length, 'deliveries summed over both workers')
       for (const { ws } of all()) ws.close()
+      // The fan-out client's own accounting agrees, on another test.
+      const args = ['5', '--direction', 'fanout', '--connections', '20', '--rate', '50', '--duration', '2s', '--timeout', '3000', '--json', '--url', server.url]
+      const run = await runScript('client_json.js', args)
+      assert.equal(run.code, 0, run.stderr)
+      const { fanout } = JSON.parse(run.stdout)
+      const every = fanout.published * 20
+      assert.deepEqual([fanout.expected, fanout.delivered, fanout.lost, fanout.duplicates, fanout.reordered], [every, every, 0, 0, 0])
     })
   }
 })
