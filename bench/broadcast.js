@@ -9,7 +9,7 @@
 import { commandLine, duration, wholeNumber } from '../lib/cli/parser.js'
 import { runMain } from '../lib/errors.js'
 import { cpuPinning, runNodeScript, startServerProcess } from '../lib/processes.js'
-import { startResults } from './results.js'
+import { npmCommand, startResults } from './results.js'
 
 /** The shares of the bare ceiling the fan-out mode is run at, in turn until it meets the target. */
 const LOADS = [0.8, 0.4, 0.2, 0.1]
@@ -29,7 +29,7 @@ runMain(async () => {
     }).parseAsync()
   const subscribers = wholeNumber('subscribers', args.subscribers, 1)
   const durationMs = duration('duration', args.duration)
-  const results = startResults('broadcast', ['npm run bench:broadcast', ...process.argv.slice(2).flatMap((arg, i) => i === 0 ? ['--', arg] : [arg])].join(' '))
+  const results = startResults('broadcast', npmCommand('bench:broadcast'))
   // Sender or server on one CPU, receivers on the other, in both modes alike.
   const cpus = cpuPinning()
 

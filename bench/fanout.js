@@ -17,7 +17,7 @@ import { createTestHosts, hostsUnavailableReason } from '../lib/network/hosts.js
 import { shares } from '../lib/load/workers.js'
 import { mergeReports } from '../lib/report/merge.js'
 import { openFileLimit, watchOutput } from '../lib/processes.js'
-import { startResults } from './results.js'
+import { npmCommand, startResults } from './results.js'
 
 const PORT = 7070
 /** Subscribers per client process: under its open-file limit (~20,000), with room for reconnects. */
@@ -58,7 +58,7 @@ runMain(async () => {
   const unavailable = await hostsUnavailableReason()
   if (unavailable) throw new UsageError(`bench:fanout cannot run here: ${unavailable}`)
 
-  const results = startResults(cut ? 'fanout-cut' : 'fanout', ['npm run bench:fanout', ...process.argv.slice(2).flatMap((arg, i) => i === 0 ? ['--', arg] : [arg])].join(' '))
+  const results = startResults(cut ? 'fanout-cut' : 'fanout', npmCommand('bench:fanout'))
   const net = await createTestHosts({ clients: hostCount + 1 })
   // Reports come back as files (--out): a child's 'exit' may come before the last of a big report on its stdout.
   const reportsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-fanout-'))
