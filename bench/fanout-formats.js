@@ -14,7 +14,7 @@ import { scrapeServer } from '../lib/compare/runner.js'
 import { resolveTest } from '../lib/payloads/catalog.js'
 import { testLabel } from '../lib/report/report.js'
 import { METRICS_PATH } from '../lib/protocol.js'
-import { startResults } from './results.js'
+import { npmCommand, startResults } from './results.js'
 
 const COLUMNS = ['test', 'format', 'deflate', 'wire B/delivery', 'server CPU µs/delivery', 'server KB/subscriber',
   'client CPU µs/delivery', 'p50 ms', 'p99 ms', 'delivered/expected']
@@ -79,7 +79,7 @@ runMain(async () => {
   const rate = positiveNumber('rate', args.rate)
   const durationMs = duration('duration', args.duration)
   const tests = commaList(args.tests).map(resolveTest)
-  const results = startResults('fanout-formats', `npm run bench:fanout-formats -- ${process.argv.slice(2).join(' ')}`.trim())
+  const results = startResults('fanout-formats', npmCommand('bench:fanout-formats'))
   const rows = []
   for (const test of tests) {
     // Alternating which format goes first spreads the machine's drift over both.

@@ -11,7 +11,7 @@ import { createTestHosts, hostsUnavailableReason } from '../lib/network/hosts.js
 import { shares } from '../lib/load/workers.js'
 import { mergeReports } from '../lib/report/merge.js'
 import { openFileLimit, watchOutput } from '../lib/processes.js'
-import { startResults } from './results.js'
+import { npmCommand, startResults } from './results.js'
 
 const PORT = 7070
 
@@ -39,7 +39,7 @@ runMain(async () => {
   const unavailable = await hostsUnavailableReason()
   if (unavailable) throw new UsageError(`bench:hosts cannot run here: ${unavailable}`)
 
-  const results = startResults('hosts', `npm run bench:hosts -- ${process.argv.slice(2).join(' ')}`.trim())
+  const results = startResults('hosts', npmCommand('bench:hosts'))
   const net = await createTestHosts({ clients: hostCount })
   try {
     const server = net.node(net.server, 'server.js', ['--host', net.server.address, '--port', String(PORT),

@@ -55,6 +55,16 @@ export function writeResultFile (document, directory = RESULTS_DIR) {
 }
 
 /**
+ * The command that reproduces this run: `npm run <script>`, and ` -- <arguments>` when it was given any.
+ * @param {string} script the npm script, e.g. 'bench:hosts'
+ * @returns {string}
+ */
+export function npmCommand (script) {
+  const args = process.argv.slice(2)
+  return [`npm run ${script}`, ...(args.length ? ['--', ...args] : [])].join(' ')
+}
+
+/**
  * Starts timing a benchmark; `write` saves its table with the command, machine and duration.
  * The machine (and its load average) is taken at the start, before the benchmark loads it.
  * @param {string} name file name without .json, e.g. 'engine'; BENCH_RESULTS_NAME overrides it, to keep

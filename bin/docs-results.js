@@ -257,8 +257,9 @@ async function recordComparison (file, { name, command, note }, resultsDir) {
 }
 
 /** How a comparison ran, in one sentence: trials, run lengths (the usual one, then the exceptions), load shape. */
-function runSummary ({ trials, budgetMs, pinning, runs, connections, inflight, direction = 'up', compress, repeat }, rows) {
-  const length = ({ messages, warmup }) => `${messages} messages after ${warmup} of warm-up`
+function runSummary ({ trials, budgetMs, pinning, runs, connections, inflight, rate, direction = 'up', compress, repeat }, rows) {
+  const unit = direction === 'fanout' ? 'publishes' : 'messages'
+  const length = ({ messages, warmup }) => `${messages} ${unit} after ${warmup} of warm-up`
   const counts = new Map()
   for (const run of Object.values(runs)) counts.set(length(run), (counts.get(length(run)) ?? 0) + 1)
   const usual = [...counts].sort((a, b) => b[1] - a[1])[0][0]
@@ -266,8 +267,11 @@ function runSummary ({ trials, budgetMs, pinning, runs, connections, inflight, d
   const pairs = rows.map((row) => `${row.test} ${row.pairs}`).join(', ')
   const how = trials ? `${trials} trial pairs` : `trial pairs added until every cell was decided or ${budgetMs / 1000} s had passed (${pairs})`
   return `${how}, after one warm-up run of each format, in balanced order (A B, B A, B A, A B), each a fresh client process; ` +
-    `per trial ${usual}${exceptions.length ? ` (${exceptions.join('; ')})` : ''}; ${connections} connection${connections === 1 ? '' : 's'} × ` +
-    `${inflight} in flight, direction ${direction}, permessage-deflate ${compress ? 'on' : 'off'}${repeat ? ', one message repeated' : ''}, a server of its own on loopback` +
+    `per trial ${usual}${exceptions.length ? ` (${exceptions.join('; ')})` : ''}; ` +
+    (direction === 'fanout'
+      ? `${connections} subscribers and one publisher at ${rate}/s`
+      : `${connections} connection${connections === 1 ? '' : 's'} × ${inflight} in flight`) +
+    `, direction ${direction}, permessage-deflate ${compress ? 'on' : 'off'}${repeat ? ', one message repeated' : ''}, a server of its own on loopback` +
     `${pinning ? `; CPUs: ${pinning}` : ''}`
 }
 

@@ -52,7 +52,8 @@ export function watchOutput (child) {
     for (const check of waiting) check()
   })
   child.stderr.setEncoding('utf8').on('data', (chunk) => { stderr += chunk })
-  const exited = new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })))
+  // 'close', not 'exit': a child may exit before the last of its output has been read.
+  const exited = new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })))
   const printed = (pattern) => new Promise((resolve, reject) => {
     const check = () => {
       const match = stdout.match(pattern)

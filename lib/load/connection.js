@@ -6,13 +6,15 @@ import { connectionUrl } from '../protocol.js'
 
 /**
  * Opens one connection for the run's test and format.
- * @param {import('./engine.js').LoadOptions} options
+ * @param {import('./engine.js').LoadOptions & {connectTimeoutMs?: number, onMessage?: Function}} options the run's;
+ *   connectTimeoutMs bounds the attempt; onMessage listens from the start, frames that come with the upgrade included
  * @returns {Promise<{ws: WebSocket, socket: import('node:net').Socket}>} resolves once open (and
  *   past the handshake, if any), with the TCP socket whose byte counters the run reads; rejects
  *   with a one-line reason
  */
 export function connect ({
-  url, connectUrl, test, codec, compress = false, direction = 'up', role, repeat, handshake, headers, subprotocol, insecure, connectTimeoutMs
+  url, connectUrl, test, codec, compress = false, direction = 'up', role, repeat, handshake, headers, subprotocol, insecure, connectTimeoutMs,
+  onMessage
 }) {
   const target = connectionUrl(url, { test: test.name, format: codec.name, direction, role, repeat })
   const dialed = connectUrl && new URL(connectUrl)
@@ -27,6 +29,7 @@ export function connect ({
   })
   let socket
   ws.once('upgrade', (response) => { socket = response.socket })
+  if (onMessage) ws.on('message', onMessage)
   return new Promise((resolve, reject) => {
     ws.once('open', () => {
       if (!handshake) return resolve({ ws, socket })

@@ -30,7 +30,8 @@ class Subscriber {
     /** It got the publisher's END: nothing more is coming. */
     this.ended = false
     this.lastHeardAt = 0
-    this.pinged = false
+    /** When it was pinged for being silent, 0 when it is not waiting for a pong. */
+    this.pingedAt = 0
     this.bytes = new ByteCount()
   }
 
@@ -110,7 +111,9 @@ export class Subscribers {
     const opener = async () => {
       while (next < count) {
         const subscriber = this.subscribers[next++]
-        const { ws, socket } = await connect(this.connectOptions)
+        const { ws, socket } = await this.connect(subscriber)
+        // A connection that opened after another failed the run is not kept (it would hold the process open).
+        if (this.finished) return ws.terminate()
         this.attach(subscriber, ws, socket)
       }
     }
@@ -122,8 +125,19 @@ export class Subscribers {
       for (const { ws } of this.subscribers) ws?.terminate()
       throw err
     }
+    // Judged from now: opening thousands takes a while, and the first opened have heard nothing meanwhile.
     this.lastSweepAt = performance.now()
+    for (const subscriber of this.subscribers) subscriber.lastHeardAt = this.lastSweepAt
     this.timers.every('heartbeat', Math.max(10, this.options.heartbeatMs / 2), () => this.checkHeartbeats())
+  }
+
+  /**
+   * Opens a connection for a subscriber, listening from the start: a frame that comes with the
+   * upgrade's answer (the END for a latecomer) must not be missed.
+   */
+  connect (subscriber) {
+    const onMessage = (data, isBinary) => this.onMessage(subscriber, data, isBinary)
+    return connect({ ...this.connectOptions, onMessage })
   }
 
   /** Takes a (new) connection for a subscriber. */
@@ -131,10 +145,9 @@ export class Subscribers {
     subscriber.ws = ws
     subscriber.socket = socket
     subscriber.open = true
-    subscriber.pinged = false
+    subscriber.pingedAt = 0
     subscriber.lastHeardAt = performance.now()
     subscriber.bytes.follow(socket)
-    ws.on('message', (data, isBinary) => this.onMessage(subscriber, data, isBinary))
     ws.on('pong', () => { subscriber.lastHeardAt = performance.now() })
     ws.on('close', () => this.onClose(subscriber))
     ws.on('error', () => {}) // the close that follows is what counts
@@ -203,8 +216,8 @@ export class Subscribers {
   }
 
   /**
-   * Every heartbeat / 2: a subscriber silent for a heartbeat is pinged; one silent for two (its
-   * ping unanswered) is taken for gone, and reconnects. A stalled link looks just like this.
+   * Every heartbeat / 2: a subscriber silent for a heartbeat is pinged; one whose ping is a heartbeat
+   * old and unanswered is taken for gone, and reconnects. A stalled link looks just like this.
    */
   checkHeartbeats () {
     const now = performance.now()
@@ -216,12 +229,12 @@ export class Subscribers {
     if (late) return
     for (const subscriber of this.subscribers) {
       if (!subscriber.open || subscriber.ended) continue
-      const silentMs = now - subscriber.lastHeardAt
-      if (silentMs > 2 * heartbeatMs) subscriber.ws.terminate()
-      else if (silentMs > heartbeatMs && !subscriber.pinged) {
-        subscriber.pinged = true
+      if (now - subscriber.lastHeardAt <= heartbeatMs) subscriber.pingedAt = 0
+      else if (subscriber.pingedAt === 0 || subscriber.lastHeardAt > subscriber.pingedAt) {
+        // Silent: a first ping, or another once the last was answered.
+        subscriber.pingedAt = now
         subscriber.ws.ping()
-      } else if (silentMs <= heartbeatMs) subscriber.pinged = false
+      } else if (now - subscriber.pingedAt > heartbeatMs) subscriber.ws.terminate()
     }
   }
 
@@ -242,7 +255,7 @@ export class Subscribers {
     const downSince = subscriber.lastHeardAt
     while (!this.finished) {
       try {
-        const { ws, socket } = await connect(this.connectOptions)
+        const { ws, socket } = await this.connect(subscriber)
         if (this.finished) return ws.terminate()
         this.attach(subscriber, ws, socket)
         this.reconnects.recordValue(Math.max(1, Math.round((performance.now() - downSince) * 1000)))

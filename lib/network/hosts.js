@@ -34,15 +34,19 @@ export async function hostsUnavailableReason () {
  * @property {string} namespace its network namespace
  * @property {string} address its IPv4 address on the bridge
  * @property {string} device its veth interface, inside its namespace
+ * @property {string} peer the other end of that veth, the host's port on the bridge
  */
 
 /**
  * Creates a server host and `clients` client hosts on one bridge.
  * @param {{clients: number}} options
- * @returns {Promise<{id: string, server: Host, clients: Host[], hosts: Host[], node: Function, exec: Function, close: () => Promise<void>}>}
+ * @returns {Promise<{id: string, server: Host, clients: Host[], hosts: Host[], start: Function, node: Function,
+ *   exec: Function, cut: (host: Host) => Promise<() => Promise<void>>, close: () => Promise<void>}>}
  *   id: the prefix of everything it created (for leftovers(id));
- *   node(host, script, args, {env}) starts a project script in the host (a ChildProcess, killed by
- *   close()); exec(host, command, args) runs a command there and resolves with its output
+ *   start(host, command, args, {env}) starts a program in the host (a ChildProcess, killed by close());
+ *   node(host, script, args, {env}) starts a project script there the same way;
+ *   exec(host, command, args) runs a command there and resolves with its output;
+ *   cut(host) takes the host off the network until the function it resolves with is called (see cutLink)
  */
 export async function createTestHosts ({ clients }) {
   const id = `${process.pid % 10000}${Math.floor(Math.random() * 100)}`.slice(0, 6)
@@ -78,13 +82,16 @@ export async function createTestHosts ({ clients }) {
       await run('ip', ['-n', host.namespace, 'addr', 'add', `${host.address}/24`, 'dev', host.device])
       await run('ip', ['-n', host.namespace, 'link', 'set', host.device, 'up'])
       await run('ip', ['-n', host.namespace, 'link', 'set', 'lo', 'up'])
+      // Every local port: a host's reconnecting clients hold new ports while their old sockets,
+      // cut off, still retransmit their goodbyes; 25,000 of each outgrow the default 28,000 ports.
+      await run('ip', ['netns', 'exec', host.namespace, 'sysctl', '-qw', 'net.ipv4.ip_local_port_range=1024 65535'])
     }
   } catch (err) {
     await close()
     throw new Error(`cannot create test hosts: ${String(err.stderr || err.message).trim().split('\n')[0]}`)
   }
-  const node = (host, script, args = [], { env = {} } = {}) => {
-    const child = spawn('ip', ['netns', 'exec', host.namespace, process.execPath, script, ...args], {
+  const start = (host, command, args = [], { env = {} } = {}) => {
+    const child = spawn('ip', ['netns', 'exec', host.namespace, command, ...args], {
       cwd: PROJECT_ROOT,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe']
@@ -93,8 +100,23 @@ export async function createTestHosts ({ clients }) {
     child.once('exit', () => children.delete(child))
     return child
   }
+  const node = (host, script, args = [], options) => start(host, process.execPath, [script, ...args], options)
   const exec = (host, command, args = []) => run('ip', ['netns', 'exec', host.namespace, command, ...args], { maxBuffer: 64 * 1024 * 1024 })
-  return { id: bridge, server: hosts[0], clients: hosts.slice(1), hosts, node, exec, close }
+  return { id: bridge, server: hosts[0], clients: hosts.slice(1), hosts, start, node, exec, cut: cutLink, close }
+}
+
+/**
+ * Takes a host off the network until `restore` is called: its bridge port stops forwarding, both
+ * ways. The host's own interface stays up with its carrier, so its connections stall silently, as
+ * behind a dead link (TCP retransmits, then resumes), where a downed interface would fail them at
+ * once (ENETUNREACH). close() removes the port with everything else, so no cut outlives the harness.
+ * @param {Host} host
+ * @returns {Promise<() => Promise<void>>} restore: the port forwards again
+ */
+async function cutLink (host) {
+  // Setting a port's state by hand works while the bridge runs no spanning tree (the default).
+  await run('bridge', ['link', 'set', 'dev', host.peer, 'state', '0'])
+  return () => run('bridge', ['link', 'set', 'dev', host.peer, 'state', '3']).then(() => {})
 }
 
 /**

@@ -39,8 +39,9 @@ export class Topics {
 
   /**
    * A subscriber joins its topic until it closes. One that joins after the publisher said END
-   * (it was away, reconnecting) gets the END at once, so it can tell how many it missed; the END
-   * is kept while the topic has subscribers, until the next publish.
+   * (it was away, reconnecting, perhaps after every other subscriber left) gets the END at once, so
+   * it can tell how many it missed; the next publish forgets it. A subscriber of the next run that
+   * gets it on joining, before any publish of its own run, knows it is not its run's.
    * @param {string} key
    * @param {import('ws').WebSocket} ws
    */
@@ -50,8 +51,6 @@ export class Topics {
     this.stats.subscribers++
     ws.once('close', () => {
       if (topic.subscribers.delete(ws)) this.stats.subscribers--
-      // The last subscriber gone, so is the run: the next run's subscribers must not get its END.
-      if (topic.subscribers.size === 0) topic.end = null
     })
     if (topic.end) ws.send(topic.end, TEXT)
   }

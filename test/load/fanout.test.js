@@ -129,6 +129,15 @@ test('runFanout: subscribers whose connections are cut reconnect; what they miss
   assert.equal(report.ok, f.lost === 0)
 })
 
+test('runFanout: publishes far apart and a short heartbeat: silent subscribers are pinged, answer, and stay', LIMIT, async (t) => {
+  const server = await startServer({ port: 0 })
+  t.after(() => server.close())
+  const report = await run('json', fanoutRun(server.url, 'json', { connections: 20, rate: 2, durationMs: 1500, heartbeatMs: 100, warmup: { messages: 0 } }))
+  assert.equal(report.ok, true, report.failure)
+  assert.equal(report.fanout.reconnects.count, 0, 'a ping answered is life')
+  assert.equal(report.fanout.delivered, 3 * 20)
+})
+
 test('runFanout: subscribers with no publisher fail at the deadline with one line, and close', LIMIT, async (t) => {
   const server = await startServer({ port: 0 })
   t.after(() => server.close())

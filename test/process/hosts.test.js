@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { createTestHosts, hostsUnavailableReason, leftovers } from '../../lib/network/hosts.js'
-import { PROJECT_ROOT } from '../../lib/processes.js'
+import { PROJECT_ROOT, watchOutput } from '../../lib/processes.js'
 import { runScript } from '../helpers.js'
 
 const unavailable = await hostsUnavailableReason()
@@ -51,6 +51,42 @@ setInterval(() => {}, 1000)`
   child.kill('SIGINT')
   await once(child, 'exit')
   assert.deepEqual(await leftovers(id), [], 'torn down on SIGINT')
+})
+
+test('a cut host stalls silently (its interface stays up, no error) and its connection resumes once restored', { skip: unavailable, timeout: 30000 }, async () => {
+  const net = await createTestHosts({ clients: 1 })
+  try {
+    const [host] = net.clients
+    const server = watchOutput(net.node(net.server, '-e', [`require('node:net').createServer((s) => s.on('data', (d) => s.write(d)))
+      .listen(9000, '${net.server.address}', () => console.log('listening'))`]))
+    await server.printed(/listening/)
+    // Writes every 20 ms; says when echoes flow, then exits at the first echo after a gap of 500 ms or more.
+    const client = watchOutput(net.node(host, '-e', [`const socket = require('node:net').connect(9000, '${net.server.address}')
+      let last = 0
+      socket.on('data', () => {
+        const now = Date.now()
+        if (last === 0) console.log('flowing')
+        if (last > 0 && now - last >= 500) { console.log('resumed after ' + (now - last) + ' ms'); process.exit(0) }
+        last = now
+      })
+      socket.on('error', (err) => { console.log('error ' + err.code); process.exit(1) })
+      setInterval(() => socket.write('x'), 20)`]))
+    await client.printed(/flowing/)
+    const restore = await net.cut(host)
+    const cutAt = Date.now()
+    const { stdout: link } = await net.exec(host, 'ip', ['link', 'show', host.device])
+    assert.match(link, /LOWER_UP.*state UP/, 'the host\'s own interface stays up')
+    await new Promise((resolve) => setTimeout(resolve, 1000)) // the cut itself lasts a second
+    await restore()
+    const restoredAt = Date.now()
+    const [, gap] = await client.printed(/resumed after (\d+) ms/)
+    // TCP's backoff (0.2, 0.6, 1.4, 3 s) decides when the stalled data goes out again.
+    assert.ok(Number(gap) >= restoredAt - cutAt - 100 && Date.now() - restoredAt < 5000, `gap ${gap} ms for a cut of ${restoredAt - cutAt} ms`)
+    assert.equal((await client.exited).code, 0)
+  } finally {
+    await net.close()
+  }
+  assert.deepEqual(await leftovers(net.id), [])
 })
 
 test('where hosts cannot be made, the reason is one line', () => {
