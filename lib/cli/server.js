@@ -31,7 +31,7 @@ export async function runServerCli (argv, env) {
     process.once('SIGTERM', () => resolve({ signal: 'SIGTERM' }))
     server.lost.then((failure) => resolve({ failure }))
   })
-  if (stopped.failure) process.stderr.write(`error: ${stopped.failure}; stopping the others\n`)
+  if (stopped.failure) process.stderr.write(`error: ${stopped.failure}${options.processes > 1 ? '; stopping the others' : ''}\n`)
   await server.close()
   log(`stopped ${stopped.failure ? 'by a failure' : `on ${stopped.signal}`} after ${((Date.now() - startedAt) / 1000).toFixed(1)} s: ` +
     `${server.stats.totalConnections} connections served, ${server.stats.countsLine()}`)

@@ -149,14 +149,16 @@ describe('node server.js --broker: a broker that is not there or goes away', () 
     assert.equal(stderr, "--broker: unknown broker 'kafka://127.0.0.1:9092': expected redis://HOST:PORT, nats://HOST:PORT or ipc\n")
   })
 
-  test('the broker stopped mid-run: the server stops with one line on stderr and exit 1', { skip: brokerUnavailable('redis') }, async (t) => {
-    const broker = await startBrokerProcess('redis')
-    t.after(() => broker.stop())
-    const server = await startServerProcess(['--processes', '2', '--broker', broker.url])
-    const output = watchOutput(server.child)
-    await broker.stop()
-    const { code, stderr } = await output.exited
-    assert.equal(code, 1)
-    assert.match(stderr, new RegExp(`^error: broker ${broker.url} connection lost: [^\\n]+; stopping the others\\n$`))
+  test('the broker stopped mid-run: the server (two processes, or one) stops with one line on stderr and exit 1', { skip: brokerUnavailable('redis') }, async (t) => {
+    for (const [processes, others] of [[2, '; stopping the others'], [1, '']]) {
+      const broker = await startBrokerProcess('redis')
+      t.after(() => broker.stop())
+      const server = await startServerProcess(['--processes', String(processes), '--broker', broker.url])
+      const output = watchOutput(server.child)
+      await broker.stop()
+      const { code, stderr } = await output.exited
+      assert.equal(code, 1)
+      assert.match(stderr, new RegExp(`^error: broker ${broker.url} connection lost: [^\\n]+${others}\\n$`))
+    }
   })
 })
