@@ -9,7 +9,7 @@
 import { commandLine, duration, wholeNumber } from '../lib/cli/parser.js'
 import { runMain } from '../lib/errors.js'
 import { cpuPinning, runNodeScript, startServerProcess } from '../lib/processes.js'
-import { npmCommand, startResults } from './results.js'
+import { npmCommand, printRow, startResults } from './results.js'
 
 /** The shares of the bare ceiling the fan-out mode is run at, in turn until it meets the target. */
 const LOADS = [0.8, 0.4, 0.2, 0.1]
@@ -82,9 +82,9 @@ runMain(async () => {
   if (args.json) {
     process.stdout.write(`${JSON.stringify({ bare, fanout: runs, target: { load: LOADS[0], p99Ms: TARGET_P99_MS, met: runs[0].met, heldAt } })}\n`)
   } else {
-    console.log(`| ${columns.join(' | ')} |`)
+    printRow(columns)
     console.log(`|${columns.map(() => '---').join('|')}|`)
-    for (const cells of rows) console.log(`| ${cells.join(' | ')} |`)
+    for (const cells of rows) printRow(cells)
   }
   results.write({
     columns,

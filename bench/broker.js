@@ -21,7 +21,7 @@ import { runNodeScript, startBrokerProcess, startServerProcess } from '../lib/pr
 import { RELAY, relayFrames, TAG } from '../lib/server/cluster-ipc.js'
 import { UsageError, runMain } from '../lib/errors.js'
 import { BROKERS as KNOWN_BROKERS } from '../lib/server/broker.js'
-import { startResults } from './results.js'
+import { printRow, startResults } from './results.js'
 
 const BROKERS = (process.env.BENCH_BROKERS ?? 'ipc,redis,nats').split(',')
 const PEERS = Number(process.env.BENCH_PEERS ?? 3)
@@ -128,9 +128,9 @@ function figures ({ columns, rows }, named) {
 
 function print (title, { columns, rows }) {
   console.log(`# ${title}`)
-  console.log(`| ${columns.join(' | ')} |`)
+  printRow(columns)
   console.log(`|---|${columns.slice(1, -1).map(() => '---:').join('|')}|---|`)
-  for (const row of rows) console.log(`| ${row.join(' | ')} |`)
+  for (const row of rows) printRow(row)
 }
 
 /** One round of one broker between bench processes: its processes started, the two phases, everything stopped. */

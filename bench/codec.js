@@ -10,7 +10,7 @@ import { TESTS, loadPayload, resolveTest } from '../lib/payloads/catalog.js'
 import { testLabel } from '../lib/report/report.js'
 import { perSecond } from '../lib/display.js'
 import { BENCH_FORMATS, encodedPayload, selectedFormats } from './formats.js'
-import { startResults } from './results.js'
+import { printRow, startResults } from './results.js'
 
 const TIME_MS = Number(process.env.BENCH_TIME_MS ?? 300)
 // BENCH_TESTS=1,people picks tests; every test by default. BENCH_FORMATS picks codecs; all by default.
@@ -39,7 +39,7 @@ const columns = ['test', 'codec', 'bytes', 'deflate bytes', 'encode ops/s', 'dec
 const table = []
 console.log(`# bench:codec — tinybench, ${TIME_MS} ms per task; ops/s (± relative margin of error)`)
 console.log(`# ${os.cpus().length} x ${os.cpus()[0].model}, Node ${process.version}`)
-console.log(`| ${columns.join(' | ')} |`)
+printRow(columns)
 console.log('|---|---|---:|---:|---:|---:|---:|---:|')
 for (const test of SELECTED) {
   const rows = await contenders(test)
@@ -57,7 +57,7 @@ for (const test of SELECTED) {
   const baselineBoth = throughput(`${baseline.name} both`).mean
   for (const row of rows) {
     table.push([testLabel(test), row.name, row.bytes.length, deflated(row.bytes), show(`${row.name} encode`), show(`${row.name} decode`), show(`${row.name} both`), `${(throughput(`${row.name} both`).mean / baselineBoth).toFixed(2)}x`])
-    console.log(`| ${table.at(-1).join(' | ')} |`)
+    printRow(table.at(-1))
   }
 }
 results.write({

@@ -12,7 +12,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { runNodeScript as runScript, startServerProcess } from '../lib/processes.js'
 import { checkout } from './checkout.js'
-import { startResults } from './results.js'
+import { printRow, startResults } from './results.js'
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 100000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
@@ -80,7 +80,7 @@ const rows = []
 const beforeAfter = []
 console.log(`# bench:engine — ${MESSAGES} messages, ${INFLIGHT} in flight, median of ${ROUNDS} rounds`)
 console.log(`# ${os.cpus().length} x ${os.cpus()[0].model}, Node ${process.version}`)
-console.log(`| ${columns.join(' | ')} |`)
+printRow(columns)
 console.log('|---|---|---:|---:|---:|')
 for (const [test, format] of CASES) {
   const bare = []
@@ -98,7 +98,7 @@ for (const [test, format] of CASES) {
   const b = median(ours)
   const int = (value) => Math.round(value).toLocaleString('en-US')
   rows.push([test, format, int(a), int(b), (b / a).toFixed(2)])
-  console.log(`| ${rows.at(-1).join(' | ')} |`)
+  printRow(rows.at(-1))
   if (BEFORE) beforeAfter.push([test, format, int(a), int(median(before)), int(b), (median(before) / a).toFixed(2), (b / a).toFixed(2)])
 }
 results.write({
@@ -108,7 +108,7 @@ results.write({
 })
 if (BEFORE) {
   console.log(`\n# before (${BEFORE}) and after (this copy), same rounds`)
-  for (const row of beforeAfter) console.log(`| ${row.join(' | ')} |`)
+  for (const row of beforeAfter) printRow(row)
   beforeAfterResults.write({
     columns: ['test', 'format', 'bare msgs/s', 'before msgs/s', 'after msgs/s', 'before/bare', 'after/bare'],
     rows: beforeAfter,
@@ -123,7 +123,7 @@ const corpusColumns = ['format', 'one message msgs/s', `${CORPUS_MESSAGES.toLoca
 const corpusRows = []
 const files = writeCorpus(fs.mkdtempSync(path.join(os.tmpdir(), 'bench-corpus-')), CORPUS_MESSAGES)
 console.log(`\n# replaying a ${CORPUS_MESSAGES.toLocaleString('en-US')}-message corpus against one of its messages, same run`)
-console.log(`| ${corpusColumns.join(' | ')} |`)
+printRow(corpusColumns)
 console.log('|---|---:|---:|---:|')
 for (const format of ['json', 'protobuf']) {
   const one = []
@@ -135,7 +135,7 @@ for (const format of ['json', 'protobuf']) {
   const a = median(one)
   const b = median(corpus)
   corpusRows.push([format, Math.round(a).toLocaleString('en-US'), Math.round(b).toLocaleString('en-US'), (b / a).toFixed(2)])
-  console.log(`| ${corpusRows.at(-1).join(' | ')} |`)
+  printRow(corpusRows.at(-1))
 }
 corpusResults.write({
   columns: corpusColumns,

@@ -14,7 +14,7 @@ import { scrapeServer } from '../lib/compare/runner.js'
 import { resolveTest } from '../lib/payloads/catalog.js'
 import { testLabel } from '../lib/report/report.js'
 import { METRICS_PATH } from '../lib/protocol.js'
-import { npmCommand, startResults } from './results.js'
+import { npmCommand, printRow, startResults } from './results.js'
 
 const COLUMNS = ['test', 'format', 'deflate', 'wire B/delivery', 'server CPU µs/delivery', 'server KB/subscriber',
   'client CPU µs/delivery', 'p50 ms', 'p99 ms', 'delivered/expected']
@@ -108,6 +108,7 @@ runMain(async () => {
     process.stdout.write(`${JSON.stringify(table)}\n`)
     return
   }
-  process.stdout.write(`| ${COLUMNS.join(' | ')} |\n|${COLUMNS.map(() => '---').join('|')}|\n`)
-  for (const row of rows) process.stdout.write(`| ${row.join(' | ')} |\n`)
+  printRow(COLUMNS)
+  printRow(COLUMNS.map(() => '---'))
+  for (const row of rows) printRow(row)
 })

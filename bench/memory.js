@@ -5,7 +5,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import { spawn } from 'node:child_process'
 import { PROJECT_ROOT as ROOT, startServerProcess } from '../lib/processes.js'
-import { startResults } from './results.js'
+import { printRow, startResults } from './results.js'
 
 const DEFAULT_MESSAGES = 10_000_000
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? DEFAULT_MESSAGES)
@@ -35,9 +35,9 @@ console.log(`# bench:memory — ${MESSAGES.toLocaleString('en-US')} messages, te
 console.log(`sent ${report.messages.sent}, acked ${report.messages.acked}, errors ${report.messages.errors}, lost ${report.messages.lost} in ${(report.durationMs / 1000).toFixed(1)} s (${Math.round(report.rate).toLocaleString('en-US')} msgs/s)`)
 const columns = ['process', 'RSS at 10%', 'at 50%', 'at 90%', 'peak']
 const rows = ['client', 'server'].map((key) => [key, ...[at(0.1)[key], at(0.5)[key], at(0.9)[key], peak(key)].map((mb) => `${mb.toFixed(0)} MB`)])
-console.log(`| ${columns.join(' | ')} |`)
+printRow(columns)
 console.log('|---|---:|---:|---:|---:|')
-for (const row of rows) console.log(`| ${row.join(' | ')} |`)
+for (const row of rows) printRow(row)
 const verdict = `client peak ${peak('client').toFixed(0)} MB: ${peak('client') < 150 ? 'under' : 'OVER'} the 150 MB target (${samples.length} samples)`
 console.log(verdict)
 results.write({

@@ -4,7 +4,7 @@
 // do, the report must say the target was missed, and by how much.
 import os from 'node:os'
 import { runNodeScript as runScript, startServerProcess } from '../lib/processes.js'
-import { startResults } from './results.js'
+import { printRow, startResults } from './results.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
 const RATES = (process.env.BENCH_RATES ?? '1000,5000,20000,50000,150000').split(',').map(Number)
@@ -14,14 +14,14 @@ const columns = ['target msgs/s', 'sent msgs/s', 'met', 'missed by', 'p50 correc
 const rows = []
 const server = await startServerProcess()
 console.log(`# bench:rate — test 5 protobuf, 4 connections, ${SECONDS} s per rate; ${os.cpus().length} x ${os.cpus()[0].model}, Node ${process.version}`)
-console.log(`| ${columns.join(' | ')} |`)
+printRow(columns)
 console.log('|---:|---:|---|---:|---:|---:|---:|')
 try {
   for (const rate of RATES) {
     const { stdout } = await runScript('client_protobuf.js', ['5', '--rate', String(rate), '--duration', `${SECONDS}s`, '-c', '4', '--url', server.url, '--json'])
     const r = JSON.parse(stdout)
     rows.push([rate.toLocaleString('en-US'), Math.round(r.target.sendRate).toLocaleString('en-US'), r.target.met ? 'yes' : 'no', `${r.target.missedByPercent}%`, `${r.latencyMs.p50} ms`, `${r.latencyMs.p99} ms`, `${r.uncorrectedLatencyMs.p99} ms`])
-    console.log(`| ${rows.at(-1).join(' | ')} |`)
+    printRow(rows.at(-1))
   }
 } finally {
   await server.stop()

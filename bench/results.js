@@ -55,6 +55,14 @@ export function writeResultFile (document, directory = RESULTS_DIR) {
 }
 
 /**
+ * Prints one row of a markdown table on stdout, as the benchmarks show their tables while they run.
+ * @param {Array<string|number>} cells
+ */
+export function printRow (cells) {
+  console.log(`| ${cells.join(' | ')} |`)
+}
+
+/**
  * The command that reproduces this run: `npm run <script>`, and ` -- <arguments>` when it was given any.
  * @param {string} script the npm script, e.g. 'bench:hosts'
  * @returns {string}

@@ -8,7 +8,7 @@ import { once } from 'node:events'
 import { runMain, UsageError } from '../lib/errors.js'
 import { createTestHosts, hostsUnavailableReason } from '../lib/network/hosts.js'
 import { watchOutput } from '../lib/processes.js'
-import { startResults } from './results.js'
+import { printRow, startResults } from './results.js'
 
 const RATES_KBIT = (process.env.BENCH_RATES ?? '1000,4000,16000').split(',').map(Number)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6)
@@ -55,7 +55,7 @@ runMain(async () => {
       const row = [kbit, Math.round(kernel), Math.round(kernel * WIRE_PER_PAYLOAD), Math.round(userspace),
         (userspace / (kernel * WIRE_PER_PAYLOAD)).toFixed(3), (userspace / kernel).toFixed(3)]
       rows.push(row)
-      console.log(`| ${row.join(' | ')} |`)
+      printRow(row)
     }
   } finally {
     await net.close()

@@ -8,7 +8,7 @@ import { TESTS } from '../lib/payloads/catalog.js'
 import { testLabel } from '../lib/report/report.js'
 import { deflatedAlone, deflatedInTurn } from './deflate.js'
 import { encodedMessages, selectedFormats } from './formats.js'
-import { startResults } from './results.js'
+import { printRow, startResults } from './results.js'
 
 const FORMATS = selectedFormats(['json', 'protobuf'])
 const baseline = FORMATS[0]
@@ -22,7 +22,7 @@ const results = startResults('size', 'npm run bench:size')
 const columns = ['test', 'format', 'messages', 'bytes', `vs ${baseline}`, 'deflate alone', 'alone', 'deflate stream', 'stream',
   `stream vs ${baseline}`, 'repeated bytes', 'repeated deflated', 'repeated']
 const rows = []
-console.log(`| ${columns.join(' | ')} |`)
+printRow(columns)
 console.log(`|---|---|${'---:|'.repeat(columns.length - 2)}`)
 for (const test of TESTS) {
   let first
@@ -35,7 +35,7 @@ for (const test of TESTS) {
     first ??= { bytes, inTurn }
     rows.push([testLabel(test), format, stream.length, Math.round(bytes), (bytes / first.bytes).toFixed(2), Math.round(alone), percent(alone, bytes),
       Math.round(inTurn), percent(inTurn, bytes), (inTurn / first.inTurn).toFixed(2), repeated.length, repeatedDeflated, percent(repeatedDeflated, repeated.length)])
-    console.log(`| ${rows.at(-1).join(' | ')} |`)
+    printRow(rows.at(-1))
   }
 }
 results.write({

@@ -8,7 +8,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { PROJECT_ROOT } from '../lib/processes.js'
 import { checkout } from './checkout.js'
-import { startResults } from './results.js'
+import { printRow, startResults } from './results.js'
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 20)
 const BEFORE = process.env.BENCH_BEFORE
@@ -59,7 +59,7 @@ try {
 }
 const columns = ['command', 'code', 'wall s (median)', 'peak RSS MB (median)']
 console.log(`# bench:startup — median of ${RUNS} runs each`)
-console.log(`| ${columns.join(' | ')} |`)
+printRow(columns)
 console.log('|---|---|---:|---:|')
-for (const row of rows) console.log(`| ${row.join(' | ')} |`)
+for (const row of rows) printRow(row)
 results.write({ columns, rows, notes: [`median of ${RUNS} whole-process runs each; wall time by hyperfine, peak RSS by /usr/bin/time -f %M`] })

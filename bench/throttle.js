@@ -6,7 +6,7 @@ import os from 'node:os'
 import { PROFILES as NETWORKS } from '../lib/network/profiles.js'
 import { startServer } from '../lib/server/server.js'
 import { runClientProcess } from '../lib/compare/runner.js'
-import { startResults } from './results.js'
+import { printRow, startResults } from './results.js'
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 30)
 const PROFILES = ['none', 'cable', '3g', '3gslow']
@@ -20,14 +20,14 @@ const client = (format, test, messages, extra) => runClientProcess(format, [test
 
 console.log(`# bench:throttle — ${MESSAGES} messages per run, 1 in flight, proxy backend`)
 console.log(`# ${os.cpus().length} x ${os.cpus()[0].model}, Node ${process.version}`)
-console.log(`| ${columns.join(' | ')} |`)
+printRow(columns)
 console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|')
 for (const test of ['4', '5']) {
   for (const profile of PROFILES) {
     const [json, pb] = [await client('json', test, MESSAGES, ['--throttle', profile, '--warmup', '2']), await client('protobuf', test, MESSAGES, ['--throttle', profile, '--warmup', '2'])]
     if (profile === 'none') frames[test] = { json: frameBytes(json), protobuf: frameBytes(pb) }
     rows.push([test, profile, json.latencyMs.p50, json.latencyMs.p99, json.rate, pb.latencyMs.p50, pb.latencyMs.p99, pb.rate, (pb.latencyMs.p50 / json.latencyMs.p50).toFixed(2)])
-    console.log(`| ${rows.at(-1).join(' | ')} |`)
+    printRow(rows.at(-1))
   }
 }
 

@@ -9,7 +9,7 @@ import { TESTS, resolveTest } from '../lib/payloads/catalog.js'
 import { hasStream } from '../lib/payloads/streams.js'
 import { startServerProcess } from '../lib/processes.js'
 import { describePayload, testLabel } from '../lib/report/report.js'
-import { startResults } from './results.js'
+import { printRow, startResults } from './results.js'
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 2000)
 const TESTS_RUN = process.env.BENCH_TESTS ? process.env.BENCH_TESTS.split(',').map(resolveTest) : TESTS.filter(hasStream)
@@ -18,7 +18,7 @@ const FORMATS = ['json', 'protobuf']
 const results = startResults('wire', 'npm run bench:wire')
 const columns = ['test', 'format', 'payload', 'B/msg', 'wire B/msg', 'wire/payload']
 const rows = []
-console.log(`| ${columns.join(' | ')} |`)
+printRow(columns)
 console.log('|---|---|---|---:|---:|---:|')
 const server = await startServerProcess(['--compress'])
 try {
@@ -30,7 +30,7 @@ try {
         const wire = report.bytes.written / report.messages.sent
         rows.push([testLabel(test), format, describePayload(report.payload).replace(/ \(.*\)$/, ''), report.bytes.payloadPerMessage, Math.round(wire),
           `${(wire / report.bytes.payloadPerMessage * 100).toFixed(1)}%`])
-        console.log(`| ${rows.at(-1).join(' | ')} |`)
+        printRow(rows.at(-1))
       }
     }
   }

@@ -4,7 +4,7 @@
 // with the server for CPU, not a dedicated load-generator host.
 import os from 'node:os'
 import { runNodeScript as runScript, startServerProcess } from '../lib/processes.js'
-import { startResults } from './results.js'
+import { printRow, startResults } from './results.js'
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 300_000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
@@ -28,9 +28,9 @@ try {
 console.log(`# bench:workers — test 3 protobuf, ${MESSAGES.toLocaleString('en-US')} messages, 4 connections x 100 in flight, median of ${ROUNDS}; ${os.cpus().length} x ${os.cpus()[0].model}, Node ${process.version}`)
 const columns = ['workers', 'msgs/s (median)', 'rounds']
 const rows = [1, 2].map((workers) => [workers, Math.round(median(rates[workers])).toLocaleString('en-US'), rates[workers].map(Math.round).join(', ')])
-console.log(`| ${columns.join(' | ')} |`)
+printRow(columns)
 console.log('|---:|---:|---|')
-for (const row of rows) console.log(`| ${row.join(' | ')} |`)
+for (const row of rows) printRow(row)
 const ratio = `2 workers / 1 worker: ${(median(rates[2]) / median(rates[1])).toFixed(2)}`
 console.log(ratio)
 results.write({

@@ -72,7 +72,7 @@ export async function parseClientArgs (argv, format) {
         default: 'up'
       },
       role: { describe: 'fanout: both in this process, or only the publisher or only the subscribers (split across hosts)', choices: FANOUT_ROLES, default: 'both' },
-      heartbeat: { describe: 'fanout: a subscriber silent this long pings; silent twice as long, it reconnects', default: `${DEFAULT_HEARTBEAT_MS}ms`, type: 'string' },
+      heartbeat: { describe: 'fanout: a subscriber silent this long pings; its ping unanswered as long again, it reconnects', default: `${DEFAULT_HEARTBEAT_MS}ms`, type: 'string' },
       json: { describe: 'print one JSON object instead of the human report', type: 'boolean', default: false },
       throttle: { describe: `network profile: none, ${Object.keys(PROFILES).join(', ')}`, type: 'string' },
       up: { describe: 'client-to-server bandwidth, kbit/s (overrides the profile)', type: 'string' },

@@ -152,7 +152,7 @@ export async function scrapeServer (url, format, test) {
  * @param {number} [options.messages] per trial; default: see {@link runLength}
  * @param {number} [options.warmup] per trial; default: see {@link runLength}
  * @param {number} options.inflight
- * @param {number} [options.rate] fan-out's publishes per second
+ * @param {number} [options.rate] fan-out's publishes per second (only fan-out has one)
  * @param {number} options.connections per client; fan-out: subscribers
  * @param {(line: string) => void} options.progress told before each run, and of anything left out
  * @returns {Promise<import('./results.js').ComparisonResults>}
@@ -167,7 +167,7 @@ export async function compareFormats ({
   const payloads = await payloadsToRun(tests, custom, allowLossy, repeat)
   const most = trials ?? PLANNED_PAIRS
   for (const payload of payloads) {
-    payload.length = runLength(payload.jsonBytes, { messages, warmup, rate: direction === 'fanout' ? rate : undefined })
+    payload.length = runLength(payload.jsonBytes, { messages, warmup, rate })
     const bytes = (most + 1) * (payload.length.messages + payload.length.warmup) * payload.jsonBytes
     if (bytes > MAX_BYTES_PER_FORMAT) {
       throw new UsageError(`${trials ? `--trials ${trials}` : `${most} trial pairs`} would send ${(bytes / 1e9).toFixed(1)} GB of JSON per format for ${payload.label} ` +
@@ -243,7 +243,7 @@ export async function compareFormats ({
     repeat,
     direction,
     inflight,
-    ...(direction === 'fanout' && { rate }),
+    rate,
     connections,
     trials: trials ?? null,
     budgetMs: sequence.budgetMs,

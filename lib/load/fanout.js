@@ -57,7 +57,9 @@ function endWithinMs ({ timeoutMs = 10000, startAt, warmup = {}, durationMs, mes
 
 /** One result from the publisher's and the subscribers' parts of the run. */
 function combine (options, publisher, heard) {
-  const sizes = encodedSizes(options.codec, options.payloads.map((payload) => options.codec.prepare(payload)))
+  // The publisher measured them; subscribers alone measure them here.
+  const { codec, payloads } = options
+  const sizes = publisher?.bytes.payloadSizes ?? encodedSizes(codec, payloads.map((payload) => codec.prepare(payload)))
   const base = heard ?? {
     ...publisher,
     histogram: createLatencyHistogram(), // a publisher alone times no delivery

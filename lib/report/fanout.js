@@ -3,6 +3,7 @@
 // and the bytes and CPU per delivery; and how the parts from several processes or hosts add up.
 import { addHistograms, createLatencyHistogram, decodeHistogram, encodeHistogram, summarizeLatency } from '../histogram.js'
 import { round } from '../display.js'
+import { UsageError } from '../errors.js'
 
 /**
  * The report's `fanout` from what a run measured.
@@ -58,12 +59,12 @@ export function deliverySpread ({ firstUs, lastUs }) {
  * over every part, the reconnect histograms added.
  * @param {object[]} parts the reports' `fanout`
  * @returns {object} for describeFanout
- * @throws {Error} when parts disagree on how many were published
+ * @throws {UsageError} when parts disagree on how many were published
  */
 export function mergeFanout (parts) {
   const counts = parts.map((part) => part.published).filter((published) => published !== null)
   const distinct = [...new Set(counts)]
-  if (distinct.length > 1) throw new Error(`the parts disagree on how many were published: ${distinct.join(', ')}`)
+  if (distinct.length > 1) throw new UsageError(`cannot merge fan-out reports that disagree on how many were published: ${distinct.join(', ')}`)
   const sum = (pick) => parts.reduce((total, part) => total + pick(part), 0)
   const length = Math.max(...parts.map((part) => part.perPublish.firstUs.length))
   const extreme = (pick, side) => Array.from({ length }, (_, seq) => {

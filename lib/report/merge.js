@@ -57,7 +57,7 @@ export function mergeReports (reports) {
     errorReplies: reports.flatMap((r) => r.errorReplies).slice(0, 5),
     // A part that failed for a reason of its own (not just failed messages) makes the whole fail for it.
     failure: reports.find((r) => r.failure && !/messages failed|deliveries lost/.test(r.failure))?.failure ?? null,
-    fanout: first.fanout ? mergeFanoutParts(reports) : undefined
+    fanout: first.fanout ? mergeFanout(reports.map((r) => r.fanout)) : undefined
   }
   const report = buildReport(result, {
     format: first.format,
@@ -73,16 +73,6 @@ export function mergeReports (reports) {
     role: first.fanout ? [...new Set(reports.map((r) => r.fanout.role))].join('+') : undefined
   })
   return { ...report, mergedFrom: reports.length, windows: measuredWindows(reports) }
-}
-
-/** The parts' fan-out accounting as one; parts that disagree on the publishes cannot be merged. */
-function mergeFanoutParts (reports) {
-  if (!reports.every((r) => r.fanout)) throw new UsageError('cannot merge fan-out reports with others')
-  try {
-    return mergeFanout(reports.map((r) => r.fanout))
-  } catch (err) {
-    throw new UsageError(`cannot merge these fan-out reports: ${err.message}`)
-  }
 }
 
 /** Adds up per-second entries that share an epoch second, whichever part they came from. */

@@ -25,7 +25,7 @@ const FILES = new Map([
   ['/vendor/pako.min.js', pakoFile],
   ['/vendor/hdrhistogram.umd.js', packageFile('hdr-histogram-js/dist/hdrhistogram.umd.js')],
   ['/vendor/protobuf.min.js', packageFile('protobufjs/dist/protobuf.min.js')],
-  ...['report/report.js', 'report/fanout.js', 'histogram.js', 'display.js', 'protocol.js', 'report/svg-chart.js', 'compare/results.js', 'compare/statistics.js'].map((name) => [`/lib/${name}`, path.join(PROJECT_ROOT, 'lib', name)]),
+  ...['report/report.js', 'report/fanout.js', 'errors.js', 'histogram.js', 'display.js', 'protocol.js', 'report/svg-chart.js', 'compare/results.js', 'compare/statistics.js'].map((name) => [`/lib/${name}`, path.join(PROJECT_ROOT, 'lib', name)]),
   ...[...new Set(TESTS.map((test) => test.protoFile))].map((name) => [`/proto/${name}`, path.join(PROJECT_ROOT, 'proto', name)])
 ])
 
