@@ -3,7 +3,8 @@
 //     once every subscriber is connected, sends one pre-encoded fan-out frame (header and payload)
 //     to all of them, round after round, as fast as their sockets take it
 //   node bench/bare-broadcast.js receiver <url> <subscribers> <warmupMs> <durationMs>
-//     opens the connections, counts what arrives and prints {deliveries, seconds, rate, cpuShare}
+//     opens the connections, counts what arrives and prints {deliveries, seconds, rate, cpuShare, total}
+//     (total: every delivery, warm-up included)
 // The sender waits while any socket has more than HIGH_WATER bytes unsent: the ceiling it finds is
 // what the sockets carry, not what memory can hold.
 import { performance } from 'node:perf_hooks'
@@ -54,7 +55,7 @@ if (role === 'sender') {
       const seconds = (performance.now() - from.at) / 1000
       const cpu = process.cpuUsage(from.cpu)
       const count = deliveries - from.deliveries
-      console.log(JSON.stringify({ deliveries: count, seconds, rate: count / seconds, cpuShare: (cpu.user + cpu.system) / 1e6 / seconds }))
+      console.log(JSON.stringify({ deliveries: count, seconds, rate: count / seconds, cpuShare: (cpu.user + cpu.system) / 1e6 / seconds, total: deliveries }))
       process.exit(0)
     }, Number(durationMs))
   }

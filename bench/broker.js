@@ -12,7 +12,6 @@
 // delivery. The brokers take turns, BENCH_ROUNDS (3) rounds, medians; every process shares the
 // machine's cores. Writes docs/results/broker.json and broker-fanout.json.
 import cluster from 'node:cluster'
-import fs from 'node:fs'
 import os from 'node:os'
 import { fileURLToPath } from 'node:url'
 import parsePrometheusTextFormat from 'parse-prometheus-text-format'
@@ -21,7 +20,7 @@ import { runNodeScript, startBrokerProcess, startServerProcess } from '../lib/pr
 import { RELAY, relayFrames, TAG } from '../lib/server/cluster-ipc.js'
 import { UsageError, runMain } from '../lib/errors.js'
 import { BROKERS as KNOWN_BROKERS } from '../lib/server/broker.js'
-import { printRow, startResults } from './results.js'
+import { printRow, processCpuUs, startResults } from './results.js'
 
 const BROKERS = (process.env.BENCH_BROKERS ?? 'ipc,redis,nats').split(',')
 const PEERS = Number(process.env.BENCH_PEERS ?? 3)
@@ -45,8 +44,6 @@ const ONE_PROCESS = 'none, one process'
 const SERVERS = [ONE_PROCESS, ...BROKERS]
 /** Longest wait for a phase's frames beyond its own length: a broker that loses frames fails the run. */
 const GRACE_MS = 30_000
-/** Clock ticks per second of /proc/<pid>/stat's CPU times (USER_HZ, 100 on Linux). */
-const CLOCK_TICKS = 100
 
 async function main () {
   for (const name of BROKERS) {
@@ -237,12 +234,6 @@ async function serverCpu (url, broker) {
     deliveries: sum('wsbench_fanout_deliveries_total'),
     brokerUs: broker && processCpuUs(broker.process.pid)
   }
-}
-
-/** A process's CPU time so far (user and system), in µs, from /proc: the broker's server is not ours to ask. */
-function processCpuUs (pid) {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-  return (Number(fields[11]) + Number(fields[12])) * 1e6 / CLOCK_TICKS
 }
 
 runMain(main)

@@ -62,6 +62,20 @@ export function printRow (cells) {
   console.log(`| ${cells.join(' | ')} |`)
 }
 
+/** Clock ticks per second of /proc/<pid>/stat's CPU times (USER_HZ, 100 on Linux). */
+const CLOCK_TICKS = 100
+
+/**
+ * A process's CPU time so far (user and system), from /proc: for processes that are not ours to
+ * ask (a broker's server), or that must be measured alike whatever they run (a bare sender, a server).
+ * @param {number} pid
+ * @returns {number} µs, in steps of 10 ms
+ */
+export function processCpuUs (pid) {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return (Number(fields[11]) + Number(fields[12])) * 1e6 / CLOCK_TICKS
+}
+
 /**
  * The command that reproduces this run: `npm run <script>`, and ` -- <arguments>` when it was given any.
  * @param {string} script the npm script, e.g. 'bench:hosts'

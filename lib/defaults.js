@@ -60,6 +60,13 @@ export const DEFAULT_HEARTBEAT_MS = 500
 /** What a fan-out client runs (--role): both sides (the default), or one side, for runs split across hosts. */
 export const FANOUT_ROLES = Object.freeze(['both', 'publisher', 'subscriber'])
 
+/**
+ * Which of a fan-out client's subscribers decode what they get (--decode): all of them (each pays
+ * what a real subscriber pays, and the generator pays it once per subscriber) or one per process
+ * (the rest read the header and account, so one process keeps up with thousands).
+ */
+export const FANOUT_DECODERS = Object.freeze(['all', 'one'])
+
 /** Compare's publish rate with --direction fanout, and how many seconds of publishes make a trial. */
 export const DEFAULT_FANOUT_RATE = 20
 export const FANOUT_TRIAL_SECONDS = 3

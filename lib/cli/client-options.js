@@ -1,6 +1,6 @@
 // The load clients' command line (client_json.js, client_protobuf.js, client.js --format).
 import { UsageError } from '../errors.js'
-import { DEFAULT_CLIENT_MESSAGES, DEFAULT_HEARTBEAT_MS, DEFAULT_URL, FANOUT_ROLES } from '../defaults.js'
+import { DEFAULT_CLIENT_MESSAGES, DEFAULT_HEARTBEAT_MS, DEFAULT_URL, FANOUT_DECODERS, FANOUT_ROLES } from '../defaults.js'
 import { ACK, DIRECTIONS } from '../protocol.js'
 import { FORMATS } from '../codecs/registry.js'
 import { openFileLimit } from '../processes.js'
@@ -73,6 +73,12 @@ export async function parseClientArgs (argv, format) {
       },
       role: { describe: 'fanout: both in this process, or only the publisher or only the subscribers (split across hosts)', choices: FANOUT_ROLES, default: 'both' },
       heartbeat: { describe: 'fanout: a subscriber silent this long pings; its ping unanswered as long again, it reconnects', default: `${DEFAULT_HEARTBEAT_MS}ms`, type: 'string' },
+      decode: {
+        describe: 'fanout: which subscribers decode every delivery: all (the client CPU a subscriber pays, times subscribers) ' +
+          'or one (the others read the header and account: a generator that keeps up with thousands)',
+        choices: FANOUT_DECODERS,
+        default: 'all'
+      },
       json: { describe: 'print one JSON object instead of the human report', type: 'boolean', default: false },
       throttle: { describe: `network profile: none, ${Object.keys(PROFILES).join(', ')}`, type: 'string' },
       up: { describe: 'client-to-server bandwidth, kbit/s (overrides the profile)', type: 'string' },
@@ -107,6 +113,7 @@ export async function parseClientArgs (argv, format) {
   const workers = wholeNumber('workers', args.workers, 1)
   if (args.direction === 'fanout') checkFanout(args, rate, workers)
   else if (args.role !== 'both') throw new UsageError(`--role goes with --direction fanout, not ${args.direction}`)
+  else if (args.decode !== 'all') throw new UsageError(`--decode goes with --direction fanout, not ${args.direction}`)
   return {
     format: format ?? args.format,
     test: test === null ? null : String(test),
@@ -130,7 +137,7 @@ export async function parseClientArgs (argv, format) {
       subprotocol: args.subprotocol,
       insecure: args.insecure,
       reconnect: args.reconnect,
-      ...(args.direction === 'fanout' && { role: args.role, heartbeatMs: duration('heartbeat', args.heartbeat) })
+      ...(args.direction === 'fanout' && { role: args.role, decode: args.decode, heartbeatMs: duration('heartbeat', args.heartbeat) })
     },
     allowLossy: args.allowLossy,
     workers,

@@ -10,7 +10,7 @@ import { FANOUT_END, FANOUT_HEADER_BYTES } from '../protocol.js'
 /**
  * Runs a fan-out: `connections` subscribers and (unless role is subscriber) one publisher at
  * `rate` publishes per second. Every measured publish is expected once at every subscriber.
- * @param {import('./engine.js').LoadOptions & {role?: string, heartbeatMs: number}} options
+ * @param {import('./engine.js').LoadOptions & {role?: string, decode?: 'all'|'one', heartbeatMs: number}} options
  * @returns {Promise<import('./engine.js').LoadResult & {fanout: object}>} the publisher's accounting in
  *   `messages` (zeros without one); latency is publish to delivery over every delivery; `fanout` has
  *   the subscribers' (see FanoutResult in subscribers.js), `published` the publisher's own count
@@ -67,6 +67,7 @@ function combine (options, publisher, heard) {
     fanout: {
       frames: 0,
       subscribers: 0,
+      decoders: 0,
       published: null,
       delivered: 0,
       duplicates: 0,

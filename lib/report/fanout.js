@@ -22,6 +22,7 @@ export function describeFanout (measured, { role, headerBytes, cpu }) {
   return {
     role,
     subscribers,
+    decoders: measured.decoders,
     published,
     expected,
     delivered,
@@ -74,6 +75,7 @@ export function mergeFanout (parts) {
   const histograms = parts.map((part) => part.reconnects.histogram).filter(Boolean)
   return {
     subscribers: sum((part) => part.subscribers),
+    decoders: sum((part) => part.decoders),
     published: counts[0] ?? null,
     delivered: sum((part) => part.delivered),
     duplicates: sum((part) => part.duplicates),

@@ -168,6 +168,9 @@ function fanoutLines (f) {
       `delivered ${int(f.delivered)}  lost ${f.lost === null ? '?' : int(f.lost)}  duplicates ${int(f.duplicates)}  reordered ${int(f.reordered)}`
   ]
   if (f.subscribers === 0) return lines
+  if (f.decoders < f.subscribers) {
+    lines.push(`decoded   by ${int(f.decoders)} of the ${int(f.subscribers)} subscribers (--decode one); the others read the header only`)
+  }
   lines.push(`spread    p50 ${ms(f.spreadMs.p50)}  p99 ${ms(f.spreadMs.p99)}  max ${ms(f.spreadMs.max)} (first to last delivery of one publish)`,
     `delivery  ${f.wire.perDelivery ?? 'n/a'} B read per delivery on the socket (the ${f.headerBytes} B header included), ` +
       `${f.cpuPerDeliveryUs ?? 'n/a'} µs CPU per delivery (this client process)`)

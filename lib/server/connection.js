@@ -21,18 +21,19 @@ const TEXT_FRAME = { binary: false }
 /**
  * Serves an admitted connection until it closes.
  * @param {import('ws').WebSocket} ws
+ * @param {import('node:net').Socket} socket the connection's, upgraded (a fan-out subscriber's publishes go straight to it)
  * @param {{target: import('./admission.js').ConnectionTarget, codecOf: Function, codec: object|null}} admitted
  *   codec null: the first message registers the schema the codec is made for
  * @param {ConnectionContext} context
  */
-export function serveConnection (ws, { target, codecOf, codec }, context) {
+export function serveConnection (ws, socket, { target, codecOf, codec }, context) {
   const { stats } = context
   stats.opened()
   // ws reports protocol violations (invalid UTF-8, oversized frames) here and then closes the
   // connection with the matching code (1007, 1009); count them, never let them escape.
   ws.on('error', () => stats.count('protocolErrors'))
   ws.on('close', () => stats.closed())
-  if (target.role === 'subscriber') subscribe(ws, target, context)
+  if (target.role === 'subscriber') subscribe(ws, socket, target, context)
   else if (codec) answerMessages(ws, target, codec, context)
   else awaitRegistration(ws, target, codecOf, context)
 }
@@ -64,8 +65,8 @@ function awaitRegistration (ws, target, codecOf, context) {
  * A fan-out subscriber: it receives its topic's publishes and sends nothing (pings aside, which ws
  * answers); a message from it gets an ERR line, as a misdirected client should.
  */
-function subscribe (ws, { test, format }, { topics }) {
-  topics.subscribe(`${format} ${test.name}`, ws)
+function subscribe (ws, socket, { test, format }, { topics }) {
+  topics.subscribe(`${format} ${test.name}`, ws, socket)
   ws.on('message', () => ws.send(`${ERROR_PREFIX}a fan-out subscriber sends nothing; publish with &role=publisher`))
 }
 

@@ -1,8 +1,10 @@
 // Fan-out on the server: topics (a format and test) and their subscribers. Each publish is
 // delivered to every subscriber of its topic as the very frame the publisher sent (encoded once,
-// never per subscriber), and handed to the broker for the subscribers of the other processes. A
-// subscriber whose unsent data passes --max-buffered is dropped and counted: the server never
-// buffers without bound for a reader that cannot keep up.
+// never per subscriber; framed once, too, for the subscribers without permessage-deflate), and
+// handed to the broker for the subscribers of the other processes. A subscriber whose unsent data
+// passes --max-buffered is dropped and counted: the server never buffers without bound for a
+// reader that cannot keep up.
+import { Sender, WebSocket } from 'ws'
 import { isFanoutEnd } from '../protocol.js'
 
 const TEXT = { binary: false }
@@ -20,7 +22,7 @@ export class Topics {
     this.stats = stats
     this.maxBuffered = maxBuffered
     this.broker = broker
-    /** `${format} ${test}` (the stats key) -> {subscribers, end, counters} */
+    /** `${format} ${test}` (the stats key) -> {subscribers: Map<ws, socket, null with deflate>, end, counters} */
     this.byKey = new Map()
     broker?.onFrame((key, frame, isBinary) => this.deliver(key, frame, isBinary))
   }
@@ -31,7 +33,7 @@ export class Topics {
     if (!topic) {
       const space = key.indexOf(' ')
       const counters = this.stats.forTarget(key.slice(0, space), key.slice(space + 1))
-      topic = { subscribers: new Set(), end: null, counters }
+      topic = { subscribers: new Map(), end: null, counters }
       this.byKey.set(key, topic)
     }
     return topic
@@ -44,10 +46,13 @@ export class Topics {
    * gets it on joining, before any publish of its own run, knows it is not its run's.
    * @param {string} key
    * @param {import('ws').WebSocket} ws
+   * @param {import('node:net').Socket} socket its connection's: without permessage-deflate, each
+   *   publish is written to it as a whole frame, made once for every such subscriber
    */
-  subscribe (key, ws) {
+  subscribe (key, ws, socket) {
     const topic = this.topic(key)
-    topic.subscribers.add(ws)
+    // Compressed, each connection's frames are its own (its deflate context): ws makes them.
+    topic.subscribers.set(ws, ws.extensions === '' ? socket : null)
     this.stats.subscribers++
     ws.once('close', () => {
       if (topic.subscribers.delete(ws)) this.stats.subscribers--
@@ -68,7 +73,8 @@ export class Topics {
   }
 
   /**
-   * Sends one frame to every subscriber of the topic here. Hot path: one send per subscriber.
+   * Sends one frame to every subscriber of the topic here. Hot path: one write per subscriber, of
+   * the WebSocket frame made once (ws frames it per send otherwise: a header each time, and two writes).
    * @returns {number} subscribers it was sent to
    */
   deliver (key, frame, isBinary) {
@@ -77,8 +83,9 @@ export class Topics {
     // A new round of publishes (a warm-up, the next run) forgets the last END.
     topic.end = end ? frame : null
     const options = isBinary ? BINARY : TEXT
+    let whole = null
     let sent = 0
-    for (const ws of topic.subscribers) {
+    for (const [ws, socket] of topic.subscribers) {
       if (ws.bufferedAmount > this.maxBuffered) {
         topic.subscribers.delete(ws)
         this.stats.subscribers--
@@ -86,10 +93,20 @@ export class Topics {
         ws.terminate()
         continue
       }
-      ws.send(frame, options)
+      // Closing: no more frames (its close takes it off the topic).
+      if (ws.readyState !== WebSocket.OPEN) continue
+      // Whole frames only, and ws writes its own (pongs, the close) whole too: they never interleave.
+      if (socket) socket.write(whole ??= wholeFrame(frame, isBinary))
+      else ws.send(frame, options)
       sent++
     }
     if (!end) topic.counters.deliveries += sent
     return sent
   }
+}
+
+/** A server's unmasked, unfragmented WebSocket frame of `data`, header and payload in one buffer. */
+function wholeFrame (data, isBinary) {
+  const options = { fin: true, rsv1: false, opcode: isBinary ? 2 : 1, mask: false, readOnly: false }
+  return Buffer.concat(Sender.frame(data, options))
 }

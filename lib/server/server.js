@@ -83,7 +83,7 @@ export async function startServer ({
     socket.on('error', () => socket.destroy())
     admission.admit(request, socket).then((admitted) => wss.handleUpgrade(request, socket, head, (ws) => {
       admitted.opened()
-      serveConnection(ws, admitted, context)
+      serveConnection(ws, socket, admitted, context)
     }), (refusal) => {
       stats.count(refusal.counter)
       refuseUpgrade(socket, refusal)

@@ -254,7 +254,7 @@ test('--start-at: an ISO time or epoch ms to come; malformed or past is one line
 })
 
 describe('parseClientArgs: --direction fanout', () => {
-  test('subscribers, a rate, a role and a heartbeat', async () => {
+  test('subscribers, a rate, a role, a heartbeat and which subscribers decode', async () => {
     const options = await json('3', '--direction', 'fanout', '--connections', '1000', '--rate', '20', '--duration', '10s')
     assert.equal(options.load.direction, 'fanout')
     assert.equal(options.load.connections, 1000)
@@ -263,6 +263,8 @@ describe('parseClientArgs: --direction fanout', () => {
     assert.equal(options.load.heartbeatMs, 500)
     const split = await json('3', '--direction', 'fanout', '--rate', '5', '--role', 'subscriber', '--heartbeat', '2s')
     assert.deepEqual([split.load.role, split.load.heartbeatMs], ['subscriber', 2000])
+    assert.equal(options.load.decode, 'all')
+    assert.equal((await json('3', '--direction', 'fanout', '--rate', '5', '--decode', 'one')).load.decode, 'one')
   })
 
   test('without a rate, with --inflight, --workers, or more subscribers than the open-file limit: one line each', async () => {
@@ -274,5 +276,6 @@ describe('parseClientArgs: --direction fanout', () => {
     await assert.rejects(fanout('--rate', '5', '--connections', '10000000'),
       /^UsageError: --connections 10000000: this process may open at most \d+ connections \(open-file limit \d+\); raise it \(ulimit -n, as root\) or split the subscribers over processes with --role subscriber$/)
     await assert.rejects(json('3', '--role', 'publisher'), usage('--role goes with --direction fanout, not up'))
+    await assert.rejects(json('3', '--decode', 'one', '--direction', 'echo'), usage('--decode goes with --direction fanout, not echo'))
   })
 })

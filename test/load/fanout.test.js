@@ -3,11 +3,13 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import net from 'node:net'
+import { WebSocketServer } from 'ws'
 import { runFanout } from '../../lib/load/fanout.js'
 import { measure, prepareRun } from '../../lib/load/measure.js'
 import { startServer } from '../../lib/server/server.js'
 import { mergeReports } from '../../lib/report/merge.js'
 import { decodeHistogram } from '../../lib/histogram.js'
+import { fanoutHeader } from '../../lib/protocol.js'
 
 const LIMIT = { timeout: 30_000 }
 
@@ -65,6 +67,7 @@ test('runFanout (lib/load/fanout.js): one process, json and protobuf: every publ
     assert.ok(f.cpuPerDeliveryUs > 0)
     assert.ok(report.rate > 1000, `deliveries/s: ${report.rate}`)
     assert.equal(report.generator.saturated, false)
+    assert.equal(f.decoders, 20, 'every subscriber decodes (--decode all, the default)')
     assert.equal(server.stats.forTarget(format, 'medium').deliveries >= 2000 + 200, true, 'warm-up publishes are delivered too')
   }
 })
@@ -147,4 +150,30 @@ test('runFanout: subscribers with no publisher fail at the deadline with one lin
   assert.equal(result.failure, '3 of 3 subscribers had no END from the publisher by the deadline (--timeout)')
   assert.equal(result.fanout.published, null)
   while (server.stats.subscribers > 0) await new Promise((resolve) => setImmediate(resolve))
+})
+
+test('runFanout: --decode one: one subscriber decodes what it gets, the others account for every delivery by its header', LIMIT, async (t) => {
+  // A server the real one is not: it forwards payloads that do not decode, so each decode shows as an error.
+  const server = new WebSocketServer({ host: '127.0.0.1', port: 0 })
+  await new Promise((resolve) => server.once('listening', resolve))
+  t.after(() => server.close())
+  const subscribers = 10
+  let joined = 0
+  server.on('connection', () => {
+    if (++joined % subscribers !== 0) return
+    const nowUs = Date.now() * 1000
+    for (const ws of server.clients) {
+      for (let seq = 0; seq < 5; seq++) ws.send(`${fanoutHeader(true, seq, nowUs)}{"not json`)
+      ws.send('END 5')
+    }
+  })
+  const url = `ws://127.0.0.1:${server.address().port}`
+  for (const [decode, decoders] of [['all', subscribers], ['one', 1]]) {
+    const report = await run('json', fanoutRun(url, 'json', { role: 'subscriber', connections: subscribers, decode }))
+    const f = report.fanout
+    assert.deepEqual([f.decoders, f.published, f.expected, f.delivered, f.lost], [decoders, 5, 50, 50, 0], decode)
+    assert.equal(f.errors, 5 * decoders, `--decode ${decode}: one error per delivery decoded`)
+    assert.match(report.errorReplies[0], /^client decode failed: /)
+    assert.equal(report.ok, false)
+  }
 })

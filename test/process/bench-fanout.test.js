@@ -46,21 +46,28 @@ test('bench:fanout: two subscriber hosts, one cut for 2 s: every delivery accoun
     assert.deepEqual((await leftovers()).filter((name) => !before.has(name)), [], 'no namespace or link left behind')
   })
 
-test('bench:broadcast: the bare ceiling, then the fan-out mode at 0.8 of it and less until it holds, every delivery accounted', { timeout: 90_000 }, async () => {
-  const run = await runScript('bench/broadcast.js', ['--subscribers', '50', '--duration', '1s', '--json'])
-  assert.ok(run.code === 0 || run.code === 1, run.stderr) // 1: the target missed at 0.8, which a busy test machine may do
-  const { bare, fanout, target } = JSON.parse(run.stdout)
-  assert.ok(bare.rate > 0 && bare.deliveries > 0, JSON.stringify(bare))
-  assert.deepEqual(fanout.map((r) => r.load), [0.8, 0.4, 0.2, 0.1].slice(0, fanout.length))
-  assert.ok(fanout.slice(0, -1).every((r) => !r.met), 'halved only while the target was missed')
-  for (const { load, rate, report } of fanout) {
-    assert.equal(rate, Math.round(load * bare.rate / 50 * 100) / 100, 'publishes/s: that share of the ceiling over the subscribers')
-    const { published, expected, delivered, lost, subscribers } = report.fanout
-    assert.equal(subscribers, 50)
-    assert.equal(expected, published * 50)
-    assert.equal(delivered + lost, expected)
-  }
-  assert.equal(target.met, fanout[0].met)
-  assert.equal(target.met, run.code === 0)
-  assert.equal(target.heldAt, fanout.find((r) => r.met)?.load ?? null)
-})
+test('bench:broadcast: the bare ceiling, then the fan-out mode at 0.8 of it and less until it holds, one subscriber decoding, then all; every delivery accounted',
+  { timeout: 120_000 }, async () => {
+    const run = await runScript('bench/broadcast.js', ['--subscribers', '50', '--duration', '1s', '--json'])
+    assert.ok(run.code === 0 || run.code === 1, run.stderr) // 1: the target missed at 0.8, which a busy test machine may do
+    const { bare, fanout, target } = JSON.parse(run.stdout)
+    assert.ok(bare.rate > 0 && bare.deliveries > 0 && bare.total >= bare.deliveries && bare.senderUs > 0, JSON.stringify(bare))
+    const series = (decode) => fanout.filter((r) => r.decode === decode)
+    assert.deepEqual(fanout.map((r) => r.decode), [...series('one'), ...series('all')].map((r) => r.decode), 'one subscriber decoding first, then all')
+    for (const [decode, decoders] of [['one', 1], ['all', 50]]) {
+      const runs = series(decode)
+      assert.deepEqual(runs.map((r) => r.load), [0.8, 0.4, 0.2, 0.1].slice(0, runs.length), decode)
+      assert.ok(runs.slice(0, -1).every((r) => !r.met), 'halved only while the target was missed')
+      for (const { load, rate, serverUs, report } of runs) {
+        assert.equal(rate, Math.round(load * bare.rate / 50 * 100) / 100, 'publishes/s: that share of the ceiling over the subscribers')
+        const { published, expected, delivered, lost, subscribers } = report.fanout
+        assert.deepEqual([subscribers, report.fanout.decoders], [50, decoders])
+        assert.equal(expected, published * 50)
+        assert.equal(delivered + lost, expected)
+        assert.ok(serverUs > 0)
+      }
+    }
+    assert.equal(target.met, fanout[0].met)
+    assert.equal(target.met, run.code === 0)
+    assert.equal(target.heldAt, series('one').find((r) => r.met)?.load ?? null)
+  })

@@ -4,11 +4,12 @@ import { deliverySpread, describeFanout, mergeFanout } from '../../lib/report/fa
 import { createLatencyHistogram, decodeHistogram, encodeHistogram } from '../../lib/histogram.js'
 
 /** What one process's subscribers measure (see FanoutResult in lib/load/subscribers.js). */
-function measured ({ subscribers = 2, published = 3, delivered = 6, firstUs = [1000, 2000, 3000], lastUs = [1500, 2000, 9000], gapsMs = [] } = {}) {
+function measured ({ subscribers = 2, decoders = subscribers, published = 3, delivered = 6, firstUs = [1000, 2000, 3000], lastUs = [1500, 2000, 9000], gapsMs = [] } = {}) {
   const gaps = createLatencyHistogram()
   for (const gap of gapsMs) gaps.recordValue(gap * 1000)
   return {
     subscribers,
+    decoders,
     published,
     delivered,
     duplicates: 0,
@@ -37,12 +38,12 @@ test('deliverySpread: first to last delivery of each publish delivered at all, i
   assert.deepEqual(deliverySpread({ firstUs: [], lastUs: [] }), { p50: 0, p99: 0, max: 0 })
 })
 
-test('mergeFanout: counts add, each publish keeps its earliest first and latest last delivery, reconnects add; parts must agree on the publishes', () => {
-  const a = describeFanout(measured({ firstUs: [1000, 2000, 3000], lastUs: [1500, 2000, 9000], gapsMs: [100] }), { role: 'subscriber', headerBytes: 24, cpu: null })
-  const b = describeFanout(measured({ subscribers: 1, delivered: 3, firstUs: [800, 2500, null], lastUs: [900, 4000, null], gapsMs: [200] }), { role: 'subscriber', headerBytes: 24, cpu: null })
+test('mergeFanout: counts (decoders too) add, each publish keeps its earliest first and latest last delivery, reconnects add; parts must agree on the publishes', () => {
+  const a = describeFanout(measured({ decoders: 1, firstUs: [1000, 2000, 3000], lastUs: [1500, 2000, 9000], gapsMs: [100] }), { role: 'subscriber', headerBytes: 24, cpu: null })
+  const b = describeFanout(measured({ subscribers: 1, decoders: 1, delivered: 3, firstUs: [800, 2500, null], lastUs: [900, 4000, null], gapsMs: [200] }), { role: 'subscriber', headerBytes: 24, cpu: null })
   const publisher = describeFanout(measured({ subscribers: 0, delivered: 0, firstUs: [], lastUs: [] }), { role: 'publisher', headerBytes: 24, cpu: null })
   const merged = mergeFanout([publisher, a, b])
-  assert.deepEqual([merged.subscribers, merged.published, merged.delivered], [3, 3, 9])
+  assert.deepEqual([merged.subscribers, merged.decoders, merged.published, merged.delivered], [3, 2, 3, 9])
   assert.deepEqual(merged.perPublish, { firstUs: [800, 2000, 3000], lastUs: [1500, 4000, 9000] })
   assert.equal(merged.reconnects.count, 2)
   assert.equal(decodeHistogram(merged.reconnects.histogram).totalCount, 2)

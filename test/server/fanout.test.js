@@ -1,5 +1,6 @@
 import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
+import { WebSocket } from 'ws'
 import { startServer } from '../../lib/server/server.js'
 import { createCodec } from '../../lib/codecs/registry.js'
 import { loadMessages, resolveTest } from '../../lib/payloads/catalog.js'
@@ -94,6 +95,46 @@ describe('fan-out (lib/server/fanout.js) on a real server', () => {
     assert.match((await refusedUpgrade(`${server.url}/?test=3&format=json&role=publisher`)).body, /role= goes with direction fanout/)
     assert.match((await refusedUpgrade(`${server.url}/?test=3&format=json&direction=fanout&role=reader`)).body, /unknown role 'reader'/)
   })
+})
+
+test('publishes framed once reach plain subscribers byte for byte, as ws frames them for deflate subscribers: text and binary, short and long', async (t) => {
+  const server = await startServer({ port: 0, compress: true })
+  t.after(() => server.close())
+  const test3 = resolveTest(3)
+  const received = (ws) => {
+    const frames = []
+    ws.on('message', (data, isBinary) => frames.push({ data: Buffer.from(data), isBinary }))
+    return frames
+  }
+  for (const format of ['json', 'protobuf']) {
+    const codec = await createCodec(format, test3)
+    const open = (perMessageDeflate) => new Promise((resolve, reject) => {
+      const ws = new WebSocket(fanoutUrl(server, format, 'subscriber'), { perMessageDeflate })
+      const frames = received(ws)
+      ws.once('open', () => resolve({ ws, frames }))
+      ws.once('error', reject)
+    })
+    const [plain, deflated] = await Promise.all([open(false), open(true)])
+    assert.deepEqual([plain.ws.extensions, deflated.ws.extensions], ['', 'permessage-deflate'])
+    const publisher = await openConnection(fanoutUrl(server, format, 'publisher'))
+    // 125 bytes or less, up to 64 KiB, and past it: the three lengths a frame header can spell.
+    const payloads = format === 'json'
+      ? ['1', JSON.stringify(loadMessages(test3).messages[0]), JSON.stringify('x'.repeat(70_000))]
+      : loadMessages(test3).messages.slice(0, 2).map((message) => codec.encode(codec.prepare(message)))
+    const frames = payloads.map((payload, seq) => Buffer.concat([Buffer.from(fanoutHeader(true, seq, Date.now() * 1000)), Buffer.from(payload)]))
+    for (const frame of frames) {
+      publisher.ws.send(frame, { binary: codec.binary })
+      assert.equal(await publisher.nextReply(), 'ACK')
+    }
+    publisher.ws.send(`END ${frames.length}`)
+    for (const { ws, frames: got } of [plain, deflated]) {
+      while (got.length < frames.length + 1) await new Promise((resolve) => ws.once('message', resolve))
+      assert.deepEqual(got.slice(0, frames.length), frames.map((data) => ({ data, isBinary: codec.binary })), `${format}, ${ws.extensions || 'plain'}`)
+      assert.deepEqual(got.at(-1), { data: Buffer.from(`END ${frames.length}`), isBinary: false })
+    }
+    assert.ok(deflated.ws._socket.bytesRead < plain.ws._socket.bytesRead, 'the deflate subscriber got its frames compressed')
+    for (const { ws } of [plain, deflated, publisher]) ws.close()
+  }
 })
 
 test('a process with peers but no broker refuses fan-out with the reason, and serves the other directions', async () => {
