@@ -22,7 +22,7 @@ export class Topics {
     this.stats = stats
     this.maxBuffered = maxBuffered
     this.broker = broker
-    /** `${format} ${test}` (the stats key) -> {subscribers: Map<ws, socket, null with deflate>, end, counters} */
+    /** `${format} ${test}` (the stats key) -> {subscribers: Map<ws, {ws, socket: null with deflate}>, end, counters} */
     this.byKey = new Map()
     broker?.onFrame((key, frame, isBinary) => this.deliver(key, frame, isBinary))
   }
@@ -52,7 +52,7 @@ export class Topics {
   subscribe (key, ws, socket) {
     const topic = this.topic(key)
     // Compressed, each connection's frames are its own (its deflate context): ws makes them.
-    topic.subscribers.set(ws, ws.extensions === '' ? socket : null)
+    topic.subscribers.set(ws, { ws, socket: ws.extensions === '' ? socket : null })
     this.stats.subscribers++
     ws.once('close', () => {
       if (topic.subscribers.delete(ws)) this.stats.subscribers--
@@ -85,7 +85,8 @@ export class Topics {
     const options = isBinary ? BINARY : TEXT
     let whole = null
     let sent = 0
-    for (const [ws, socket] of topic.subscribers) {
+    // Over the values: an entry ([ws, subscriber]) would be an array made per subscriber and publish.
+    for (const { ws, socket } of topic.subscribers.values()) {
       if (ws.bufferedAmount > this.maxBuffered) {
         topic.subscribers.delete(ws)
         this.stats.subscribers--

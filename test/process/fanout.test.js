@@ -12,14 +12,15 @@ describe('fan-out clients against node server.js', () => {
   before(async () => { server = await startServerProcess() })
   after(() => server.stop())
 
-  test('client_json.js --direction fanout: the human report accounts for every delivery; exit 0', async () => {
+  test('client_json.js --direction fanout --decode one: the human report accounts for every delivery, and says who decoded; exit 0', async () => {
     const { code, stdout, stderr } = await runScript('client_json.js', ['3', '--direction', 'fanout', '--connections', '50',
-      '--rate', '50', '--duration', '1s', '--warmup', '5', '--url', server.url])
+      '--rate', '50', '--duration', '1s', '--warmup', '5', '--decode', 'one', '--url', server.url])
     assert.equal(code, 0, stderr)
     assert.match(stdout, /^json · test 3 medium · fanout · 50 subscriber\(s\), one publisher · network: none/)
     assert.match(stdout, /\nfanout {4}50 subscribers {2}published 50 {2}expected 2,500 {2}delivered 2,500 {2}lost 0 {2}duplicates 0 {2}reordered 0\n/)
     assert.match(stdout, /\nlatency {3}publish to delivery: min /)
     assert.match(stdout, /\nspread {4}p50 /)
+    assert.match(stdout, /\ndecoded {3}by 1 of the 50 subscribers \(--decode one\); the others read the header only\n/)
     assert.match(stdout, /\+ 24 B fan-out header/)
   })
 
@@ -28,13 +29,15 @@ describe('fan-out clients against node server.js', () => {
     t.after(() => fs.rmSync(dir, { recursive: true }))
     const common = ['4', '--direction', 'fanout', '--rate', '40', '--duration', '1s', '--url', server.url, '--start-at', String(Date.now() + 2500)]
     const parts = ['subscriber', 'subscriber', 'publisher'].map((role, i) =>
-      runScript('client_protobuf.js', [...common, '--role', role, '--connections', String(10 * (i + 1)), '--out', path.join(dir, `${i}.json`)]))
+      runScript('client_protobuf.js', [...common, '--role', role, '--connections', String(10 * (i + 1)), '--out', path.join(dir, `${i}.json`),
+        ...(i === 0 ? ['--decode', 'one'] : [])]))
     for (const { code, stderr } of await Promise.all(parts)) assert.equal(code, 0, stderr)
     const { code, stdout, stderr } = await runScript('bin/merge.js', [0, 1, 2].map((i) => path.join(dir, `${i}.json`)).concat('--json'))
     assert.equal(code, 0, stderr)
     const merged = JSON.parse(stdout)
     const f = merged.fanout
     assert.deepEqual([f.subscribers, f.published, f.expected, f.delivered, f.lost, f.duplicates], [30, 40, 1200, 1200, 0, 0])
+    assert.equal(f.decoders, 1 + 20, 'one of the first part\'s 10 subscribers (--decode one), all 20 of the second\'s')
     assert.equal(merged.ok, true)
   })
 
