@@ -61,7 +61,9 @@ runMain(async () => {
   results.write({
     columns,
     rows,
-    notes: [notes(settings)],
+    // A run that failed (a payload too large for N subscribers to take in time, say) says why.
+    notes: [notes(settings), ...runs.filter(({ report }) => report.failure).map(({ load, decode, report }) =>
+      `fan-out at ${load} of the bare ceiling, ${DECODING[decode]}: ${report.failure}`)],
     figures: {
       ceiling: Math.round(bare.rate).toLocaleString('en-US'),
       'fanout-share': share(target.report.rate, bare.rate),
@@ -99,12 +101,14 @@ async function bareBroadcast ({ test, format, subscribers, durationMs, cpus }) {
 /**
  * One fan-out run at a share of the ceiling: node server.js, and one client process with the
  * publisher and every subscriber.
- * @returns {Promise<{load: number, decode: string, rate: number, met: boolean, serverUs: number, report: object}>}
- *   serverUs: the server's CPU per frame its subscribers got (warm-up included) over the client's whole run
+ * @returns {Promise<{load: number, decode: string, rate: number, met: boolean, serverUs: number|null, report: object}>}
+ *   serverUs: the server's CPU per frame its subscribers got (warm-up included) over the client's whole run; met: the
+ *   report ok (every delivery, no failure) and the p99 under the target
  */
 async function fanoutAt ({ test, format, subscribers, durationMs, cpus, load, decode, ceiling }) {
-  const rate = Math.round(load * ceiling / subscribers * 100) / 100
-  const server = await startServerProcess([], { cpus: cpus?.server })
+  const rate = threeDigits(load * ceiling / subscribers)
+  // Every subscriber and the publisher: past the server's default limit, the last would be refused.
+  const server = await startServerProcess(['--max-connections', String(subscribers + 1)], { cpus: cpus?.server })
   try {
     const before = processCpuUs(server.child.pid)
     const run = await runNodeScript(`client_${format}.js`, [test, '--direction', 'fanout', '--connections', String(subscribers), '--decode', decode,
@@ -116,8 +120,9 @@ async function fanoutAt ({ test, format, subscribers, durationMs, cpus, load, de
       throw new Error(`fan-out client exited with ${run.code}: ${run.stderr.trim().split('\n').pop()}`)
     }
     const { fanout, latencyMs } = report
-    const serverUs = (processCpuUs(server.child.pid) - before) / fanout.wire.frames
-    return { load, decode, rate, met: fanout.lost === 0 && fanout.duplicates === 0 && latencyMs.p99 < TARGET_P99_MS, serverUs, report }
+    const serverUs = fanout.wire.frames > 0 ? (processCpuUs(server.child.pid) - before) / fanout.wire.frames : null
+    const met = report.ok && fanout.lost === 0 && fanout.duplicates === 0 && latencyMs.p99 < TARGET_P99_MS
+    return { load, decode, rate, met, serverUs, report }
   } finally {
     await server.stop()
   }
@@ -128,11 +133,11 @@ function table (bare, runs, subscribers) {
   const columns = ['mode', 'subscribers', 'publishes/s', 'deliveries/s', 'of the bare ceiling', 'delivered/expected', 'p50 ms', 'p99 ms',
     'receiver CPU', 'receiver µs/delivery', 'sender or server µs/delivery', 'target']
   const rows = [
-    ['bare ws broadcast, as fast as it goes', subscribers, Math.round(bare.rate / subscribers), Math.round(bare.rate), '1.00', '', '', '',
+    ['bare ws broadcast, as fast as it goes', subscribers, threeDigits(bare.rate / subscribers), Math.round(bare.rate), '1.00', '', '', '',
       `${Math.round(bare.cpuShare * 100)}%`, perDelivery(bare.cpuShare * 1e6 / bare.rate), perDelivery(bare.senderUs), ''],
     ...runs.map(({ load, decode, rate, met, serverUs, report: { fanout, latencyMs, generator, rate: deliveries } }) => [
       `fan-out at ${load} of the bare ceiling, ${DECODING[decode]}`, subscribers, rate, Math.round(deliveries), share(deliveries, bare.rate),
-      `${fanout.delivered}/${fanout.expected}`, latencyMs.p50.toFixed(1), latencyMs.p99.toFixed(1), `${Math.round(generator.cpuShare * 100)}%`,
+      `${fanout.delivered}/${fanout.expected ?? '?'}`, latencyMs.p50.toFixed(1), latencyMs.p99.toFixed(1), generator ? `${Math.round(generator.cpuShare * 100)}%` : 'n/a',
       perDelivery(fanout.cpuPerDeliveryUs), perDelivery(serverUs), met ? 'met' : 'missed'])
   ]
   return { columns, rows }
@@ -149,6 +154,11 @@ function notes ({ test, format, subscribers, durationMs, cpus }) {
     'receiver CPU: the receiving process\'s CPU time per wall time, and per delivery; sender or server: its CPU time (/proc) over the ' +
     'receiving process\'s whole run, connections and warm-up included, per frame the receivers got; ' +
     `target: every delivery made with a p99 from publish to delivery under ${TARGET_P99_MS} ms`
+}
+
+/** Publishes a second to three significant digits: a large payload's ceiling can be a fraction of one. */
+function threeDigits (value) {
+  return Number(value.toPrecision(3))
 }
 
 function share (deliveries, ceiling) {

@@ -59,7 +59,7 @@ test('bench:broadcast: the bare ceiling, then the fan-out mode at 0.8 of it and 
       assert.deepEqual(runs.map((r) => r.load), [0.8, 0.4, 0.2, 0.1].slice(0, runs.length), decode)
       assert.ok(runs.slice(0, -1).every((r) => !r.met), 'halved only while the target was missed')
       for (const { load, rate, serverUs, report } of runs) {
-        assert.equal(rate, Math.round(load * bare.rate / 50 * 100) / 100, 'publishes/s: that share of the ceiling over the subscribers')
+        assert.equal(rate, Number((load * bare.rate / 50).toPrecision(3)), 'publishes/s: that share of the ceiling over the subscribers')
         const { published, expected, delivered, lost, subscribers } = report.fanout
         assert.deepEqual([subscribers, report.fanout.decoders], [50, decoders])
         assert.equal(expected, published * 50)
