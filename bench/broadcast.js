@@ -12,7 +12,7 @@
 import { commandLine, duration, wholeNumber } from '../lib/cli/parser.js'
 import { runMain } from '../lib/errors.js'
 import { cpuPinning, runNodeScript, startServerProcess } from '../lib/processes.js'
-import { npmCommand, printRow, processCpuUs, startResults } from './results.js'
+import { npmCommand, printTable, processCpuUs, startResults } from './results.js'
 
 /** The shares of the bare ceiling the fan-out mode is run at, in turn until it meets the target. */
 const LOADS = [0.8, 0.4, 0.2, 0.1]
@@ -53,9 +53,7 @@ runMain(async () => {
   if (args.json) {
     process.stdout.write(`${JSON.stringify({ bare, fanout: runs, target: { load: LOADS[0], p99Ms: TARGET_P99_MS, met: target.met, heldAt: heldAt('one') } })}\n`)
   } else {
-    printRow(columns)
-    console.log(`|${columns.map(() => '---').join('|')}|`)
-    for (const cells of rows) printRow(cells)
+    printTable(columns, rows)
   }
   const every = runs.find((run) => run.decode === 'all')
   results.write({

@@ -6,7 +6,6 @@
 // (its peak RSS during the run over its RSS before anyone connected, from /proc). Single runs, in an
 // order that alternates the formats: figures to read beside the verdicts of
 // `npm run compare -- --direction fanout`, which repeats and calls them. Writes docs/results/fanout-formats.json.
-import fs from 'node:fs'
 import { commandLine, commaList, duration, positiveNumber, wholeNumber } from '../lib/cli/parser.js'
 import { runMain } from '../lib/errors.js'
 import { runNodeScript, startServerProcess } from '../lib/processes.js'
@@ -14,24 +13,18 @@ import { scrapeServer } from '../lib/compare/runner.js'
 import { resolveTest } from '../lib/payloads/catalog.js'
 import { testLabel } from '../lib/report/report.js'
 import { METRICS_PATH } from '../lib/protocol.js'
-import { npmCommand, printRow, startResults } from './results.js'
+import { npmCommand, printTable, processRssBytes, startResults } from './results.js'
 
 const COLUMNS = ['test', 'format', 'deflate', 'wire B/delivery', 'server CPU µs/delivery', 'server KB/subscriber',
   'client CPU µs/delivery', 'p50 ms', 'p99 ms', 'delivered/expected']
-
-/** Resident memory of a process, bytes, from /proc (Linux). */
-function rssBytes (pid) {
-  const match = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))
-  return match ? Number(match[1]) * 1024 : 0
-}
 
 /** One format, deflate on or off, one test: a server of its own and one fan-out client run. */
 async function measureBroadcast ({ format, compress, test, subscribers, rate, durationMs }) {
   const server = await startServerProcess(compress ? ['--compress'] : [])
   try {
-    const before = rssBytes(server.child.pid)
+    const before = processRssBytes(server.child.pid)
     let peak = before
-    const sampler = setInterval(() => { peak = Math.max(peak, rssBytes(server.child.pid)) }, 100)
+    const sampler = setInterval(() => { peak = Math.max(peak, processRssBytes(server.child.pid)) }, 100)
     const metrics = `${server.url.replace(/^ws/, 'http')}${METRICS_PATH}`
     const scraped = await scrapeServer(metrics, format, test.name)
     const run = await runNodeScript(`client_${format}.js`, [test.name, '--direction', 'fanout', '--connections', String(subscribers),
@@ -108,7 +101,5 @@ runMain(async () => {
     process.stdout.write(`${JSON.stringify(table)}\n`)
     return
   }
-  printRow(COLUMNS)
-  printRow(COLUMNS.map(() => '---'))
-  for (const row of rows) printRow(row)
+  printTable(COLUMNS, rows)
 })

@@ -17,7 +17,7 @@ import { createTestHosts, hostsUnavailableReason } from '../lib/network/hosts.js
 import { shares } from '../lib/load/workers.js'
 import { mergeReports } from '../lib/report/merge.js'
 import { openFileLimit, watchOutput } from '../lib/processes.js'
-import { npmCommand, printRow, startResults } from './results.js'
+import { npmCommand, printTable, startResults } from './results.js'
 
 const PORT = 7070
 /** Subscribers per client process: under its open-file limit (~20,000), with room for reconnects. */
@@ -130,9 +130,7 @@ runMain(async () => {
     const serverLine = `server memory: ${serverMemory.rssMb} MB resident at most (${serverMemory.kbPerSubscriber} KB per subscriber, ` +
       `the processes' own memory included), peak ${serverMemory.peakRssMb} MB summed over its processes`
     if (!args.json) {
-      printRow(columns)
-      console.log(`|${columns.map(() => '---').join('|')}|`)
-      for (const cells of rows) printRow(cells)
+      printTable(columns, rows)
       console.log(`${serverLine}; checks: ${verdict}`)
     }
     results.write({

@@ -11,7 +11,7 @@ import { createTestHosts, hostsUnavailableReason } from '../lib/network/hosts.js
 import { shares } from '../lib/load/workers.js'
 import { mergeReports } from '../lib/report/merge.js'
 import { openFileLimit, watchOutput } from '../lib/processes.js'
-import { npmCommand, printRow, startResults } from './results.js'
+import { npmCommand, printTable, startResults } from './results.js'
 
 const PORT = 7070
 
@@ -85,9 +85,7 @@ runMain(async () => {
       row('merged', `${hostCount} addresses`, merged).map((cell, i) => i === 10 ? `spread ${merged.windows.startSpreadMs}` : i === 11 ? `server ${serverPeakMb}` : cell)
     ]
     if (!args.json) {
-      printRow(columns)
-      console.log(`|${columns.map(() => '---').join('|')}|`)
-      for (const cells of rows) printRow(cells)
+      printTable(columns, rows)
     }
     const accounted = merged.messages.sent === merged.messages.acked + merged.messages.errors + merged.messages.lost
     results.write({

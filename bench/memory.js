@@ -1,18 +1,14 @@
 // npm run bench:memory — memory is O(1) in messages: one client sends BENCH_MESSAGES (10,000,000)
 // small messages, 100 in flight, to node server.js; both processes' RSS is read from /proc every
 // 500 ms (Linux), and the peak printed with the run's report. The target: client peak RSS < 150 MB.
-import fs from 'node:fs'
 import os from 'node:os'
 import { spawn } from 'node:child_process'
 import { PROJECT_ROOT as ROOT, startServerProcess } from '../lib/processes.js'
-import { printRow, startResults } from './results.js'
+import { printRow, processRssBytes, startResults } from './results.js'
 
 const DEFAULT_MESSAGES = 10_000_000
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? DEFAULT_MESSAGES)
-const rssMb = (pid) => {
-  const match = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))
-  return match ? Number(match[1]) / 1024 : 0
-}
+const rssMb = (pid) => processRssBytes(pid) / 1024 / 1024
 
 const results = startResults('memory', 'npm run bench:memory')
 const server = await startServerProcess()

@@ -62,6 +62,17 @@ export function printRow (cells) {
   console.log(`| ${cells.join(' | ')} |`)
 }
 
+/**
+ * Prints a markdown table on stdout: its header, the separator and each row.
+ * @param {string[]} columns
+ * @param {Array<Array<string|number>>} rows
+ */
+export function printTable (columns, rows) {
+  printRow(columns)
+  printRow(columns.map(() => '---'))
+  for (const cells of rows) printRow(cells)
+}
+
 /** Clock ticks per second of /proc/<pid>/stat's CPU times (USER_HZ, 100 on Linux). */
 const CLOCK_TICKS = 100
 
@@ -74,6 +85,16 @@ const CLOCK_TICKS = 100
 export function processCpuUs (pid) {
   const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
   return (Number(fields[11]) + Number(fields[12])) * 1e6 / CLOCK_TICKS
+}
+
+/**
+ * A process's resident memory now, from /proc (Linux).
+ * @param {number} pid
+ * @returns {number} bytes, 0 when /proc does not say
+ */
+export function processRssBytes (pid) {
+  const match = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))
+  return match ? Number(match[1]) * 1024 : 0
 }
 
 /**
