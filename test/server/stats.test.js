@@ -35,18 +35,20 @@ test('a snapshot is plain data; sum sets every counter to the snapshots\' sum an
   two.forTarget('json', 'small').messages = 50
   two.forTarget('protobuf', 'small').errors = 2
   const first = one.snapshot()
+  const second = two.snapshot()
   assert.deepEqual(JSON.parse(JSON.stringify(first)), first, 'survives IPC as JSON')
   assert.ok(first.memory.rss > 0 && first.memory.peakRss >= first.memory.rss / 2)
 
   const summed = new ServerStats()
-  summed.sum([first, two.snapshot()], { rss: 10 * 1024 * 1024, peakRss: 20 * 1024 * 1024 })
+  summed.sum([first, second], { rss: 10 * 1024 * 1024, peakRss: 20 * 1024 * 1024 })
   assert.equal(summed.openConnections, 3)
   assert.equal(summed.totalConnections, 4)
   assert.equal(summed.refused, 4)
   assert.equal(summed.dropped, 1)
   assert.deepEqual(summed.totals(), { messages: 150, errors: 2, deliveries: 0 })
   assert.equal(summed.processes, 3, 'two snapshots and the summing process')
-  assert.equal(summed.memory.rss, 10 * 1024 * 1024 + first.memory.rss + two.snapshot().memory.rss)
+  assert.equal(summed.memory.rss, 10 * 1024 * 1024 + first.memory.rss + second.memory.rss,
+    'the snapshots\' memory as taken: rss moves between two reads')
   assert.match(summed.summaryLine(1000), /^3 connections, json 150 msg\/s, protobuf 0 msg\/s, 150 messages, 2 decode errors, 0 protocol errors, 1 dropped connections, 4 refused upgrades, .*rss \d+ MB \(peak \d+ MB\) summed over 3 processes$/)
 
   one.forTarget('json', 'small').messages = 160
