@@ -11,7 +11,8 @@ import { UsageError } from '../errors.js'
  * @param {string} usage the usage line shown by --help
  */
 export function commandLine (argv, usage) {
-  return yargs(hideBin(argv))
+  const tokens = hideBin(argv)
+  return yargs(tokens)
     .usage(usage)
     .strict()
     .wrap(Math.min(100, process.stdout.columns || 100))
@@ -20,9 +21,30 @@ export function commandLine (argv, usage) {
       // yargs spreads some messages (invalid choices) over several lines; errors here are one line.
       throw new UsageError(`${String(message ?? err?.message).replace(/:?\s*\n\s*/g, ': ')} (see --help)`)
     })
+    .check(givenOnce(tokens))
     .help()
     .alias('h', 'help')
     .version(false)
+}
+
+/**
+ * An option that takes one value, given twice, is a mistake to name rather than a list (yargs
+ * collects both) or the last of them silently (most tools): `--direction fanout --direction up`.
+ * Only flags count: a variadic positional (merge's files) is an array by design.
+ * @param {string[]} tokens the command line's arguments
+ */
+function givenOnce (tokens) {
+  const flat = (name) => name.replace(/-/g, '').toLowerCase()
+  const flags = new Set(tokens.flatMap((token) => /^--?([^=-][^=]*)/.exec(token)?.[1] ?? []).map(flat))
+  return (argv, options) => {
+    for (const key of Object.keys(options.key)) {
+      const names = [key, ...(options.alias[key] ?? [])].map(flat)
+      if (Array.isArray(argv[key]) && !options.array.includes(key) && names.some((name) => flags.has(name))) {
+        throw new UsageError(`--${key} given more than once (${argv[key].join(', ')}); give it once`)
+      }
+    }
+    return true
+  }
 }
 
 /**

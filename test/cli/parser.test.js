@@ -43,6 +43,20 @@ describe('commandLine', () => {
     await assert.rejects(parse([], check), usage('mine, as written'))
   })
 
+  test('an option of one value given twice is one UsageError line naming both; a repeatable one collects', async () => {
+    const options = (y) => y.options({
+      direction: { alias: 'd', type: 'string' },
+      header: { type: 'array', string: true },
+      quiet: { type: 'boolean' }
+    })
+    await assert.rejects(parse(['--direction', 'fanout', '--direction', 'up'], options),
+      usage('--direction given more than once (fanout, up); give it once'))
+    await assert.rejects(parse(['-d', 'up', '--direction', 'down'], options), /--d(irection)? given more than once \(up, down\)/)
+    const args = await parse(['--header', 'a: 1', '--header', 'b: 2', '--direction', 'up'], options)
+    assert.deepEqual(args.header, ['a: 1', 'b: 2'])
+    assert.equal(args.direction, 'up')
+  })
+
   test('has no --version option', async () => {
     await assert.rejects(parse(['--version']), usage('Unknown argument: version (see --help)'))
   })
