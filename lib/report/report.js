@@ -156,7 +156,12 @@ function deliveredAll (fanout) {
 function describeFailedMessages ({ sent, errors, lost }, fanout, errorReplies) {
   const first = errorReplies[0] ? `; first error reply: ${errorReplies[0]}` : ''
   if (errors + lost === 0 && fanout) {
-    return `${fanout.lost} of ${fanout.expected} deliveries lost, ${fanout.duplicates} duplicated, ${fanout.errors} errors${first}`
+    // Lost while away is the usual loss; say what takes a subscriber away, the server's limit included.
+    const away = fanout.lost > 0 && fanout.reconnects?.count > 0
+      ? `; ${int(fanout.reconnects.count)} subscriber reconnects (a subscriber loses what comes while its link is down, ` +
+        'or after the server drops it for falling behind past its --max-buffered)'
+      : ''
+    return `${fanout.lost} of ${fanout.expected} deliveries lost, ${fanout.duplicates} duplicated, ${fanout.errors} errors${away}${first}`
   }
   return `${errors + lost} of ${sent} messages failed (${errors} errors, ${lost} lost)${first}`
 }

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { createLatencyHistogram, decodeHistogram } from '../../lib/histogram.js'
+import { createLatencyHistogram, decodeHistogram, encodeHistogram } from '../../lib/histogram.js'
 import { resolveTest } from '../../lib/payloads/catalog.js'
 import {
   SATURATED_LOOP_BUSY, SATURATED_LOOP_DELAY_MS, buildReport, cpuPerMessage, describeNetwork, describePayload, describeTarget, formatReport, judgeGenerator, testLabel
@@ -63,6 +63,33 @@ test('buildReport: what ran, exact accounting, latency from the histogram, rate 
   // Decoded, the maximum is the top of its bucket (3 significant digits): 3000 and 3001 share one.
   assert.equal(histogram.lowestEquivalentValue(histogram.maxValue), 3000)
   assert.equal(report.payloadFile, undefined, 'only a user\'s payload names a file')
+})
+
+test('buildReport: a fan-out that lost deliveries fails with them counted, and with its reconnects, what takes a subscriber away', () => {
+  const fanout = (delivered, gapsMs) => {
+    const gaps = createLatencyHistogram()
+    for (const gap of gapsMs) gaps.recordValue(gap * 1000)
+    return {
+      subscribers: 10,
+      decoders: 10,
+      published: 6,
+      delivered,
+      duplicates: 0,
+      reordered: 0,
+      errors: 0,
+      perPublish: { firstUs: Array(6).fill(100), lastUs: Array(6).fill(900) },
+      reconnects: { count: gapsMs.length, histogram: encodeHistogram(gaps) },
+      subscriberBytesRead: 0,
+      frames: delivered
+    }
+  }
+  const withFanout = (f) => buildReport(loadResult({ messages: { sent: 6, acked: 6, errors: 0, lost: 0 }, fanout: f, bytes: { payloadPerMessage: 400, headerPerMessage: 24, written: 0, read: 0 } }), CONTEXT)
+  const away = withFanout(fanout(21, [300, 700]))
+  assert.equal(away.ok, false)
+  assert.equal(away.failure, '39 of 60 deliveries lost, 0 duplicated, 0 errors; 2 subscriber reconnects (a subscriber loses what ' +
+    'comes while its link is down, or after the server drops it for falling behind past its --max-buffered)')
+  assert.equal(withFanout(fanout(59, [])).failure, '1 of 60 deliveries lost, 0 duplicated, 0 errors', 'no reconnect, no reason given')
+  assert.equal(withFanout(fanout(60, [300])).failure, null, 'a reconnect that lost nothing fails nothing')
 })
 
 test('buildReport: lost or errored messages fail the run with a line; a failure or an interruption does too', () => {
