@@ -61,10 +61,13 @@ export function summarizeLatency (histogram) {
 }
 
 /**
- * A percentile in milliseconds. HdrHistogram answers with the top of the value's bucket (up to
- * 0.1% above what was recorded); capping at the recorded maximum keeps p99.9 <= max.
+ * A percentile in milliseconds (0 for an empty histogram). HdrHistogram answers with the top of the
+ * value's bucket (up to 0.1% above what was recorded); capping at the recorded maximum keeps p99.9 <= max.
+ * @param {import('hdr-histogram-js').Histogram} histogram values in microseconds
+ * @param {number} percentile 0 to 100
+ * @returns {number}
  */
-function valueAtPercentile (histogram, percentile) {
+export function valueAtPercentile (histogram, percentile) {
   return microsToMillis(Math.min(histogram.getValueAtPercentile(percentile), histogram.maxValue))
 }
 

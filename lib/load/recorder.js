@@ -3,7 +3,7 @@
 // itself was over it (the process's CPU, this thread's event-loop delay and utilisation).
 import os from 'node:os'
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
-import { createLatencyHistogram, encodeHistogram, summarizeLatency } from '../histogram.js'
+import { createLatencyHistogram, encodeHistogram, valueAtPercentile } from '../histogram.js'
 import { round } from '../display.js'
 
 /** How often the event loop's lateness is sampled, ms. */
@@ -43,9 +43,11 @@ export class Recorder {
     if (this.uncorrected) this.uncorrected.recordValue(Math.max(1, Math.round((now - sentAt) * 1000)))
   }
 
-  /** One latency in µs, at least 1, in the phase and per-second histograms. Hot path. */
+  /**
+   * One latency in µs, at least 1. Hot path: recorded once, in the second's histogram, which joins
+   * the phase's as the second closes.
+   */
   recordUs (latency) {
-    this.histogram.recordValue(latency)
     this.perSecond.recordValue(latency)
   }
 
@@ -60,17 +62,27 @@ export class Recorder {
    * @returns {number} that second's p99 in ms, for the progress line
    */
   closeSecond ({ acked, errors }) {
-    const { p50, p99 } = summarizeLatency(this.perSecond)
+    // Two percentiles, not summarizeLatency: its mean and deviation walk every value, ~10 ms a second.
+    const p50 = valueAtPercentile(this.perSecond, 50)
+    const p99 = valueAtPercentile(this.perSecond, 99)
     const t = Math.floor(this.startedAt / 1000) + this.timeSeries.length
     const second = { t, acked: acked - this.before.acked, errors: errors - this.before.errors, p50, p99 }
     this.timeSeries.push({ ...second, histogram: encodeHistogram(this.perSecond) })
     this.before = { acked, errors }
-    this.perSecond.reset()
+    this.foldSecond()
     return p99
+  }
+
+  /** Adds the second's latencies to the phase's and starts the next second empty. */
+  foldSecond () {
+    this.histogram.add(this.perSecond)
+    this.perSecond.reset()
   }
 
   /** What the phase's result takes from the recording (see LoadResult in engine.js). */
   result () {
+    // Callers close the last, partial second first (it belongs in the series); never lose it if not.
+    if (this.hasOpenSecond()) this.foldSecond()
     const cpu = process.cpuUsage(this.cpuAtStart)
     this.loopDelay.disable()
     const wallUs = Math.max(1, (Date.now() - this.startedAt) * 1000)

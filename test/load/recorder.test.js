@@ -1,0 +1,38 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { Recorder } from '../../lib/load/recorder.js'
+import { decodeHistogram } from '../../lib/histogram.js'
+
+test('each latency is recorded once: in its second, and in the phase\'s histogram as the second closes', () => {
+  const recorder = new Recorder(false)
+  recorder.start()
+  // Under 2,048 µs the histogram is exact to the µs.
+  for (let i = 1; i <= 100; i++) recorder.recordUs(i * 10)
+  assert.equal(recorder.hasOpenSecond(), true)
+  const p99 = recorder.closeSecond({ acked: 100, errors: 0 })
+  assert.equal(p99, 0.99)
+  assert.equal(recorder.hasOpenSecond(), false, 'the next second starts empty')
+  for (let i = 0; i < 10; i++) recorder.recordUs(2000)
+  recorder.closeSecond({ acked: 110, errors: 1 })
+  const [first, second] = recorder.timeSeries
+  assert.deepEqual([first.acked, first.errors, first.p50, first.p99], [100, 0, 0.5, 0.99])
+  assert.deepEqual([second.acked, second.errors, second.p50, second.p99], [10, 1, 2, 2])
+  assert.equal(decodeHistogram(second.histogram).totalCount, 10, 'a second\'s histogram holds that second alone')
+  const { histogram, timeSeries } = recorder.result()
+  assert.equal(histogram.totalCount, 110, 'every latency once, none twice')
+  assert.equal(histogram.maxValue, 2000)
+  assert.equal(histogram.minNonZeroValue, 10)
+  assert.equal(timeSeries.length, 2)
+})
+
+test('a second nobody closed still counts in the phase; an empty second has zero percentiles', () => {
+  const recorder = new Recorder(true)
+  recorder.start()
+  assert.equal(recorder.closeSecond({ acked: 0, errors: 0 }), 0)
+  assert.deepEqual([recorder.timeSeries[0].p50, recorder.timeSeries[0].p99], [0, 0])
+  recorder.record(10, 4, 8)
+  const { histogram, uncorrectedHistogram } = recorder.result()
+  assert.equal(histogram.totalCount, 1)
+  assert.equal(histogram.maxValue, 6000, 'from the schedule: 6 ms')
+  assert.equal(uncorrectedHistogram.maxValue, 2000, 'from the send: 2 ms')
+})
