@@ -4,7 +4,9 @@
 // with a user's payload registers its schema first. No Node.js imports: the browser page uses it too.
 
 /** Query parameters of the upgrade URL: `/?test=<number|name>&format=<name>[&direction=][&token=]`. */
-export const QUERY = Object.freeze({ test: 'test', format: 'format', direction: 'direction', role: 'role', payload: 'payload', token: 'token' })
+export const QUERY = Object.freeze({
+  test: 'test', format: 'format', direction: 'direction', role: 'role', payload: 'payload', token: 'token', from: 'from'
+})
 
 /**
  * What a built-in test sends (`&payload=`): its stream of varying messages (the default) or its one
@@ -24,8 +26,11 @@ export const ROLES = Object.freeze(['subscriber', 'publisher'])
 
 /**
  * Every fan-out frame starts with this many ASCII bytes, the same for every format (so a text
- * frame stays text): a kind (w: warm-up, m: measured), the sequence number in 8 hex digits and
- * the scheduled publish time in µs since the epoch in 15 hex digits. The payload follows.
+ * frame stays text): a kind (w: warm-up, m: measured, r: measured and replayed to a subscriber that
+ * came back), the sequence number in 8 hex digits and the scheduled publish time in µs since the
+ * epoch in 15 hex digits. The payload follows. A subscriber that reconnects asks with `&from=<seq>`
+ * for the measured publishes from that one on that it missed; a server that keeps some (--replay)
+ * sends them first, marked r.
  */
 export const FANOUT_HEADER_BYTES = 24
 
@@ -55,18 +60,20 @@ export const REGISTRATION_OK = 'SCHEMA OK'
 
 /**
  * The upgrade URL for a connection: the server URL with the test, format and direction in its query,
- * and `payload=repeated` when one message is sent over and over.
+ * `payload=repeated` when one message is sent over and over, and `from=` for a fan-out subscriber
+ * that comes back wanting what it missed.
  * @param {string|URL} server ws:// or wss:// URL; a query it has already is kept
- * @param {{test: string, format: string, direction?: string, role?: string, repeat?: boolean}} target
+ * @param {{test: string, format: string, direction?: string, role?: string, repeat?: boolean, from?: number|null}} target
  * @returns {URL}
  */
-export function connectionUrl (server, { test, format, direction = 'up', role, repeat = false }) {
+export function connectionUrl (server, { test, format, direction = 'up', role, repeat = false, from = null }) {
   const url = new URL(server)
   url.searchParams.set(QUERY.test, test)
   url.searchParams.set(QUERY.format, format)
   if (direction !== 'up') url.searchParams.set(QUERY.direction, direction)
   if (role) url.searchParams.set(QUERY.role, role)
   if (repeat) url.searchParams.set(QUERY.payload, 'repeated')
+  if (from !== null) url.searchParams.set(QUERY.from, String(from))
   return url
 }
 
@@ -112,15 +119,21 @@ export function fanoutHeader (measured, seq, publishedAtUs) {
   return `${measured ? 'm' : 'w'}${hex(seq, 8)}${hex(publishedAtUs, 15)}`
 }
 
+/** A fan-out frame's first byte: its kind (see FANOUT_HEADER_BYTES). */
+export const FANOUT_KIND = Object.freeze({ measured: 0x6d, replayed: 0x72, warmup: 0x77 })
+
 /**
  * Reads a fan-out frame's header into `header` (the caller's, reused: nothing is allocated per frame).
  * @param {Uint8Array} frame
- * @param {{measured: boolean, seq: number, publishedAtUs: number}} header filled in
+ * @param {{measured: boolean, replayed: boolean, seq: number, publishedAtUs: number}} header filled in
  * @returns {boolean} false when the frame is too short or does not start with a header
  */
 export function readFanoutHeader (frame, header) {
-  if (frame.length < FANOUT_HEADER_BYTES || (frame[0] !== 0x6d && frame[0] !== 0x77)) return false
-  header.measured = frame[0] === 0x6d
+  const kind = frame[0]
+  const known = kind === FANOUT_KIND.measured || kind === FANOUT_KIND.warmup || kind === FANOUT_KIND.replayed
+  if (frame.length < FANOUT_HEADER_BYTES || !known) return false
+  header.measured = kind !== FANOUT_KIND.warmup
+  header.replayed = kind === FANOUT_KIND.replayed
   header.seq = hexValue(frame, 1, 9)
   header.publishedAtUs = hexValue(frame, 9, FANOUT_HEADER_BYTES)
   return header.seq >= 0 && header.publishedAtUs >= 0

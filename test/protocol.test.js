@@ -2,12 +2,12 @@ import { test, describe } from 'node:test'
 import assert from 'node:assert/strict'
 import {
   ACK, CUSTOM_TEST, DIRECTIONS, DOWN_REQUEST, ERROR_PREFIX, METRICS_PATH, PAYLOAD_KINDS, QUERY, REGISTRATION_OK, REGISTRATION_PREFIX,
-  connectionUrl, isErrorReply, parseRegistration, registrationFrame
+  FANOUT_HEADER_BYTES, FANOUT_KIND, connectionUrl, fanoutHeader, isErrorReply, parseRegistration, readFanoutHeader, registrationFrame
 } from '../lib/protocol.js'
 
 describe('constants', () => {
   test('the wire vocabulary the server, clients and browser page agree on', () => {
-    assert.deepEqual(QUERY, { test: 'test', format: 'format', direction: 'direction', role: 'role', payload: 'payload', token: 'token' })
+    assert.deepEqual(QUERY, { test: 'test', format: 'format', direction: 'direction', role: 'role', payload: 'payload', token: 'token', from: 'from' })
     assert.deepEqual(PAYLOAD_KINDS, ['stream', 'repeated'])
     assert.deepEqual(DIRECTIONS, ['up', 'down', 'echo', 'fanout'])
     assert.equal(METRICS_PATH, '/metrics')
@@ -49,8 +49,38 @@ describe('connectionUrl', () => {
     connectionUrl(server, { test: '1', format: 'json' })
     assert.equal(server.href, 'ws://h:1/')
   })
+  test('a fan-out subscriber coming back says from which publish it wants what it missed', () => {
+    assert.equal(connectionUrl('ws://h:1', { test: '3', format: 'json', direction: 'fanout', role: 'subscriber', from: 0 }).href,
+      'ws://h:1/?test=3&format=json&direction=fanout&role=subscriber&from=0')
+    assert.equal(connectionUrl('ws://h:1', { test: '3', format: 'json', direction: 'fanout', from: null }).search, '?test=3&format=json&direction=fanout')
+  })
+
   test('encodes what it puts in the query', () => {
     assert.equal(connectionUrl('ws://h:1', { test: 'a b&c', format: 'json' }).search, '?test=a+b%26c&format=json')
+  })
+})
+
+describe('fan-out header', () => {
+  test('the same 24 ASCII bytes for every format: kind, sequence number, scheduled time; read back without allocating', () => {
+    const header = { measured: false, replayed: false, seq: 0, publishedAtUs: 0 }
+    const text = fanoutHeader(true, 0x1234, 1_700_000_000_123_456)
+    assert.equal(text.length, FANOUT_HEADER_BYTES)
+    assert.ok(readFanoutHeader(Buffer.from(`${text}{}`), header))
+    assert.deepEqual(header, { measured: true, replayed: false, seq: 0x1234, publishedAtUs: 1_700_000_000_123_456 })
+    assert.ok(readFanoutHeader(Buffer.from(fanoutHeader(false, 7, 5)), header))
+    assert.deepEqual([header.measured, header.replayed, header.seq], [false, false, 7])
+  })
+
+  test('a replayed publish is measured, marked r by the server; anything else is not a header', () => {
+    const header = {}
+    const replayed = Buffer.from(fanoutHeader(true, 3, 9))
+    replayed[0] = FANOUT_KIND.replayed
+    assert.equal(replayed.toString('latin1', 0, 1), 'r')
+    assert.ok(readFanoutHeader(replayed, header))
+    assert.deepEqual([header.measured, header.replayed, header.seq, header.publishedAtUs], [true, true, 3, 9])
+    assert.equal(readFanoutHeader(Buffer.from(`x${fanoutHeader(true, 3, 9).slice(1)}`), header), false, 'unknown kind')
+    assert.equal(readFanoutHeader(Buffer.from(fanoutHeader(true, 3, 9).slice(0, 23)), header), false, 'too short')
+    assert.equal(readFanoutHeader(Buffer.from(`m0000000g${'0'.repeat(15)}`), header), false, 'not hex')
   })
 })
 

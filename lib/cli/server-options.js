@@ -15,7 +15,7 @@ const MAX_PROCESSES = 256
  * @param {NodeJS.ProcessEnv} env
  * @returns {Promise<{host: string, port: number, maxPayload: number, maxConnections: number, maxSchemaBytes: number,
  *   handshakeTimeoutMs: number, stall?: {ms: number, after: number}, compress: boolean, maxBuffered: number,
- *   processes: number, token?: string, broker?: string}>}
+ *   replay: number, processes: number, token?: string, broker?: string}>}
  */
 export async function parseServerArgs (argv, env) {
   const args = await commandLine(argv, 'Usage: node server.js [options]\n\n' +
@@ -31,6 +31,7 @@ export async function parseServerArgs (argv, env) {
       'handshake-timeout': { describe: 'close connections that have not finished their upgrade (or request) within this time: 10s, 500ms', default: `${DEFAULT_HANDSHAKE_TIMEOUT_MS / 1000}s`, type: 'string' },
       compress: { describe: 'accept permessage-deflate', type: 'boolean', default: false },
       'max-buffered': { describe: 'fan-out: drop a subscriber with more than this many bytes unsent (it cannot keep up)', default: DEFAULT_MAX_BUFFERED },
+      replay: { describe: 'fan-out: keep the last N measured publishes of each topic, for subscribers that come back asking for what they missed (0: none)', default: 0 },
       processes: { describe: 'worker processes sharing the port, each with its own event loop and open-file limit (summary lines and /metrics sum them)', default: 1 },
       token: { describe: 'require this token on upgrades (Authorization: Bearer, or ?token=); default from BENCH_TOKEN', type: 'string', default: env.BENCH_TOKEN },
       broker: { describe: 'fan-out across processes or servers through redis://HOST:PORT, nats://HOST:PORT, or ipc (the primary relays between --processes)', type: 'string' }
@@ -40,6 +41,7 @@ export async function parseServerArgs (argv, env) {
     .example('node server.js --port 0', 'listen on a free port (printed)')
     .example('node server.js --processes 2', 'two processes: more connections than one process may hold')
     .example('node server.js --processes 2 --broker redis://127.0.0.1:6379', 'two processes, fan-out between them through Redis')
+    .example('node server.js --replay 100', 'fan-out: a subscriber that reconnects gets up to 100 publishes it missed')
     .parseAsync()
   const port = wholeNumber('port', args.port, 0)
   if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`)
@@ -56,6 +58,7 @@ export async function parseServerArgs (argv, env) {
     stall: args.stall === undefined ? undefined : stallHook(args.stall),
     compress: args.compress,
     maxBuffered: wholeNumber('max-buffered', args.maxBuffered, 1),
+    replay: wholeNumber('replay', args.replay, 0),
     processes,
     token: args.token || undefined,
     broker

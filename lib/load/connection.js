@@ -6,17 +6,18 @@ import { connectionUrl } from '../protocol.js'
 
 /**
  * Opens one connection for the run's test and format.
- * @param {import('./engine.js').LoadOptions & {connectTimeoutMs?: number, onMessage?: Function}} options the run's;
- *   connectTimeoutMs bounds the attempt; onMessage listens from the start, frames that come with the upgrade included
+ * @param {import('./engine.js').LoadOptions & {connectTimeoutMs?: number, onMessage?: Function, from?: number|null}} options
+ *   the run's; connectTimeoutMs bounds the attempt; onMessage listens from the start, frames that come with the upgrade
+ *   included; from: a fan-out subscriber come back asks for the measured publishes from this one on
  * @returns {Promise<{ws: WebSocket, socket: import('node:net').Socket}>} resolves once open (and
  *   past the handshake, if any), with the TCP socket whose byte counters the run reads; rejects
  *   with a one-line reason
  */
 export function connect ({
   url, connectUrl, test, codec, compress = false, direction = 'up', role, repeat, handshake, headers, subprotocol, insecure, connectTimeoutMs,
-  onMessage
+  onMessage, from = null
 }) {
-  const target = connectionUrl(url, { test: test.name, format: codec.name, direction, role, repeat })
+  const target = connectionUrl(url, { test: test.name, format: codec.name, direction, role, repeat, from })
   const dialed = connectUrl && new URL(connectUrl)
   const ws = new WebSocket(target, subprotocol, {
     perMessageDeflate: compress,

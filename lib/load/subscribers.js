@@ -59,6 +59,7 @@ class Subscriber {
  * @property {number} decoders the subscribers that decoded every delivery they got (all, or one: --decode)
  * @property {number|null} published measured publishes, as the publisher's END said; null when no END came
  * @property {number} delivered measured publishes received, each once per subscriber
+ * @property {number} recovered of those, the ones a server replayed to a subscriber that came back (--replay)
  * @property {number} duplicates publishes a subscriber received again
  * @property {number} reordered publishes that came after a later one
  * @property {number} errors deliveries that did not decode, and frames that were not deliveries
@@ -80,14 +81,14 @@ export class Subscribers {
     this.connectOptions = { ...options, role: 'subscriber', handshake: undefined, connectTimeoutMs }
     /** @type {Subscriber[]} */
     this.subscribers = []
-    this.header = { measured: false, seq: 0, publishedAtUs: 0 }
+    this.header = { measured: false, replayed: false, seq: 0, publishedAtUs: 0 }
     this.recorder = new Recorder(false)
     this.recording = false
     /** Whether a publish of this run came (warm-up or measured): an END before one is another run's. */
     this.heardPublish = false
     this.lastSweepAt = 0
-    /** Subscribers that have the END, fan-out frames received (warm-up and END too), and the deliveries. */
-    this.counts = { ended: 0, frames: 0, delivered: 0, duplicates: 0, reordered: 0, errors: 0 }
+    /** Subscribers that have the END, fan-out frames received (warm-up and END too), the deliveries (some replayed). */
+    this.counts = { ended: 0, frames: 0, delivered: 0, recovered: 0, duplicates: 0, reordered: 0, errors: 0 }
     this.errorTexts = []
     this.published = null
     /** Per measured publish: its first and last delivery here, µs after it was due. */
@@ -137,11 +138,13 @@ export class Subscribers {
 
   /**
    * Opens a connection for a subscriber, listening from the start: a frame that comes with the
-   * upgrade's answer (the END for a latecomer) must not be missed.
+   * upgrade's answer (the END for a latecomer, publishes replayed) must not be missed.
+   * @param {Subscriber} subscriber
+   * @param {number|null} [from] coming back: the first measured publish it has not had since its highest
    */
-  connect (subscriber) {
+  connect (subscriber, from = null) {
     const onMessage = (data, isBinary) => this.onMessage(subscriber, data, isBinary)
-    return connect({ ...this.connectOptions, onMessage })
+    return connect({ ...this.connectOptions, onMessage, from })
   }
 
   /** Takes a (new) connection for a subscriber. */
@@ -184,6 +187,7 @@ export class Subscribers {
       return
     }
     counts.delivered++
+    if (header.replayed) counts.recovered++
     if (seq < subscriber.highest) counts.reordered++
     else subscriber.highest = seq
     const latencyUs = Math.max(1, Math.round((performance.timeOrigin + now) * 1000 - header.publishedAtUs))
@@ -264,7 +268,8 @@ export class Subscribers {
     const downSince = subscriber.lastHeardAt
     while (!this.finished) {
       try {
-        const { ws, socket } = await this.connect(subscriber)
+        // Asks for what it missed after the highest it had (a server with --replay sends those it kept).
+        const { ws, socket } = await this.connect(subscriber, this.heardPublish ? subscriber.highest + 1 : null)
         if (this.finished) return ws.terminate()
         this.attach(subscriber, ws, socket)
         this.reconnects.recordValue(Math.max(1, Math.round((performance.now() - downSince) * 1000)))
@@ -329,6 +334,7 @@ export class Subscribers {
         decoders: this.subscribers.filter((subscriber) => subscriber.decodes).length,
         published: this.published,
         delivered: this.counts.delivered,
+        recovered: this.counts.recovered,
         duplicates: this.counts.duplicates,
         reordered: this.counts.reordered,
         errors: this.counts.errors,

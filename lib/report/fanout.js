@@ -26,6 +26,8 @@ export function describeFanout (measured, { role, headerBytes, cpu }) {
     published,
     expected,
     delivered,
+    // Delivered late, replayed by a server with --replay to a subscriber that came back (reports before it had none).
+    recovered: measured.recovered ?? 0,
     lost: expected === null ? null : expected - delivered,
     duplicates: measured.duplicates,
     reordered: measured.reordered,
@@ -78,6 +80,7 @@ export function mergeFanout (parts) {
     decoders: sum((part) => part.decoders),
     published: counts[0] ?? null,
     delivered: sum((part) => part.delivered),
+    recovered: sum((part) => part.recovered ?? 0),
     duplicates: sum((part) => part.duplicates),
     reordered: sum((part) => part.reordered),
     errors: sum((part) => part.errors),

@@ -181,7 +181,8 @@ function fanoutLines (f) {
       `${f.cpuPerDeliveryUs ?? 'n/a'} µs CPU per delivery (this client process)`)
   if (f.reconnects.count > 0) {
     const { p50, p99, max } = f.reconnects.gapMs
-    lines.push(`reconnect ${int(f.reconnects.count)} subscriber reconnects; without a connection p50 ${ms(p50)}  p99 ${ms(p99)}  max ${ms(max)}`)
+    const recovered = f.recovered > 0 ? `; ${int(f.recovered)} deliveries recovered (replayed by the server on reconnect)` : ''
+    lines.push(`reconnect ${int(f.reconnects.count)} subscriber reconnects; without a connection p50 ${ms(p50)}  p99 ${ms(p99)}  max ${ms(max)}${recovered}`)
   }
   return lines
 }

@@ -125,12 +125,13 @@ async function codecFor (target) {
  * @property {string} direction
  * @property {'subscriber'|'publisher'|null} role what a fanout connection does; null for the other directions
  * @property {boolean} repeat the one message instead of the stream (`&payload=repeated`): what the server sends down
+ * @property {number|null} from a fan-out subscriber come back: the first measured publish it wants replayed (`&from=`)
  */
 
 /**
  * Works out which test, format and direction a connection asked for from its request URL,
  * `/?test=<number|name>&format=<name>[&direction=up|down|echo|fanout][&role=subscriber|publisher]`
- * `[&payload=stream|repeated]`.
+ * `[&payload=stream|repeated][&from=<seq>]`.
  * @param {string} requestUrl the path and query of the upgrade request
  * @returns {ConnectionTarget}
  * @throws {UsageError} when either is missing or unknown; the message is sent back with the 400
@@ -154,13 +155,14 @@ export function parseConnectionTarget (requestUrl) {
   }
   const repeat = payload === 'repeated'
   const role = fanoutRole(direction, query.get(QUERY.role))
+  const from = replayFrom(role, query.get(QUERY.from))
   if (testParam === CUSTOM_TEST) {
     // A user's payload: the server has no copy of it, and learns a protobuf schema from the client.
     if (direction === 'down') throw new UsageError('direction down needs a built-in test: the server has no custom payload to send')
     if (!CUSTOM_FORMATS.includes(format)) throw new UsageError(`format '${format}' does not support custom payloads: use ${CUSTOM_FORMATS.join(', ')}`)
-    return { test: { name: CUSTOM_TEST, custom: true }, format, direction, role, repeat }
+    return { test: { name: CUSTOM_TEST, custom: true }, format, direction, role, repeat, from }
   }
-  return { test: resolveTest(testParam), format, direction, role, repeat }
+  return { test: resolveTest(testParam), format, direction, role, repeat, from }
 }
 
 /** A fanout connection's role (subscriber unless it says publisher); the other directions have none. */
@@ -171,6 +173,14 @@ function fanoutRole (direction, role) {
   }
   if (role !== null && !ROLES.includes(role)) throw new UsageError(`unknown role '${role}': expected one of ${ROLES.join(', ')}`)
   return role ?? 'subscriber'
+}
+
+/** A returning subscriber's `&from=`: the sequence number of the first publish it wants again. */
+function replayFrom (role, from) {
+  if (from === null) return null
+  if (role !== 'subscriber') throw new UsageError(`&${QUERY.from}= goes with a fan-out subscriber`)
+  if (!/^\d{1,10}$/.test(from)) throw new UsageError(`&${QUERY.from}= must be a publish's sequence number, got '${from}'`)
+  return Number(from)
 }
 
 /**

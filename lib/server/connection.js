@@ -65,8 +65,8 @@ function awaitRegistration (ws, target, codecOf, context) {
  * A fan-out subscriber: it receives its topic's publishes and sends nothing (pings aside, which ws
  * answers); a message from it gets an ERR line, as a misdirected client should.
  */
-function subscribe (ws, socket, { test, format }, { topics }) {
-  topics.subscribe(`${format} ${test.name}`, ws, socket)
+function subscribe (ws, socket, { test, format, from }, { topics }) {
+  topics.subscribe(`${format} ${test.name}`, ws, socket, from)
   ws.on('message', () => ws.send(`${ERROR_PREFIX}a fan-out subscriber sends nothing; publish with &role=publisher`))
 }
 
@@ -77,11 +77,12 @@ function subscribe (ws, socket, { test, format }, { topics }) {
 function answerPublishes (ws, { test, format }, codec, { stats, topics, afterMessage }) {
   const key = `${format} ${test.name}`
   const counters = stats.forTarget(format, test.name)
-  const header = { measured: false, seq: 0, publishedAtUs: 0 }
+  const header = { measured: false, replayed: false, seq: 0, publishedAtUs: 0 }
   ws.on('message', (data, isBinary) => {
     if (!isBinary && isFanoutEnd(data)) return topics.publish(key, data, false)
     try {
-      if (!readFanoutHeader(data, header)) throw new Error(`a publish starts with the ${FANOUT_HEADER_BYTES}-byte fan-out header`)
+      // Replayed is the server's mark, never a publisher's.
+      if (!readFanoutHeader(data, header) || header.replayed) throw new Error(`a publish starts with the ${FANOUT_HEADER_BYTES}-byte fan-out header`)
       codec.decode(data.subarray(FANOUT_HEADER_BYTES))
     } catch (err) {
       counters.errors++

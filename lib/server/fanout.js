@@ -3,9 +3,10 @@
 // never per subscriber; framed once, too, for the subscribers without permessage-deflate), and
 // handed to the broker for the subscribers of the other processes. A subscriber whose unsent data
 // passes --max-buffered is dropped and counted: the server never buffers without bound for a
-// reader that cannot keep up.
+// reader that cannot keep up. With --replay, each topic keeps its last measured publishes, and a
+// subscriber that comes back (&from=) gets those it missed before anything new.
 import { Sender, WebSocket } from 'ws'
-import { isFanoutEnd } from '../protocol.js'
+import { FANOUT_KIND, isFanoutEnd, readFanoutHeader } from '../protocol.js'
 
 const TEXT = { binary: false }
 const BINARY = { binary: true }
@@ -17,13 +18,20 @@ export class Topics {
    * @param {import('./stats.js').ServerStats} options.stats counts deliveries and dropped subscribers
    * @param {number} options.maxBuffered bytes a subscriber may have unsent before it is dropped
    * @param {import('./broker.js').Broker|null} [options.broker] carries publishes to the other processes
+   * @param {number} [options.replay] measured publishes each topic keeps for subscribers that come back (0: none)
    */
-  constructor ({ stats, maxBuffered, broker = null }) {
+  constructor ({ stats, maxBuffered, broker = null, replay = 0 }) {
     this.stats = stats
     this.maxBuffered = maxBuffered
     this.broker = broker
-    /** `${format} ${test}` (the stats key) -> {subscribers: Map<ws, {ws, socket: null with deflate}>, end, counters} */
+    this.replay = replay
+    /**
+     * `${format} ${test}` (the stats key) -> {subscribers: Map<ws, {ws, socket: null with deflate}>,
+     * end, counters, history: null without --replay}
+     */
     this.byKey = new Map()
+    /** The header of the publish being kept, read into one object. */
+    this.header = { measured: false, replayed: false, seq: 0, publishedAtUs: 0 }
     broker?.onFrame((key, frame, isBinary) => this.deliver(key, frame, isBinary))
   }
 
@@ -33,7 +41,8 @@ export class Topics {
     if (!topic) {
       const space = key.indexOf(' ')
       const counters = this.stats.forTarget(key.slice(0, space), key.slice(space + 1))
-      topic = { subscribers: new Map(), end: null, counters }
+      const history = this.replay > 0 ? new History(this.replay) : null
+      topic = { subscribers: new Map(), end: null, counters, history }
       this.byKey.set(key, topic)
     }
     return topic
@@ -48,9 +57,12 @@ export class Topics {
    * @param {import('ws').WebSocket} ws
    * @param {import('node:net').Socket} socket its connection's: without permessage-deflate, each
    *   publish is written to it as a whole frame, made once for every such subscriber
+   * @param {number|null} [from] a subscriber come back: the first measured publish it missed. It gets
+   *   those the topic kept, marked replayed, before anything new (and before the END).
    */
-  subscribe (key, ws, socket) {
+  subscribe (key, ws, socket, from = null) {
     const topic = this.topic(key)
+    if (from !== null && topic.history) this.replayTo(ws, topic, from)
     // Compressed, each connection's frames are its own (its deflate context): ws makes them.
     topic.subscribers.set(ws, { ws, socket: ws.extensions === '' ? socket : null })
     this.stats.subscribers++
@@ -82,6 +94,7 @@ export class Topics {
     const end = isFanoutEnd(frame)
     // A new round of publishes (a warm-up, the next run) forgets the last END.
     topic.end = end ? frame : null
+    if (topic.history && !end) this.keep(topic.history, frame, isBinary)
     const options = isBinary ? BINARY : TEXT
     let whole = null
     let sent = 0
@@ -103,6 +116,62 @@ export class Topics {
     }
     if (!end) topic.counters.deliveries += sent
     return sent
+  }
+
+  /** Keeps a measured publish for replay; a warm-up, or a run starting again from 0, forgets the last run's. */
+  keep (history, frame, isBinary) {
+    const header = this.header
+    if (!readFanoutHeader(frame, header) || !header.measured) return history.clear()
+    if (header.seq <= history.lastSeq) history.clear()
+    // A copy once per publish, marked as it will be replayed: the frame as it came may share the
+    // memory of a whole socket read, and the same copy goes to every subscriber that asks.
+    const replayed = Buffer.from(frame)
+    replayed[0] = FANOUT_KIND.replayed
+    history.push(header.seq, replayed, isBinary)
+  }
+
+  /** Sends a subscriber come back the kept publishes from `from` on, marked replayed. */
+  replayTo (ws, topic, from) {
+    let replayed = 0
+    for (const { seq, frame, isBinary } of topic.history.entries()) {
+      if (seq < from) continue
+      ws.send(frame, isBinary ? BINARY : TEXT)
+      replayed++
+    }
+    topic.counters.deliveries += replayed
+    this.stats.replayed += replayed
+  }
+}
+
+/** The last `size` measured publishes of a topic, oldest first, in a ring. */
+class History {
+  /** @param {number} size publishes kept */
+  constructor (size) {
+    this.slots = new Array(size)
+    this.start = 0
+    this.length = 0
+    this.lastSeq = -1
+  }
+
+  push (seq, frame, isBinary) {
+    const slots = this.slots
+    const end = (this.start + this.length) % slots.length
+    slots[end] = { seq, frame, isBinary }
+    if (this.length < slots.length) this.length++
+    else this.start = (this.start + 1) % slots.length
+    this.lastSeq = seq
+  }
+
+  clear () {
+    this.slots.fill(undefined)
+    this.start = 0
+    this.length = 0
+    this.lastSeq = -1
+  }
+
+  /** @returns {Array<{seq: number, frame: Buffer, isBinary: boolean}>} oldest first */
+  entries () {
+    return Array.from({ length: this.length }, (_, i) => this.slots[(this.start + i) % this.slots.length])
   }
 }
 

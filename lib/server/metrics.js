@@ -73,6 +73,7 @@ export function createMetrics (stats) {
   total('wsbench_dropped_connections_total', 'Connections closed unaccepted, at the socket or open-file limit', 'dropped')
   total('wsbench_protocol_errors_total', 'WebSocket protocol violations (invalid UTF-8, oversized frames)', 'protocolErrors')
   total('wsbench_slow_subscribers_dropped_total', 'Fan-out subscribers dropped for more than --max-buffered bytes unsent', 'slowSubscribers')
+  total('wsbench_fanout_replayed_total', 'Fan-out publishes sent again to subscribers that came back asking for them (--replay)', 'replayed')
   total('wsbench_handshake_timeouts_total', 'Connections closed for not finishing their upgrade within the handshake timeout', 'handshakeTimeouts')
   new client.Gauge({ // eslint-disable-line no-new -- registered on creation
     name: 'wsbench_open_connections',

@@ -42,6 +42,7 @@ const MAX_TIMEOUT_CHECK_MS = 1000
  * @param {string} [options.token] when set, upgrades must carry it (`Authorization: Bearer <token>`
  *   or `?token=`); others get 401
  * @param {number} [options.maxBuffered] bytes a fan-out subscriber may have unsent before it is dropped
+ * @param {number} [options.replay] measured publishes each fan-out topic keeps for subscribers that come back
  * @param {string} [options.broker] where publishes meet the other processes' subscribers (redis://,
  *   nats:// or ipc); losing it stops the server (see `lost`)
  * @param {boolean} [options.peers] other processes serve the same port (a --processes worker): without
@@ -62,6 +63,7 @@ export async function startServer ({
   stall,
   token,
   maxBuffered = DEFAULT_MAX_BUFFERED,
+  replay = 0,
   broker: brokerUrl,
   peers = false,
   log = () => {},
@@ -71,7 +73,7 @@ export async function startServer ({
   const openConnections = () => stats.openConnections
   let reportLost
   const lost = new Promise((resolve) => { reportLost = resolve })
-  const fanout = await startFanout({ stats, maxBuffered, brokerUrl, peers, onLost: reportLost })
+  const fanout = await startFanout({ stats, maxBuffered, replay, brokerUrl, peers, onLost: reportLost })
   const { topics, broker, fanoutRefusal } = fanout
   const admission = new Admission({ token, maxConnections, fileLimit: openFileLimit(), openConnections, fanoutRefusal })
   const registry = createMetrics(stats)
@@ -111,12 +113,12 @@ export async function startServer ({
  * Fan-out's topics, joined to the other processes' through the broker when there is one; without
  * one, a process with peers refuses fan-out, as its publishes could not reach every subscriber.
  */
-async function startFanout ({ stats, maxBuffered, brokerUrl, peers, onLost }) {
+async function startFanout ({ stats, maxBuffered, replay, brokerUrl, peers, onLost }) {
   const broker = brokerUrl ? await (await import('./broker.js')).connectBroker(brokerUrl, { onLost }) : null
   const fanoutRefusal = peers && !broker
     ? 'fan-out across server processes needs a broker: start the server with --broker (redis://, nats:// or ipc)'
     : null
-  return { topics: new Topics({ stats, maxBuffered, broker }), broker, fanoutRefusal }
+  return { topics: new Topics({ stats, maxBuffered, broker, replay }), broker, fanoutRefusal }
 }
 
 /**

@@ -38,6 +38,8 @@ export class ServerStats {
     this.subscribers = 0
     /** Fan-out subscribers dropped for having more than --max-buffered bytes unsent. */
     this.slowSubscribers = 0
+    /** Fan-out publishes sent again to subscribers that came back asking (--replay). */
+    this.replayed = 0
     /** Messages and decode errors by format and test: `${format} ${test}` -> counters. */
     this.byTarget = new Map()
     this.lastSummaryTotal = 0
@@ -64,7 +66,7 @@ export class ServerStats {
 
   /**
    * Counts one event besides messages and connections.
-   * @param {'refused'|'unauthorized'|'refusedSchemas'|'protocolErrors'|'dropped'|'handshakeTimeouts'|'slowSubscribers'} counter
+   * @param {'refused'|'unauthorized'|'refusedSchemas'|'protocolErrors'|'dropped'|'handshakeTimeouts'|'slowSubscribers'|'replayed'} counter
    */
   count (counter) {
     this[counter]++
@@ -181,6 +183,7 @@ export class ServerStats {
     // Fan-out's part, once it was used: how much it delivered, and the subscribers dropped for falling behind.
     const fanout = deliveries > 0 || this.subscribers > 0 || this.slowSubscribers > 0
       ? `${this.subscribers} subscribers, ${deliveries.toLocaleString('en-US')} deliveries, ` +
+        (this.replayed > 0 ? `${this.replayed.toLocaleString('en-US')} of them replayed, ` : '') +
         `${this.slowSubscribers} slow subscribers dropped, `
       : ''
     return `${messages.toLocaleString('en-US')} messages, ${fanout}${errors} decode errors, ` +
@@ -218,7 +221,7 @@ export function startSummaries (stats, log, refresh = async () => {}) {
 
 /** The counters besides those by format and test: what a snapshot carries and a sum adds up. */
 const COUNTERS = ['openConnections', 'totalConnections', 'refused', 'unauthorized', 'refusedSchemas', 'protocolErrors', 'dropped',
-  'handshakeTimeouts', 'subscribers', 'slowSubscribers']
+  'handshakeTimeouts', 'subscribers', 'slowSubscribers', 'replayed']
 
 /**
  * @typedef {object} StatsSnapshot one process's counters, as ServerStats#snapshot gives them
@@ -232,6 +235,7 @@ const COUNTERS = ['openConnections', 'totalConnections', 'refused', 'unauthorize
  * @property {number} handshakeTimeouts
  * @property {number} subscribers
  * @property {number} slowSubscribers
+ * @property {number} replayed
  * @property {{format: string, test: string, messages: number, errors: number, deliveries: number}[]} byTarget
  * @property {{rss: number, peakRss: number}} memory
  */

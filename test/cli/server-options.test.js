@@ -23,10 +23,16 @@ test('defaults: loopback on 7070, 64 MiB messages, 10,000 connections, 1 MiB sch
     stall: undefined,
     compress: false,
     maxBuffered: 1024 * 1024,
+    replay: 0,
     processes: 1,
     token: undefined,
     broker: undefined
   })
+})
+
+test('--replay: publishes kept per topic, 0 or more', async () => {
+  assert.equal((await server(['--replay', '100'])).replay, 100)
+  await assert.rejects(server(['--replay', '-1']), /^UsageError: --replay must be a whole number >= 0, got '-1'$/)
 })
 
 test('--broker: redis://, nats:// or ipc, passed on as given; anything else, or ipc in one process, one UsageError line', async () => {

@@ -104,8 +104,12 @@ test('runFanout: subscribers and publisher in separate runs (--role) merge into 
   assert.throws(() => mergeReports([parts[1], { ...parts[2], fanout: { ...parts[2].fanout, published: 99 } }]), /disagree on how many were published: 100, 99/)
 })
 
-test('runFanout: subscribers whose connections are cut reconnect; what they missed is lost, nothing is duplicated', LIMIT, async (t) => {
-  const server = await startServer({ port: 0 })
+/**
+ * A fan-out run whose first 10 subscriber connections are cut (through a relay that can) after
+ * 100 measured publishes, against a server of `options`.
+ */
+async function runWithCuts (t, serverOptions) {
+  const server = await startServer({ port: 0, ...serverOptions })
   t.after(() => server.close())
   // Every connection goes through this relay, which can cut them: the subscribers open first, the publisher last.
   const sockets = []
@@ -129,7 +133,22 @@ test('runFanout: subscribers whose connections are cut reconnect; what they miss
   assert.equal(f.delivered + f.lost, f.expected)
   assert.equal(f.duplicates, 0)
   assert.equal(report.messages.acked, 300, 'the publisher was not cut')
-  assert.equal(report.ok, f.lost === 0)
+  return { report, server }
+}
+
+test('runFanout: subscribers whose connections are cut reconnect; what they missed is lost, nothing is duplicated', LIMIT, async (t) => {
+  const { report } = await runWithCuts(t, {})
+  assert.equal(report.fanout.recovered, 0, 'a server without --replay replays nothing')
+  assert.equal(report.ok, report.fanout.lost === 0)
+})
+
+test('runFanout: against a server with --replay, the subscribers that come back get what they missed, late, once each', LIMIT, async (t) => {
+  const { report, server } = await runWithCuts(t, { replay: 300 })
+  const f = report.fanout
+  assert.deepEqual([f.delivered, f.lost, f.duplicates, f.reordered], [f.expected, 0, 0, 0], JSON.stringify(f))
+  assert.ok(f.recovered > 0, 'some came replayed')
+  assert.equal(f.recovered, server.stats.replayed, 'every one the server replayed, delivered')
+  assert.ok(report.ok)
 })
 
 test('runFanout: publishes far apart and a short heartbeat: silent subscribers are pinged, answer, and stay', LIMIT, async (t) => {

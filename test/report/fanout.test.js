@@ -4,7 +4,7 @@ import { deliverySpread, describeFanout, mergeFanout } from '../../lib/report/fa
 import { createLatencyHistogram, decodeHistogram, encodeHistogram } from '../../lib/histogram.js'
 
 /** What one process's subscribers measure (see FanoutResult in lib/load/subscribers.js). */
-function measured ({ subscribers = 2, decoders = subscribers, published = 3, delivered = 6, firstUs = [1000, 2000, 3000], lastUs = [1500, 2000, 9000], gapsMs = [] } = {}) {
+function measured ({ subscribers = 2, decoders = subscribers, published = 3, delivered = 6, recovered = 0, firstUs = [1000, 2000, 3000], lastUs = [1500, 2000, 9000], gapsMs = [] } = {}) {
   const gaps = createLatencyHistogram()
   for (const gap of gapsMs) gaps.recordValue(gap * 1000)
   return {
@@ -12,6 +12,7 @@ function measured ({ subscribers = 2, decoders = subscribers, published = 3, del
     decoders,
     published,
     delivered,
+    recovered,
     duplicates: 0,
     reordered: 0,
     errors: 0,
@@ -23,12 +24,14 @@ function measured ({ subscribers = 2, decoders = subscribers, published = 3, del
 }
 
 test('describeFanout: expected = published × subscribers = delivered + lost; bytes and CPU per delivery; reconnect gaps', () => {
-  const f = describeFanout(measured({ delivered: 5, gapsMs: [120, 480] }), { role: 'both', headerBytes: 24, cpu: { userUs: 400, systemUs: 100 } })
-  assert.deepEqual([f.subscribers, f.published, f.expected, f.delivered, f.lost], [2, 3, 6, 5, 1])
+  const f = describeFanout(measured({ delivered: 5, recovered: 2, gapsMs: [120, 480] }), { role: 'both', headerBytes: 24, cpu: { userUs: 400, systemUs: 100 } })
+  assert.deepEqual([f.subscribers, f.published, f.expected, f.delivered, f.recovered, f.lost], [2, 3, 6, 5, 2, 1], 'recovered: delivered, replayed')
   assert.deepEqual(f.wire, { read: 500, frames: 5, perDelivery: 100 })
   assert.equal(f.cpuPerDeliveryUs, 100)
   assert.equal(f.reconnects.count, 2)
   assert.ok(Math.abs(f.reconnects.gapMs.max - 480) < 1, JSON.stringify(f.reconnects.gapMs))
+  const { recovered, ...before } = measured()
+  assert.equal(describeFanout(before, { role: 'both', headerBytes: 24, cpu: null }).recovered, 0, 'a report from before replay: none recovered')
   const unknown = describeFanout(measured({ published: null }), { role: 'subscriber', headerBytes: 24, cpu: null })
   assert.deepEqual([unknown.expected, unknown.lost, unknown.cpuPerDeliveryUs], [null, null, null])
 })
@@ -39,11 +42,11 @@ test('deliverySpread: first to last delivery of each publish delivered at all, i
 })
 
 test('mergeFanout: counts (decoders too) add, each publish keeps its earliest first and latest last delivery, reconnects add; parts must agree on the publishes', () => {
-  const a = describeFanout(measured({ decoders: 1, firstUs: [1000, 2000, 3000], lastUs: [1500, 2000, 9000], gapsMs: [100] }), { role: 'subscriber', headerBytes: 24, cpu: null })
-  const b = describeFanout(measured({ subscribers: 1, decoders: 1, delivered: 3, firstUs: [800, 2500, null], lastUs: [900, 4000, null], gapsMs: [200] }), { role: 'subscriber', headerBytes: 24, cpu: null })
+  const a = describeFanout(measured({ decoders: 1, recovered: 2, firstUs: [1000, 2000, 3000], lastUs: [1500, 2000, 9000], gapsMs: [100] }), { role: 'subscriber', headerBytes: 24, cpu: null })
+  const b = describeFanout(measured({ subscribers: 1, decoders: 1, delivered: 3, recovered: 1, firstUs: [800, 2500, null], lastUs: [900, 4000, null], gapsMs: [200] }), { role: 'subscriber', headerBytes: 24, cpu: null })
   const publisher = describeFanout(measured({ subscribers: 0, delivered: 0, firstUs: [], lastUs: [] }), { role: 'publisher', headerBytes: 24, cpu: null })
   const merged = mergeFanout([publisher, a, b])
-  assert.deepEqual([merged.subscribers, merged.decoders, merged.published, merged.delivered], [3, 2, 3, 9])
+  assert.deepEqual([merged.subscribers, merged.decoders, merged.published, merged.delivered, merged.recovered], [3, 2, 3, 9, 3])
   assert.deepEqual(merged.perPublish, { firstUs: [800, 2000, 3000], lastUs: [1500, 4000, 9000] })
   assert.equal(merged.reconnects.count, 2)
   assert.equal(decodeHistogram(merged.reconnects.histogram).totalCount, 2)

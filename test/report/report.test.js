@@ -90,6 +90,10 @@ test('buildReport: a fan-out that lost deliveries fails with them counted, and w
     'comes while its link is down, or after the server drops it for falling behind past its --max-buffered)')
   assert.equal(withFanout(fanout(59, [])).failure, '1 of 60 deliveries lost, 0 duplicated, 0 errors', 'no reconnect, no reason given')
   assert.equal(withFanout(fanout(60, [300])).failure, null, 'a reconnect that lost nothing fails nothing')
+  const recovered = withFanout({ ...fanout(60, [300, 400]), recovered: 7 })
+  assert.equal(recovered.fanout.recovered, 7)
+  assert.match(formatReport(recovered, latencies()), /\nreconnect 2 subscriber reconnects; without a connection p50 [\d.]+ {2}p99 [\d.]+ {2}max [\d.]+; 7 deliveries recovered \(replayed by the server on reconnect\)\n/)
+  assert.doesNotMatch(formatReport(withFanout(fanout(60, [300])), latencies()), /recovered/, 'said only when some were')
 })
 
 test('buildReport: lost or errored messages fail the run with a line; a failure or an interruption does too', () => {

@@ -137,6 +137,75 @@ test('publishes framed once reach plain subscribers byte for byte, as ws frames 
   }
 })
 
+test('--replay 3: a subscriber back with &from= gets the last 3 measured publishes from there on, marked r, before anything new; a new run forgets them', async (t) => {
+  const server = await startServer({ port: 0, replay: 3 })
+  t.after(() => server.close())
+  const url = (from) => `${fanoutUrl(server, 'json', 'subscriber', '5')}${from === undefined ? '' : `&from=${from}`}`
+  const publisher = await openConnection(fanoutUrl(server, 'json', 'publisher', '5'))
+  const frame = (measured, seq) => `${fanoutHeader(measured, seq, Date.now() * 1000)}{"id":${seq},"status":"ok"}`
+  const publish = async (text) => {
+    publisher.ws.send(text)
+    assert.equal(await publisher.nextReply(), 'ACK')
+  }
+  const replayed = (text) => `r${text.slice(1)}`
+  const measured = Array.from({ length: 5 }, (_, seq) => frame(true, seq))
+  await publish(frame(false, 0))
+  for (const text of measured) await publish(text)
+  // Kept: the last three (2, 3, 4), so from=1 gets 2, 3 and 4, and from=4 only 4; then what is new.
+  const back = await openConnection(url(1))
+  const later = await openConnection(url(4))
+  const fresh = await openConnection(url())
+  for (const text of measured.slice(2)) assert.equal(await back.nextReply(), replayed(text))
+  assert.equal(await later.nextReply(), replayed(measured[4]))
+  const next = frame(true, 5)
+  await publish(next)
+  for (const { nextReply } of [back, later, fresh]) assert.equal(await nextReply(), next, 'then the new publish, as it came')
+  // After the END, one that comes back gets what it missed first, then the END.
+  publisher.ws.send('END 6')
+  const afterEnd = await openConnection(url(5))
+  assert.equal(await afterEnd.nextReply(), replayed(next))
+  assert.equal(await afterEnd.nextReply(), 'END 6')
+  assert.equal(server.stats.replayed, 3 + 1 + 1)
+  assert.equal(server.stats.forTarget('json', 'small').deliveries, 3 + 1 + 1 + 3, 'replays are deliveries: 5 replayed, 3 of the new publish')
+  assert.match(server.stats.countsLine(), /, 8 deliveries, 5 of them replayed, /)
+  const metrics = await server.metrics()
+  assert.equal(metrics.find((m) => m.name === 'wsbench_fanout_replayed_total').values[0].value, 5)
+  // A warm-up starts a new round: nothing of the last run is replayed, the new run's measured are.
+  await publish(frame(false, 0))
+  const none = await openConnection(url(0))
+  await publish(measured[0])
+  assert.equal(await none.nextReply(), measured[0], 'nothing replayed before the new publish')
+  // A run that starts again from 0 without a warm-up forgets the last one as well.
+  await publish(measured[1])
+  await publish(measured[0])
+  const restarted = await openConnection(url(0))
+  assert.equal(await restarted.nextReply(), replayed(measured[0]))
+  await publish(measured[1])
+  assert.equal(await restarted.nextReply(), measured[1], 'only the new run\'s 0 was replayed')
+  // A publisher may not pass off its frames as replayed, and &from= is for subscribers only.
+  publisher.ws.send(replayed(frame(true, 9)))
+  assert.match(await publisher.nextReply(), /^ERR .*fan-out header/)
+  assert.match((await refusedUpgrade(`${fanoutUrl(server, 'json', 'publisher', '5')}&from=1`)).body, /from= goes with a fan-out subscriber/)
+  assert.match((await refusedUpgrade(url('-1'))).body, /from= must be a publish's sequence number, got '-1'/)
+  for (const { ws } of [publisher, back, later, fresh, afterEnd, none, restarted]) ws.close()
+})
+
+test('without --replay, a subscriber back with &from= gets only what is new', async (t) => {
+  const server = await startServer({ port: 0 })
+  t.after(() => server.close())
+  const publisher = await openConnection(fanoutUrl(server, 'json', 'publisher', '5'))
+  const frame = (seq) => `${fanoutHeader(true, seq, Date.now() * 1000)}{"id":${seq},"status":"ok"}`
+  publisher.ws.send(frame(0))
+  assert.equal(await publisher.nextReply(), 'ACK')
+  const back = await openConnection(`${fanoutUrl(server, 'json', 'subscriber', '5')}&from=0`)
+  const next = frame(1)
+  publisher.ws.send(next)
+  assert.equal(await publisher.nextReply(), 'ACK')
+  assert.equal(await back.nextReply(), next, 'the next publish first: nothing was kept to replay')
+  assert.equal(server.stats.replayed, 0)
+  for (const { ws } of [publisher, back]) ws.close()
+})
+
 test('a process with peers but no broker refuses fan-out with the reason, and serves the other directions', async () => {
   const server = await startServer({ port: 0, peers: true })
   try {
