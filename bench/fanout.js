@@ -1,5 +1,5 @@
 // npm run bench:fanout -- --hosts K --subscribers S --rate R --duration D [--cut H@AT+FOR] [--format F] [--test T]
-//   [--server-processes P] [--broker redis|nats|ipc] [--json]
+//   [--replay N] [--server-processes P] [--broker redis|nats|ipc] [--json]
 // Fan-out across hosts, on one machine: a server host, a publisher host and K subscriber hosts as
 // network namespaces on a bridge (lib/network/hosts.js). The server runs as many processes as the
 // subscribers need (one process may hold only so many open files), with a broker between them;
@@ -30,13 +30,14 @@ const BROKERS = {
 
 runMain(async () => {
   const args = await commandLine(process.argv, 'Usage: npm run bench:fanout -- --hosts K --subscribers S --rate R --duration D ' +
-    '[--cut H@AT+FOR] [--format F] [--test T] [--server-processes P] [--broker redis|nats|ipc] [--json]')
+    '[--cut H@AT+FOR] [--replay N] [--format F] [--test T] [--server-processes P] [--broker redis|nats|ipc] [--json]')
     .options({
       hosts: { describe: 'subscriber hosts, each its own network namespace and address (the publisher has one more)', default: 2 },
       subscribers: { describe: 'subscribers in all, shared between the hosts', default: 1000 },
       rate: { describe: 'publishes per second; each goes to every subscriber', default: '1', type: 'string' },
       duration: { describe: 'measured phase', default: '10s', type: 'string' },
       cut: { describe: 'take subscriber host H off the network AT into the measured phase, for FOR: 1@3s+2s', type: 'string' },
+      replay: { describe: 'the server\'s --replay: publishes it keeps per topic for subscribers that come back (a cut host\'s)', default: 0 },
       heartbeat: { describe: 'the clients\' --heartbeat: a subscriber silent this long pings, and reconnects when silent twice as long', default: '500ms', type: 'string' },
       format: { describe: 'json or protobuf', choices: ['json', 'protobuf'], default: 'json' },
       test: { describe: 'test payload', default: '3', type: 'string' },
@@ -49,6 +50,7 @@ runMain(async () => {
   const rate = positiveNumber('rate', args.rate)
   const durationMs = duration('duration', args.duration)
   const heartbeatMs = duration('heartbeat', args.heartbeat)
+  const replay = wholeNumber('replay', args.replay, 0)
   const cut = args.cut === undefined ? null : parseCut(args.cut, hostCount, durationMs)
   // The kernel hands connections to the server's processes unevenly (57/43 seen with two), hence half.
   const perProcess = Math.floor(openFileLimit() / 2)
@@ -68,7 +70,7 @@ runMain(async () => {
   try {
     const broker = serverProcesses > 1 ? await startBroker(net, args.broker) : null
     const serverProcess = net.node(net.server, 'server.js', ['--host', net.server.address, '--port', String(PORT),
-      '--processes', String(serverProcesses), ...(broker ? ['--broker', broker] : []),
+      '--processes', String(serverProcesses), ...(broker ? ['--broker', broker] : []), '--replay', String(replay),
       // A cut host's old connections linger on the server beside their replacements until TCP gives up.
       '--max-connections', String(2 * subscribers + 100)])
     const server = watchOutput(serverProcess)
@@ -117,10 +119,10 @@ runMain(async () => {
     if (args.json) {
       process.stdout.write(`${JSON.stringify({ hosts, merged, server: serverSummary, published, cut: cut && { ...cut, ...cutTimes }, checks })}\n`)
     }
-    const columns = ['host', 'source', 'processes', 'subscribers', 'expected', 'delivered', 'lost', 'duplicates', 'reconnects',
+    const columns = ['host', 'source', 'processes', 'subscribers', 'expected', 'delivered', 'recovered', 'lost', 'duplicates', 'reconnects',
       'reconnect gap p50/p99/max ms', 'deliveries/s', 'p50 ms', 'p99 ms', 'spread p99 ms', 'client KB/subscriber']
     const row = (h) => [h.host + (h.cut ? ' (cut)' : ''), h.sourceAddress, h.processes, h.fanout.subscribers, h.fanout.expected,
-      h.fanout.delivered, h.fanout.lost, h.fanout.duplicates, h.fanout.reconnects.count,
+      h.fanout.delivered, h.fanout.recovered, h.fanout.lost, h.fanout.duplicates, h.fanout.reconnects.count,
       h.fanout.reconnects.count ? Object.values(h.fanout.reconnects.gapMs).map(Math.round).join('/') : '',
       Math.round(h.rate), h.latencyMs.p50.toFixed(1), h.latencyMs.p99.toFixed(1), h.fanout.spreadMs.p99.toFixed(1), h.clientKbPerSubscriber]
     const rows = [...hosts.map(row), row({ ...merged, host: 'all', sourceAddress: `${hostCount} addresses`, processes: reports.length - 1 })]
@@ -140,6 +142,7 @@ runMain(async () => {
         `the server in ${where}; ${args.format}, test ${args.test}, a publish rate of ${rate}/s to ${subscribers} subscribers for ${durationMs / 1000} s ` +
         `after 1 s of warm-up, from one --start-at instant (${published} publishes measured)` +
         (cut ? `; subscriber host ${cut.host} cut off ${cut.atMs / 1000} s into the measured phase for ${cut.forMs / 1000} s (its bridge port stops forwarding)` : '') +
+        (replay ? `; the server keeps the last ${replay} publishes for subscribers that come back (--replay): recovered, delivered late` : '') +
         `; the clients' --heartbeat ${heartbeatMs} ms; ${serverLine}; checks: ${verdict}`],
       figures: {
         subscribers: subscribers.toLocaleString('en-US'),
