@@ -163,6 +163,8 @@ class History {
   }
 
   clear () {
+    // Every warm-up publish clears: only the first after a measured run has anything to let go.
+    if (this.length === 0) return
     this.slots.fill(undefined)
     this.start = 0
     this.length = 0
