@@ -57,7 +57,9 @@ export async function startShaping (network, { backend = 'auto', target }) {
     backend: 'proxy',
     host: proxy.host,
     port: proxy.port,
-    reason: backend === 'auto' ? `auto: tc unavailable (${unavailable}), using the userspace proxy` : 'userspace shaping proxy',
+    // Said in every report: N connections are N users on such a network, not one link shared by N.
+    reason: `${backend === 'auto' ? `auto: tc unavailable (${unavailable}), using the userspace proxy` : 'userspace shaping proxy'}` +
+      ', each connection a link of its own',
     stop: once(() => proxy.close())
   }
 }

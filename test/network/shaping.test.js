@@ -38,7 +38,7 @@ test('backend proxy: a working shaping proxy in front of the target, with the ne
   const shaping = await startShaping(network, { backend: 'proxy', target: target() })
   try {
     assert.equal(shaping.backend, 'proxy')
-    assert.equal(shaping.reason, 'userspace shaping proxy')
+    assert.equal(shaping.reason, 'userspace shaping proxy, each connection a link of its own')
     assert.equal(shaping.host, '127.0.0.1')
     assert.notEqual(shaping.port, target().port, 'the client dials the proxy, not the server')
     const { reply, ms } = await echoThrough(shaping, 'ping')

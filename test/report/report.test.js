@@ -6,7 +6,7 @@ import {
   SATURATED_LOOP_BUSY, SATURATED_LOOP_DELAY_MS, buildReport, cpuPerMessage, describeNetwork, describePayload, describeTarget, formatReport, judgeGenerator, testLabel
 } from '../../lib/report/report.js'
 
-const NETWORK = { profile: '3g', up: 768, down: 1600, rtt: 150, loss: 0, backend: 'proxy', reason: 'userspace shaping proxy' }
+const NETWORK = { profile: '3g', up: 768, down: 1600, rtt: 150, loss: 0, backend: 'proxy', reason: 'userspace shaping proxy, each connection a link of its own' }
 
 /** A histogram of 90 replies at 800 µs and 10 at 3 ms. */
 function latencies () {
@@ -171,7 +171,7 @@ test('formatReport: shaping, target, uncorrected latency, reconnects, lossy and 
   }), { ...CONTEXT, test: custom, network: NETWORK, lossy })
   const lines = formatReport(report, histogram).trimEnd().split('\n')
   assert.equal(lines[0], 'protobuf · test custom (order.json) · up · 2 connection(s) × 4 in flight · network: 3g (up 768 kbit/s, down 1600 kbit/s, rtt 150 ms, proxy)')
-  assert.equal(lines[1], 'shaping   userspace shaping proxy')
+  assert.equal(lines[1], 'shaping   userspace shaping proxy, each connection a link of its own')
   assert.ok(lines.includes('target    500 msg/s, sent at 404 msg/s: MISSED by 19.2%'))
   assert.match(lines.find((line) => line.startsWith('latency')), /max 3\.000 {2}\(from the schedule\)$/)
   assert.ok(lines.includes('uncorr.   p50 0.700  p90 0.700  p99 0.700  p99.9 0.700  max 0.700  (from the actual send: hides stalls)'))
