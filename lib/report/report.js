@@ -110,11 +110,13 @@ export function judgeGenerator (generator, durationMs) {
   return { ...generator, saturated: busy && durationMs >= JUDGED_PHASE_MS }
 }
 
-function generatorLine ({ cpuShare, loopBusy, loopDelayMs, saturated }, durationMs) {
+function generatorLine ({ cpuShare, loopBusy, loopDelayMs, saturated }, durationMs, fanout) {
   const call = saturated ? 'SATURATED' : durationMs < JUDGED_PHASE_MS ? `not judged (phase under ${JUDGED_PHASE_MS} ms)` : 'ok'
+  // Fan-out has no --workers: its subscribers split over processes by role.
+  const more = fanout ? 'split the subscribers over processes or hosts (--role subscriber)' : 'add --workers or hosts'
   return `generator ${call}: event loop busy ${Math.round(loopBusy * 100)}% of the phase, timers late by ` +
     `p99 ${loopDelayMs.p99} ms (max ${loopDelayMs.max} ms), CPU ${cpuShare} core(s)` +
-    `${saturated ? ': these latencies are the client\'s own queueing, not the server\'s; add --workers or hosts' : ''}`
+    `${saturated ? `: these latencies are the client's own queueing, not the server's; ${more}` : ''}`
 }
 
 function cpuLine ({ userUs, systemUs, perMessageUs }) {
@@ -208,7 +210,7 @@ export function formatReport (report, histogram) {
     ...(report.payload ? [`payload   ${describePayload(report.payload)}`] : []),
     ...(report.fanout ? fanoutLines(report.fanout) : []),
     ...(report.cpu ? [cpuLine(report.cpu)] : []),
-    ...(report.generator ? [generatorLine(report.generator, report.durationMs)] : []),
+    ...(report.generator ? [generatorLine(report.generator, report.durationMs, report.fanout)] : []),
     `${report.fanout ? 'latency   publish to delivery: ' : 'latency   '}min ${ms(l.min)}  mean ${ms(l.mean)}  stdev ${ms(l.stdev)}  p50 ${ms(l.p50)}  p90 ${ms(l.p90)}  p99 ${ms(l.p99)}  p99.9 ${ms(l.p999)}  max ${ms(l.max)}${report.target ? '  (from the schedule)' : ''}`,
     ...(report.uncorrectedLatencyMs ? [`uncorr.   p50 ${ms(report.uncorrectedLatencyMs.p50)}  p90 ${ms(report.uncorrectedLatencyMs.p90)}  p99 ${ms(report.uncorrectedLatencyMs.p99)}  p99.9 ${ms(report.uncorrectedLatencyMs.p999)}  max ${ms(report.uncorrectedLatencyMs.max)}  (from the actual send: hides stalls)`] : []),
     ...formatBands(latencyBands(histogram), histogram.totalCount)

@@ -245,6 +245,9 @@ test('judgeGenerator: saturated when the event loop was busy 90% of the phase or
   assert.match(formatReport(ok, histogram), /^generator ok: event loop busy 50% of the phase, timers late by p99 2 ms \(max 3 ms\), CPU 0\.8 core\(s\)$/m)
   const busy = buildReport({ ...base, generator: figures(0.97, 65) }, context)
   assert.match(formatReport(busy, histogram), /^generator SATURATED: .*: these latencies are the client's own queueing, not the server's; add --workers or hosts$/m)
+  const fanout = { ...busy, fanout: { ...busy.fanout, subscribers: 0, published: 1, expected: 0, delivered: 0, lost: 0, duplicates: 0, reordered: 0, spreadMs: { p50: 0, p99: 0, max: 0 }, reconnects: { count: 0 }, wire: { perDelivery: null }, decoders: 0, cpuPerDeliveryUs: null } }
+  assert.match(formatReport(fanout, histogram), /^generator SATURATED: .*not the server's; split the subscribers over processes or hosts \(--role subscriber\)$/m,
+    'fan-out has no --workers')
   assert.equal(buildReport(base, context).generator, null, 'no figures (a browser report): no call')
   const short = buildReport({ ...base, durationMs: 50, generator: figures(0.97, 65) }, context)
   assert.equal(short.generator.saturated, false)
