@@ -63,3 +63,15 @@ const REFUSED_HINT = ' (no server listening there: start one with node server.js
 function oneLine (text) {
   return text.trim().replace(/\s*\n\s*/g, ' ')
 }
+
+/**
+ * Whether permessage-deflate, when offered (--compress), was what the connections got: a server
+ * may refuse it, and then every frame went uncompressed, which the report must say.
+ * @param {boolean|undefined} offered
+ * @param {Array<{ws: import('ws').WebSocket}>} connections as they opened
+ * @returns {{accepted: boolean}|null} null when it was not offered
+ */
+export function compression (offered, connections) {
+  if (!offered) return null
+  return { accepted: connections.length > 0 && connections.every(({ ws }) => ws?.extensions.includes('permessage-deflate')) }
+}

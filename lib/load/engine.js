@@ -5,7 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createLatencyHistogram } from '../histogram.js'
 import { Channel } from './channel.js'
-import { connect } from './connection.js'
+import { compression, connect } from './connection.js'
 import { frameSource, replyJudge } from './messages.js'
 import { Phase } from './phase.js'
 
@@ -79,6 +79,7 @@ const RECONNECT_BACKOFF_MS = 100
  *   per second: t is the epoch second, latencies in ms
  * @property {{rate: number, sendRate: number}|null} target with a rate: asked and achieved send rate
  * @property {{count: number, gapMs: number}} reconnects
+ * @property {{accepted: boolean}|null} compression with --compress: whether the server took permessage-deflate
  * @property {boolean} interrupted stopped by the signal
  * @property {string[]} errorReplies the first few error replies from the server: text as it came, binary
  *   or unprintable replies as their size and first bytes
@@ -129,7 +130,8 @@ export async function runLoad (options) {
       for (const channel of run.channels) channel.farewell(options.farewell(measured))
     }
     const bytes = { payloadPerMessage: payloadSizes.mean, payloadSizes, ...measured.bytes }
-    return { ...measured, bytes, interrupted: Boolean(signal?.aborted) }
+    const interrupted = Boolean(signal?.aborted)
+    return { ...measured, bytes, compression: compression(options.compress, opened), interrupted }
   } finally {
     signal?.removeEventListener('abort', stop)
     await Promise.all(run.channels.map((channel) => channel.close()))

@@ -6,6 +6,7 @@ import { runLoad, encodedSizes } from './engine.js'
 import { Subscribers } from './subscribers.js'
 import { createLatencyHistogram } from '../histogram.js'
 import { FANOUT_END, FANOUT_HEADER_BYTES } from '../protocol.js'
+import { mergeCompression } from '../report/merge.js'
 
 /**
  * Runs a fan-out: `connections` subscribers and (unless role is subscriber) one publisher at
@@ -91,6 +92,7 @@ function combine (options, publisher, heard) {
     },
     target: publisher?.target ?? null,
     reconnects: publisher?.reconnects ?? { count: 0, gapMs: 0 },
+    compression: mergeCompression([publisher?.compression, heard?.compression]),
     interrupted: Boolean(options.signal?.aborted),
     failure: publisher?.failure ?? heard?.failure ?? null,
     errorReplies: [...(publisher?.errorReplies ?? []), ...(heard?.errorReplies ?? [])],

@@ -3,7 +3,7 @@
 // coordinated omission) and accounted for: delivered once, duplicated, out of order, or lost. A
 // subscriber whose link goes silent pings, then reconnects; what it missed meanwhile is lost.
 import { setTimeout as sleep } from 'node:timers/promises'
-import { connect } from './connection.js'
+import { compression, connect } from './connection.js'
 import { ByteCount } from './channel.js'
 import { Recorder } from './recorder.js'
 import { Timers } from './timers.js'
@@ -328,6 +328,7 @@ export class Subscribers {
       },
       failure: this.failure,
       errorReplies: this.errorTexts,
+      compression: compression(this.options.compress, this.subscribers),
       fanout: {
         frames: this.counts.frames,
         subscribers: this.subscribers.length,

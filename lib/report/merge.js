@@ -51,6 +51,7 @@ export function mergeReports (reports) {
       ? { rate: sum((r) => r.target.rate), sendRate: Math.round(sum((r) => r.target.sendRate) * 10) / 10 }
       : null,
     reconnects: { count: sum((r) => r.reconnects?.count ?? 0), gapMs: sum((r) => r.reconnects?.gapMs ?? 0) },
+    compression: mergeCompression(reports.map((r) => r.compression)),
     cpu: mergeCpu(reports),
     generator: mergeGenerator(reports),
     interrupted: reports.some((r) => r.interrupted),
@@ -104,6 +105,16 @@ function measuredWindows (reports) {
   const overlapMs = Math.round(Math.min(...ends) - Math.max(...starts))
   const startSpreadMs = Math.max(...starts) - Math.min(...starts)
   return { startSpreadMs, overlapMs: Math.max(0, overlapMs), overlapping: overlapMs > 0 }
+}
+
+/**
+ * Several parts' compression as one: permessage-deflate taken only if every part that offered it got it.
+ * @param {Array<{accepted: boolean}|null|undefined>} parts each part's (null: not offered)
+ * @returns {{accepted: boolean}|null}
+ */
+export function mergeCompression (parts) {
+  const offered = parts.filter(Boolean)
+  return offered.length ? { accepted: offered.every(({ accepted }) => accepted) } : null
 }
 
 /**

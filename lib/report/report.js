@@ -65,6 +65,8 @@ export function buildReport (result, context) {
     // Whether the load generator was the bottleneck: then the latencies are the client's, not the server's.
     generator: result.generator ? judgeGenerator(result.generator, durationMs) : null,
     reconnects: result.reconnects ?? { count: 0, gapMs: 0 },
+    // With --compress: whether the server took permessage-deflate (if not, every frame went uncompressed).
+    compression: result.compression ?? null,
     interrupted: Boolean(result.interrupted),
     ok,
     failure: result.failure ?? (ok ? null : describeFailedMessages(messages, fanout, result.errorReplies)),
@@ -117,6 +119,12 @@ function generatorLine ({ cpuShare, loopBusy, loopDelayMs, saturated }, duration
   return `generator ${call}: event loop busy ${Math.round(loopBusy * 100)}% of the phase, timers late by ` +
     `p99 ${loopDelayMs.p99} ms (max ${loopDelayMs.max} ms), CPU ${cpuShare} core(s)` +
     `${saturated ? `: these latencies are the client's own queueing, not the server's; ${more}` : ''}`
+}
+
+function compressionLine ({ accepted }) {
+  return accepted
+    ? 'compress  permessage-deflate offered and taken on every connection'
+    : 'compress  permessage-deflate offered, but REFUSED by the server: every frame went uncompressed'
 }
 
 function cpuLine ({ userUs, systemUs, perMessageUs }) {
@@ -208,6 +216,7 @@ export function formatReport (report, histogram) {
     ...(target ? [target] : []),
     `bytes     payload ${payloadSizeText(b)}${b.headerPerMessage ? ` + ${b.headerPerMessage} B fan-out header` : ''}  written ${size(b.written)}  read ${size(b.read)} (on the socket, frames included)`,
     ...(report.payload ? [`payload   ${describePayload(report.payload)}`] : []),
+    ...(report.compression ? [compressionLine(report.compression)] : []),
     ...(report.fanout ? fanoutLines(report.fanout) : []),
     ...(report.cpu ? [cpuLine(report.cpu)] : []),
     ...(report.generator ? [generatorLine(report.generator, report.durationMs, report.fanout)] : []),

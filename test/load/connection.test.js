@@ -4,7 +4,7 @@ import { once } from 'node:events'
 import net from 'node:net'
 import { WebSocketServer } from 'ws'
 import { jsonCodec } from '../../lib/codecs/json.js'
-import { connect } from '../../lib/load/connection.js'
+import { compression, connect } from '../../lib/load/connection.js'
 import { startShapingProxy } from '../../lib/network/proxy.js'
 import { resolveTest } from '../../lib/payloads/catalog.js'
 
@@ -79,6 +79,28 @@ test('headers and the subprotocol reach the server; compression is offered only 
   const compressed = await open({ compress: true })
   assert.match(compressed.request.headers['sec-websocket-extensions'], /permessage-deflate/)
   compressed.client.ws.close()
+})
+
+test('compression: null when not offered; whether permessage-deflate was taken when it was', async () => {
+  // This test's server takes no extension; one with perMessageDeflate takes it.
+  const refused = await open({ compress: true })
+  assert.equal(refused.client.ws.extensions, '')
+  assert.equal(compression(false, [refused.client]), null)
+  assert.deepEqual(compression(true, [refused.client]), { accepted: false })
+  refused.client.ws.close()
+  const deflating = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: true })
+  await once(deflating, 'listening')
+  try {
+    const target = { url: `ws://127.0.0.1:${deflating.address().port}`, test: SMALL, codec: jsonCodec, compress: true }
+    const [one, two] = await Promise.all([connect(target), connect(target)])
+    assert.deepEqual(compression(true, [one, two]), { accepted: true })
+    assert.deepEqual(compression(true, [one, refused.client]), { accepted: false }, 'every connection, or it says refused')
+    assert.deepEqual(compression(true, []), { accepted: false }, 'no connection took it')
+    for (const { ws } of [one, two]) ws.close()
+  } finally {
+    for (const client of deflating.clients) client.terminate()
+    await new Promise((resolve) => deflating.close(resolve))
+  }
 })
 
 test('a handshake resolves on the expected answer, after the frame was sent', async () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { UsageError } from '../../lib/errors.js'
 import { createLatencyHistogram, decodeHistogram, encodeHistogram } from '../../lib/histogram.js'
 import { resolveTest } from '../../lib/payloads/catalog.js'
-import { mergeReports } from '../../lib/report/merge.js'
+import { mergeCompression, mergeReports } from '../../lib/report/merge.js'
 import { buildReport } from '../../lib/report/report.js'
 
 const T0 = 1_700_000_000_000
@@ -98,6 +98,15 @@ test('targets add up when every part had one; CPU counts each process once; erro
   assert.deepEqual(merged.reconnects, { count: 1, gapMs: 5 })
   assert.equal(mergeReports([withTarget(100, 100, null), part()]).target, null, 'a part without a target: none')
   assert.equal(mergeReports([part({ cpu: { userUs: 1, systemUs: 1 } }), part()]).cpu, null, 'a part without CPU: none')
+})
+
+test('compression: taken only if every part that offered it got it; none offered, none said', () => {
+  assert.deepEqual(mergeCompression([{ accepted: true }, null, { accepted: true }]), { accepted: true })
+  assert.deepEqual(mergeCompression([{ accepted: true }, { accepted: false }]), { accepted: false })
+  assert.equal(mergeCompression([null, undefined]), null)
+  const merged = mergeReports([part({ compression: { accepted: true } }), part({ compression: { accepted: false } })])
+  assert.deepEqual(merged.compression, { accepted: false })
+  assert.equal(mergeReports([part(), part()]).compression, null)
 })
 
 test('a part\'s own failure fails the whole; failed messages are counted again, not copied', () => {

@@ -96,6 +96,17 @@ test('buildReport: a fan-out that lost deliveries fails with them counted, and w
   assert.doesNotMatch(formatReport(withFanout(fanout(60, [300])), latencies()), /recovered/, 'said only when some were')
 })
 
+test('formatReport: with --compress, whether the server took permessage-deflate; nothing when it was not offered', () => {
+  const taken = buildReport(loadResult({ compression: { accepted: true } }), CONTEXT)
+  assert.deepEqual(taken.compression, { accepted: true })
+  assert.match(formatReport(taken, latencies()), /^compress {2}permessage-deflate offered and taken on every connection$/m)
+  const refused = buildReport(loadResult({ compression: { accepted: false } }), CONTEXT)
+  assert.match(formatReport(refused, latencies()), /^compress {2}permessage-deflate offered, but REFUSED by the server: every frame went uncompressed$/m)
+  const plain = buildReport(loadResult(), CONTEXT)
+  assert.equal(plain.compression, null)
+  assert.doesNotMatch(formatReport(plain, latencies()), /^compress/m)
+})
+
 test('buildReport: lost or errored messages fail the run with a line; a failure or an interruption does too', () => {
   const lost = buildReport(loadResult({ messages: { sent: 101, acked: 98, errors: 2, lost: 1 }, errorReplies: ['ERR cannot decode'] }), CONTEXT)
   assert.equal(lost.ok, false)
