@@ -130,11 +130,18 @@ export class Topics {
     history.push(header.seq, replayed, isBinary)
   }
 
-  /** Sends a subscriber come back the kept publishes from `from` on, marked replayed. */
+  /**
+   * Sends a subscriber come back the kept publishes from `from` on, marked replayed, up to
+   * --max-buffered bytes of them: more would have it dropped as slow at the next publish, to come
+   * back for the same again.
+   */
   replayTo (ws, topic, from) {
     let replayed = 0
+    let bytes = 0
     for (const { seq, frame, isBinary } of topic.history.entries()) {
       if (seq < from) continue
+      bytes += frame.length
+      if (bytes > this.maxBuffered) break
       ws.send(frame, isBinary ? BINARY : TEXT)
       replayed++
     }

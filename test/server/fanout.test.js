@@ -190,6 +190,23 @@ test('--replay 3: a subscriber back with &from= gets the last 3 measured publish
   for (const { ws } of [publisher, back, later, fresh, afterEnd, none, restarted]) ws.close()
 })
 
+test('--replay sends at most --max-buffered bytes of what was kept: more would get the subscriber dropped as slow', async (t) => {
+  const frame = (seq) => `${fanoutHeader(true, seq, Date.now() * 1000)}{"id":${seq},"status":"ok"}`
+  const server = await startServer({ port: 0, replay: 10, maxBuffered: 2 * frame(0).length })
+  t.after(() => server.close())
+  const publisher = await openConnection(fanoutUrl(server, 'json', 'publisher', '5'))
+  const frames = Array.from({ length: 5 }, (_, seq) => frame(seq))
+  for (const text of frames) {
+    publisher.ws.send(text)
+    assert.equal(await publisher.nextReply(), 'ACK')
+  }
+  const back = await openConnection(`${fanoutUrl(server, 'json', 'subscriber', '5')}&from=1`)
+  publisher.ws.send('END 5')
+  assert.deepEqual([await back.nextReply(), await back.nextReply(), await back.nextReply()], [`r${frames[1].slice(1)}`, `r${frames[2].slice(1)}`, 'END 5'])
+  assert.equal(server.stats.replayed, 2)
+  for (const { ws } of [publisher, back]) ws.close()
+})
+
 test('without --replay, a subscriber back with &from= gets only what is new', async (t) => {
   const server = await startServer({ port: 0 })
   t.after(() => server.close())
