@@ -1,7 +1,8 @@
 // The subscribers of a fan-out run: connections that only listen. Each delivery's header says which
 // publish it is and when it was due, so every delivery is timed from its scheduled publish (no
 // coordinated omission) and accounted for: delivered once, duplicated, out of order, or lost. A
-// subscriber whose link goes silent pings, then reconnects; what it missed meanwhile is lost.
+// subscriber whose link goes silent pings, then reconnects, asking for what it missed meanwhile:
+// what a server with --replay sends it is recovered, late; the rest is lost.
 import { setTimeout as sleep } from 'node:timers/promises'
 import { compression, connect } from './connection.js'
 import { ByteCount } from './channel.js'
