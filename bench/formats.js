@@ -1,10 +1,20 @@
 // The codecs a benchmark measures: BENCH_FORMATS=json,protobuf,msgpack picks them by the names the
 // clients and `npm run compare -- --formats` use, plus protobuf-dynamic (protobuf.js reflection).
-import { FORMATS, createCodec } from '../lib/codecs/registry.js'
+import { createCodec as registryCodec, formatNames } from '../lib/codecs/registry.js'
+import { dynamicCodec } from '../lib/codecs/formats/protobuf.js'
 import { loadMessages, loadPayload } from '../lib/payloads/catalog.js'
+import { builtInType } from '../lib/schema/compile.js'
 
 /** Every name BENCH_FORMATS accepts. */
-export const BENCH_FORMATS = Object.freeze(['json', 'protobuf', 'protobuf-dynamic', ...FORMATS.filter((f) => !['json', 'protobuf'].includes(f))])
+export const BENCH_FORMATS = Object.freeze(['json', 'protobuf', 'protobuf-dynamic', ...formatNames().filter((f) => !['json', 'protobuf'].includes(f))])
+
+/**
+ * A format's codec for a test, protobuf-dynamic (protobuf.js reflection, no format on the wire) included.
+ * @param {string} format one of BENCH_FORMATS
+ * @param {import('../lib/payloads/catalog.js').TestInfo} test
+ * @returns {Promise<import('../lib/codecs/registry.js').Codec>}
+ */
+export const createCodec = async (format, test) => format === 'protobuf-dynamic' ? dynamicCodec(builtInType(test.typeName)) : registryCodec(format, test)
 
 /**
  * The formats named in BENCH_FORMATS, or the defaults; an unknown name ends the process with one

@@ -12,6 +12,20 @@ export class UsageError extends Error {
   }
 }
 
+/** Longest reason a refusal, an ERR reply or a one-line error carries. */
+const MAX_LINE_LENGTH = 200
+
+/**
+ * An error as one line of at most MAX_LINE_LENGTH characters, for an HTTP refusal, an ERR reply
+ * or a message that quotes it.
+ * @param {unknown} err
+ * @returns {string}
+ */
+export function oneLine (err) {
+  const text = String(err?.message ?? err).replace(/\s+/g, ' ')
+  return text.length > MAX_LINE_LENGTH ? `${text.slice(0, MAX_LINE_LENGTH)}...` : text
+}
+
 /**
  * Runs an async entry point and turns any failure into one line on stderr and a non-zero exit.
  * Unexpected errors keep their stack only when DEBUG is set, so users never see a trace by default.

@@ -391,7 +391,12 @@ test('the image holds every file the commands load, and only runtime dependencie
       else if (!specifier.startsWith('node:') && !builtinModules.includes(specifier)) packages.add(specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0])
     }
     for (const [, prefix] of code.matchAll(/new URL\(\s*[`'"](\.{1,2}\/[^`'"$]*)/g)) {
-      needed.add(path.posix.normalize(path.posix.join(path.posix.dirname(file), prefix)).replace(/\/$/, ''))
+      const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), prefix)).replace(/\/$/, '')
+      needed.add(target)
+      // A folder of modules loaded by name (lib/codecs/formats/): each one is walked too.
+      if (target.startsWith('lib/') && fs.statSync(path.join(ROOT, target), { throwIfNoEntry: false })?.isDirectory()) {
+        queue.push(...fs.readdirSync(path.join(ROOT, target)).filter((name) => name.endsWith('.js')).map((name) => `${target}/${name}`))
+      }
     }
     for (const [, rel] of code.matchAll(/PROJECT_ROOT,\s*['"]([^'"]+)['"]/g)) needed.add(rel)
   }

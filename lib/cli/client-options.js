@@ -2,13 +2,14 @@
 import { UsageError } from '../errors.js'
 import { DEFAULT_CLIENT_MESSAGES, DEFAULT_HEARTBEAT_MS, DEFAULT_URL, FANOUT_DECODERS, FANOUT_ROLES } from '../defaults.js'
 import { ACK, DIRECTIONS } from '../protocol.js'
-import { FORMATS } from '../codecs/registry.js'
 import { openFileLimit } from '../processes.js'
+import { formatNames } from '../codecs/registry.js'
 import { BACKENDS, PROFILES, resolveNetwork } from '../network/profiles.js'
-import { PAYLOAD_OPTIONS, commandLine, duration, futureInstant, parseWsUrl, payloadFiles, positiveNumber, wholeNumber } from './parser.js'
+import { CODEC_MODULE_OPTION, PAYLOAD_OPTIONS, codecModulesFor, commandLine, duration, futureInstant, parseWsUrl, payloadFiles, positiveNumber, wholeNumber } from './parser.js'
 
 /**
  * @typedef {object} ClientCommand what the command line adds to the run it measures
+ * @property {string[]} codecModules --codec-module's files, absolute: every worker thread adds them too
  * @property {boolean} allowLossy
  * @property {number} workers
  * @property {string} [out] JSON report file
@@ -34,7 +35,7 @@ import { PAYLOAD_OPTIONS, commandLine, duration, futureInstant, parseWsUrl, payl
  */
 export async function parseClientArgs (argv, format) {
   const script = format ? `client_${format}.js` : 'client.js --format <name>'
-  const formatOption = format ? {} : { format: { alias: 'f', describe: 'wire format', choices: FORMATS, demandOption: true, type: 'string' } }
+  const formatOption = format ? {} : { format: { alias: 'f', describe: `wire format: ${formatNames().join(', ')}, or one a --codec-module adds`, demandOption: true, type: 'string' } }
   const args = await commandLine(argv, `Usage: node ${script} <test> [messages] [options]\n` +
     `       node ${script} --payload <file.json> [messages] [--proto <file.proto> --type <Name>] [options]\n\n` +
     `Sends [messages] ${format ?? 'the --format\'s'} messages of <test> and reports latency, throughput and bytes.\n` +
@@ -44,6 +45,7 @@ export async function parseClientArgs (argv, format) {
     .positional('messages', { describe: 'messages to send and record [default: 10000]' })
     .options({
       ...formatOption,
+      ...CODEC_MODULE_OPTION,
       ...PAYLOAD_OPTIONS,
       url: { describe: 'server URL (ws:// or wss://)', default: DEFAULT_URL, type: 'string' },
       connections: { alias: 'c', describe: 'parallel WebSocket connections [default: 1, or one per worker]' },
@@ -114,8 +116,10 @@ export async function parseClientArgs (argv, format) {
   if (args.direction === 'fanout') checkFanout(args, rate, workers)
   else if (args.role !== 'both') throw new UsageError(`--role goes with --direction fanout, not ${args.direction}`)
   else if (args.decode !== 'all') throw new UsageError(`--decode goes with --direction fanout, not ${args.direction}`)
+  const codecModules = await codecModulesFor(args.codecModule, [format ?? args.format])
   return {
     format: format ?? args.format,
+    codecModules,
     test: test === null ? null : String(test),
     custom,
     /** @type {import('../load/engine.js').LoadSettings} */

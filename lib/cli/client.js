@@ -64,12 +64,11 @@ export async function runClientCli (fixedFormat, argv) {
  * @param {import('../load/measure.js').PreparedRun} prepared
  * @param {boolean} allowLossy
  */
-async function refuseLossy ({ test, codec, lossy: { differences, messages, examples } }, allowLossy) {
+async function refuseLossy ({ format, test, lossy: { differences, messages, examples } }, allowLossy) {
   const { formatDifference } = await import('../schema/fidelity.js')
   const lines = examples.map((difference) => `  ${formatDifference(difference)}`)
-  process.stderr.write(`${codec.name}: ${test.description} changes ${differences} value${differences === 1 ? '' : 's'}:\n${lines.join('\n')}\n`)
-  const what = codec.name === 'protobuf' ? 'the schema' : `the ${codec.name} encoding`
-  const fix = codec.name === 'protobuf' ? 'fix the schema, or ' : ''
-  const where = test.payloads.length > 1 ? ` in ${messages} of ${test.payloads.length} messages` : ''
-  if (!allowLossy) throw new UsageError(`${what} is lossy for ${test.file} (${differences} values differ${where}); ${fix}run anyway with --allow-lossy`)
+  process.stderr.write(`${format.format}: ${test.description} changes ${differences} value${differences === 1 ? '' : 's'}:\n${lines.join('\n')}\n`)
+  const fix = format.lossHint ? `${format.lossHint}, or ` : ''
+  const where = test.messages.length > 1 ? ` in ${messages} of ${test.messages.length} messages` : ''
+  if (!allowLossy) throw new UsageError(`the ${format.format} encoding is lossy for ${test.file} (${differences} values differ${where}); ${fix}run anyway with --allow-lossy`)
 }

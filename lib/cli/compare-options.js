@@ -6,10 +6,10 @@ import {
 } from '../defaults.js'
 import { DEFAULT_EQUIVALENCE } from '../compare/statistics.js'
 import { DIRECTIONS } from '../protocol.js'
-import { CUSTOM_FORMATS, FORMATS } from '../codecs/registry.js'
+import { checkCarries, formatNames, loadFormat } from '../codecs/registry.js'
 import { ALL_TESTS, resolveTest } from '../payloads/catalog.js'
 import { resolveNetwork } from '../network/profiles.js'
-import { PAYLOAD_OPTIONS, commaList, commandLine, duration, payloadFiles, positiveNumber, wholeNumber } from './parser.js'
+import { CODEC_MODULE_OPTION, PAYLOAD_OPTIONS, codecModulesFor, commaList, commandLine, duration, payloadFiles, positiveNumber, wholeNumber } from './parser.js'
 
 /**
  * Parses `npm run compare`'s command line. Messages and warmup stay undefined unless given, so
@@ -27,7 +27,8 @@ export async function parseCompareArgs (argv) {
     'network profile, prints one side-by-side table and writes results.json, results.md and report.html.')
     .options({
       ...PAYLOAD_OPTIONS,
-      formats: { describe: `comma-separated formats, the first is the baseline of the ratios (one named twice: an A/A run): ${FORMATS.join(', ')}`, default: DEFAULT_FORMATS.join(','), type: 'string' },
+      formats: { describe: `comma-separated formats, the first is the baseline of the ratios (one named twice: an A/A run): ${formatNames().join(', ')}, or one a --codec-module adds`, default: DEFAULT_FORMATS.join(','), type: 'string' },
+      ...CODEC_MODULE_OPTION,
       tests: { describe: 'comma-separated tests, by number or name', default: ALL_TESTS.join(','), type: 'string' },
       throttle: { describe: 'comma-separated network profiles (none = no shaping)', default: 'none', type: 'string' },
       compress: { describe: 'permessage-deflate on server and clients', type: 'boolean', default: false },
@@ -64,11 +65,9 @@ export async function parseCompareArgs (argv) {
   const tests = custom ? [] : commaList(args.tests)
   for (const test of tests) resolveTest(test)
   const formats = commaList(args.formats)
-  if (formats.length === 0) throw new UsageError(`--formats needs at least one of ${FORMATS.join(', ')}`)
-  for (const format of formats) {
-    if (!FORMATS.includes(format)) throw new UsageError(`unknown format '${format}' in --formats: expected some of ${FORMATS.join(', ')}`)
-    if (custom && !CUSTOM_FORMATS.includes(format)) throw new UsageError(`format '${format}' does not support custom payloads: use ${CUSTOM_FORMATS.join(', ')}`)
-  }
+  if (formats.length === 0) throw new UsageError(`--formats needs at least one of ${formatNames().join(', ')}`)
+  const codecModules = await codecModulesFor(args.codecModule, formats)
+  if (custom) for (const format of formats) checkCarries(await loadFormat(format))
   const trials = args.trials === undefined ? undefined : wholeNumber('trials', args.trials, 1)
   if (trials > MAX_TRIALS) throw new UsageError(`--trials must be at most ${MAX_TRIALS}, got ${trials}`)
   if (trials !== undefined && args.budget !== undefined) throw new UsageError('give either --trials (a fixed number of pairs) or --budget (adaptive), not both')
@@ -79,6 +78,7 @@ export async function parseCompareArgs (argv) {
   if (!(equivalence > 0 && equivalence < 100)) throw new UsageError(`--equivalence must be a percentage above 0 and below 100, got '${args.equivalence}'`)
   return {
     formats,
+    codecModules,
     tests,
     custom,
     allowLossy: args.allowLossy,

@@ -155,6 +155,26 @@ export const PAYLOAD_OPTIONS = {
   'allow-lossy': { describe: 'run even if the schema changes values (the report says lossy)', type: 'boolean', default: false }
 }
 
+/** --codec-module, shared by every command that names a format. */
+export const CODEC_MODULE_OPTION = {
+  'codec-module': { describe: 'an ES module that adds a wire format (docs/codecs.md); repeatable', type: 'array', string: true, default: [] }
+}
+
+/**
+ * Adds the formats of --codec-module's files, then checks that each format named is known.
+ * @param {string[]} files --codec-module, as given
+ * @param {string[]} formats the formats the command line names
+ * @returns {Promise<string[]>} the modules' absolute paths, for the threads and processes a run starts
+ * @throws {UsageError} one line, for a bad module or an unknown format
+ */
+export async function codecModulesFor (files, formats) {
+  const { addCodecModules, codecModules, formatNames, unknownFormat } = await import('../codecs/registry.js')
+  await addCodecModules(files)
+  const unknown = formats.find((format) => !formatNames().includes(format))
+  if (unknown !== undefined) throw new UsageError(unknownFormat(unknown))
+  return codecModules()
+}
+
 /**
  * The `--payload` options as given, or null when a built-in test runs.
  * @param {{payload?: string, proto?: string, type?: string}} args

@@ -1,9 +1,9 @@
 // The server's command line (server.js).
 import { UsageError } from '../errors.js'
 import { DEFAULT_HANDSHAKE_TIMEOUT_MS, DEFAULT_MAX_BUFFERED, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_PAYLOAD, DEFAULT_PORT, MAX_SCHEMA_BYTES } from '../defaults.js'
-import { FORMATS } from '../codecs/registry.js'
+import { formatNames } from '../codecs/registry.js'
 import { parseBrokerUrl } from '../server/broker.js'
-import { commandLine, duration, wholeNumber } from './parser.js'
+import { CODEC_MODULE_OPTION, codecModulesFor, commandLine, duration, wholeNumber } from './parser.js'
 
 /** More worker processes than this is a typo, not a server: each costs about 50 MB before its first connection. */
 const MAX_PROCESSES = 256
@@ -15,12 +15,12 @@ const MAX_PROCESSES = 256
  * @param {NodeJS.ProcessEnv} env
  * @returns {Promise<{host: string, port: number, maxPayload: number, maxConnections: number, maxSchemaBytes: number,
  *   handshakeTimeoutMs: number, stall?: {ms: number, after: number}, compress: boolean, maxBuffered: number,
- *   replay: number, processes: number, token?: string, broker?: string}>}
+ *   replay: number, processes: number, token?: string, broker?: string, codecModules: string[]}>}
  */
 export async function parseServerArgs (argv, env) {
   const args = await commandLine(argv, 'Usage: node server.js [options]\n\n' +
     'WebSocket server that decodes each message (JSON, protobuf, or another format) and replies ACK.\n' +
-    `Clients connect to ws://HOST:PORT/?test=<number|name>&format=<${FORMATS.join('|')}>.`)
+    `Clients connect to ws://HOST:PORT/?test=<number|name>&format=<${formatNames().join('|')}>, or a format a --codec-module adds.`)
     .options({
       host: { describe: 'interface to listen on', default: '127.0.0.1', type: 'string' },
       port: { alias: 'p', describe: 'port (0 picks a free one); default from PORT', default: env.PORT ?? DEFAULT_PORT },
@@ -34,7 +34,8 @@ export async function parseServerArgs (argv, env) {
       replay: { describe: 'fan-out: keep the last N measured publishes of each topic, for subscribers that come back asking for what they missed (0: none)', default: 0 },
       processes: { describe: 'worker processes sharing the port, each with its own event loop and open-file limit (summary lines and /metrics sum them)', default: 1 },
       token: { describe: 'require this token on upgrades (Authorization: Bearer, or ?token=); default from BENCH_TOKEN', type: 'string', default: env.BENCH_TOKEN },
-      broker: { describe: 'fan-out across processes or servers through redis://HOST:PORT, nats://HOST:PORT, or ipc (the primary relays between --processes)', type: 'string' }
+      broker: { describe: 'fan-out across processes or servers through redis://HOST:PORT, nats://HOST:PORT, or ipc (the primary relays between --processes)', type: 'string' },
+      ...CODEC_MODULE_OPTION
     })
     .example('node server.js', `listen on 127.0.0.1:${DEFAULT_PORT}`)
     .example('BENCH_TOKEN=s3cret node server.js --host 0.0.0.0', 'reachable from other hosts, token required')
@@ -42,6 +43,7 @@ export async function parseServerArgs (argv, env) {
     .example('node server.js --processes 2', 'two processes: more connections than one process may hold')
     .example('node server.js --processes 2 --broker redis://127.0.0.1:6379', 'two processes, fan-out between them through Redis')
     .example('node server.js --replay 100', 'fan-out: a subscriber that reconnects gets up to 100 publishes it missed')
+    .example('node server.js --codec-module ./my-format.js', 'also serve the format that module adds (docs/codecs.md)')
     .parseAsync()
   const port = wholeNumber('port', args.port, 0)
   if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`)
@@ -61,7 +63,9 @@ export async function parseServerArgs (argv, env) {
     replay: wholeNumber('replay', args.replay, 0),
     processes,
     token: args.token || undefined,
-    broker
+    broker,
+    // Checked here, before any port is bound: every --processes worker adds them again.
+    codecModules: await codecModulesFor(args.codecModule, [])
   }
 }
 

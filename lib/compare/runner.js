@@ -23,7 +23,7 @@ import { stringifyJsonExact } from '../schema/json-exact.js'
  * Runs one load client as a child process, exactly as a user would (client_json.js,
  * client_protobuf.js, or client.js --format for the others), and returns its `--json` report. A
  * client that fails still prints its partial report; that report is returned as is.
- * @param {string} format one of FORMATS
+ * @param {string} format a format's name
  * @param {string[]} args arguments after the script name (test, messages, options)
  * @param {string} [cpus] the CPUs to run it on (taskset's list)
  * @returns {Promise<object>} the parsed report
@@ -71,8 +71,8 @@ async function payloadsToRun (tests, custom, allowLossy, repeat) {
     const test = await loadCustomTest(custom)
     const args = ['--payload', custom.payload, ...(custom.proto ? ['--proto', custom.proto, '--type', custom.type] : []), ...(allowLossy ? ['--allow-lossy'] : [])]
     // A corpus: its mean message size decides the run length, as one document's size does.
-    const total = test.payloads.reduce((sum, payload) => sum + Buffer.byteLength(stringifyJsonExact(payload)), 0)
-    const jsonBytes = total / test.payloads.length
+    const total = test.messages.reduce((sum, message) => sum + Buffer.byteLength(stringifyJsonExact(message)), 0)
+    const jsonBytes = total / test.messages.length
     return [{ label: testLabel(test), testName: test.name, args, jsonBytes }]
   }
   return tests.map(resolveTest).map((test) => ({
@@ -140,6 +140,7 @@ export async function scrapeServer (url, format, test) {
  * @param {string[]} options.tests test numbers or names
  * @param {{payload: string, proto?: string, type?: string}|null} [options.custom] a user's payload instead of tests
  * @param {boolean} [options.allowLossy] run a custom payload even if its schema changes values
+ * @param {string[]} [options.codecModules] codec modules a user wrote, handed to the server and every client
  * @param {string[]} options.profiles network profiles ('none' for no shaping)
  * @param {boolean} options.compress permessage-deflate on both ends
  * @param {boolean} [options.repeat] send each test's one message over and over instead of its stream
@@ -159,7 +160,7 @@ export async function scrapeServer (url, format, test) {
  * @throws {UsageError} when the trials would send more JSON than makes sense (MAX_BYTES_PER_FORMAT), or the budget is too short
  */
 export async function compareFormats ({
-  formats = DEFAULT_FORMATS, tests, custom = null, allowLossy = false, profiles, compress, repeat = false, direction = 'up',
+  formats = DEFAULT_FORMATS, tests, custom = null, allowLossy = false, codecModules = [], profiles, compress, repeat = false, direction = 'up',
   trials, budgetMs, margin = DEFAULT_EQUIVALENCE, pin = true,
   messages, warmup, inflight, rate, connections, progress
 }) {
@@ -176,7 +177,8 @@ export async function compareFormats ({
   }
   const labels = formatLabels(formats)
   const cpus = pin ? cpuPinning() : null
-  const server = await startServerProcess(compress ? ['--compress'] : [], { cpus: cpus?.server })
+  const modules = codecModules.flatMap((file) => ['--codec-module', file])
+  const server = await startServerProcess([...(compress ? ['--compress'] : []), ...modules], { cpus: cpus?.server })
   const metricsUrl = `${server.url.replace(/^ws/, 'http')}${METRICS_PATH}`
   const reports = []
   const order = []
@@ -200,7 +202,7 @@ export async function compareFormats ({
       ...args, String(length.messages), '--url', server.url, '--throttle', profile,
       ...(direction === 'fanout' ? ['--rate', String(rate)] : ['--inflight', String(inflight)]),
       '--connections', String(connections), '--warmup', String(length.warmup), '--direction', direction,
-      ...(compress ? ['--compress'] : []), ...(repeat ? ['--repeat'] : [])
+      ...(compress ? ['--compress'] : []), ...(repeat ? ['--repeat'] : []), ...modules
     ], cpus?.clients)
     const after = before && await scrape(format, testName)
     const cost = after ? serverCost(before, after, direction === 'fanout' ? 'deliveries' : 'messages') : null

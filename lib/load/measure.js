@@ -2,15 +2,16 @@
 // ready, the load run, and its report built. The CLI and each --workers thread call it; what to
 // tell the user (a lossy payload, progress) is the caller's.
 import { runLoad } from './engine.js'
-import { createCodec } from '../codecs/registry.js'
+import { checkCarries, loadFormat } from '../codecs/registry.js'
 import { loadMessages, resolveTest } from '../payloads/catalog.js'
+import { UsageError, oneLine } from '../errors.js'
 import { buildReport } from '../report/report.js'
 import { checkCustomFidelity, loadCustomTest, registrationFrame } from '../payloads/custom.js'
 import { REGISTRATION_OK } from '../protocol.js'
 
 /**
  * @typedef {object} ClientRun what one client run measures: the command line produces it
- * @property {string} format the codec's name
+ * @property {string} format the format's name
  * @property {string|null} test built-in test by number or name, or null with a payload of one's own
  * @property {{payload: string, proto?: string, type?: string}|null} custom the user's payload files (--payload)
  * @property {import('./engine.js').LoadSettings} load how the load is sent, handed to the engine and the report as is
@@ -18,7 +19,7 @@ import { REGISTRATION_OK } from '../protocol.js'
 
 /**
  * @typedef {object} PreparedRun a run made ready before anything connects
- * @property {string} format
+ * @property {import('../codecs/registry.js').Format} format
  * @property {object} test the catalog test, or the user's (see CustomTest in lib/payloads/custom.js)
  * @property {import('../codecs/registry.js').Codec} codec
  * @property {{differences: number, messages: number, examples: object[]}|null} lossy a user's payload
@@ -27,15 +28,41 @@ import { REGISTRATION_OK } from '../protocol.js'
 
 /**
  * Everything a run needs before connecting: the test (built-in or the user's payload), its codec,
- * and for a user's payload whether it survives the format.
- * @param {string} format
- * @param {{test: string|null, custom: object|null}} choice which test (see ClientRun)
+ * checked to encode every message the run sends, and for a user's payload whether it survives.
+ * @param {string} name the format's
+ * @param {{test: string|null, custom: object|null, load: {repeat?: boolean}}} choice which test and
+ *   messages (see ClientRun)
  * @returns {Promise<PreparedRun>}
+ * @throws {UsageError} for a format that cannot carry the test, or whose codec cannot make or encode its messages
  */
-export async function prepareRun (format, { test: name, custom }) {
-  const test = custom ? await loadCustomTest(custom) : resolveTest(name)
-  const codec = await createCodec(format, test)
+export async function prepareRun (name, { test: testName, custom, load }) {
+  const format = await loadFormat(name)
+  const test = custom ? await loadCustomTest(custom) : resolveTest(testName)
+  if (test.custom) checkCarries(format)
+  const codec = codecOf(format, test)
+  checkEncodes(codec, test, messagesToSend(test, load.repeat).messages)
   return { format, test, codec, lossy: test.custom ? lossOf(test, codec) : null }
+}
+
+/** A codec that cannot be made for the test is refused before the run, naming the test. */
+function codecOf (format, test) {
+  try {
+    return format.codecFor(test)
+  } catch (err) {
+    throw new UsageError(`format '${format.format}' cannot serve test ${test.name}: ${oneLine(err)}`)
+  }
+}
+
+/** Nor can one whose prepare or encode throws on a message the run would send. */
+function checkEncodes (codec, test, messages) {
+  messages.forEach((message, i) => {
+    try {
+      codec.encode(codec.prepare(message))
+    } catch (err) {
+      const which = messages.length > 1 ? `message ${i + 1} of ` : ''
+      throw new UsageError(`format '${codec.name}' cannot encode ${which}test ${test.name}: ${oneLine(err)}`)
+    }
+  })
 }
 
 /** The values a format changes in a user's payload, or null when it keeps them all. */
@@ -63,10 +90,12 @@ export async function measure ({ format, test, codec, lossy }, settings, { conne
     repeat: payload.kind === 'repeated',
     signal,
     onTick,
-    // The server learns a custom protobuf schema from the client; the other formats decode without one.
-    handshake: test.custom && format === 'protobuf' ? { frame: registrationFrame(test), expect: REGISTRATION_OK } : undefined
+    // A format that decodes by the payload's schema has the server learn it from the client first.
+    handshake: test.custom && format.registersSchema
+      ? { frame: registrationFrame(test), expect: REGISTRATION_OK }
+      : undefined
   })
-  return buildReport(result, { ...settings, format, test, network, lossy, payload })
+  return buildReport(result, { ...settings, format: format.format, test, network, lossy, payload })
 }
 
 /**
@@ -78,6 +107,6 @@ export async function measure ({ format, test, codec, lossy }, settings, { conne
  */
 function messagesToSend (test, repeat) {
   if (!test.custom) return loadMessages(test, { repeat })
-  const messages = repeat ? test.payloads.slice(0, 1) : test.payloads
+  const messages = repeat ? test.messages.slice(0, 1) : test.messages
   return { messages, payload: { kind: messages.length > 1 ? 'corpus' : 'repeated', messages: messages.length, seed: null } }
 }

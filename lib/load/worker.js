@@ -2,6 +2,7 @@
 // and posts its report (histograms encoded) back to the main thread.
 import { parentPort, workerData } from 'node:worker_threads'
 import { measure, prepareRun } from './measure.js'
+import { addCodecModules } from '../codecs/registry.js'
 
 const { run, connectUrl, network } = workerData
 const controller = new AbortController()
@@ -10,7 +11,8 @@ parentPort.on('message', (message) => {
 })
 
 try {
-  // The main thread already checked the payload and told the user of any differences.
+  // The main thread already checked the modules and the payload and told the user of any differences.
+  await addCodecModules(run.codecModules)
   const prepared = await prepareRun(run.format, run)
   const report = await measure(prepared, run.load, {
     connectUrl,

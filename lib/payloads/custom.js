@@ -5,7 +5,7 @@ import { readCorpus, readText } from '../schema/corpus.js'
 import { UsageError } from '../errors.js'
 import { CUSTOM_TEST, registrationFrame as frameOf } from '../protocol.js'
 import { compileSchema } from '../schema/compile.js'
-import { checkCodecFidelity, checkFidelity, checkMessages } from '../schema/fidelity.js'
+import { checkCodecFidelity, checkMessages } from '../schema/fidelity.js'
 import { inferCorpusSchema, inferSchema } from '../schema/infer.js'
 
 /** The root message of an inferred schema. */
@@ -18,7 +18,7 @@ const INFERRED_TYPE = 'pbjson.Payload'
  * @property {string} file the payload's file name, for reports
  * @property {string} description
  * @property {true} custom
- * @property {object[]} payloads the messages, in order (one for a single document), BigInt past 2^53
+ * @property {object[]} messages the messages, in order (one for a single document), BigInt past 2^53
  * @property {string[]} wheres where each message came from (`line 12`, a file name), for fidelity reports
  * @property {{kind: 'document'|'lines'|'directory', messages: number}} corpus
  * @property {string} protoText the schema, the user's or inferred
@@ -53,7 +53,7 @@ export async function loadCustomTest ({ payload: payloadFile, proto: protoFile, 
     file: corpus.file,
     description: `${what} with ${inferred ? 'an inferred schema' : `${path.basename(protoFile)} (${typeName})`}`,
     custom: true,
-    payloads: corpus.messages.map((message) => message.value),
+    messages: corpus.messages.map((message) => message.value),
     wheres: corpus.messages.map((message) => message.where),
     corpus: { kind: corpus.kind, messages: count },
     protoText,
@@ -64,20 +64,21 @@ export async function loadCustomTest ({ payload: payloadFile, proto: protoFile, 
 }
 
 /**
- * Checks that the format carries every message unchanged: decode(encode(x)), converted back with
- * the original keys, must deep-equal x. For a corpus, each example's path names its message.
+ * Checks that a codec carries every message unchanged: decode(encode(x)), back in plain form, must
+ * deep-equal x. For a corpus, each example's path names its message.
  * @param {CustomTest} test
- * @param {import('../codecs/registry.js').Codec} codec
+ * @param {{name: string, prepare: Function, encode: Function, decode: Function, toPlain: Function}} codec
  * @returns {{lossless: boolean, differences: number, messages: number,
  *   examples: Array<{path: string, expected: unknown, actual: unknown}>}} messages: how many changed
  */
 export function checkCustomFidelity (test, codec) {
-  const messages = test.payloads.map((value, i) => ({ value, where: test.wheres[i] }))
-  return checkMessages(messages, (value) => codec.name === 'protobuf' ? checkFidelity(test.type, value) : checkCodecFidelity(codec, value))
+  const messages = test.messages.map((value, i) => ({ value, where: test.wheres[i] }))
+  return checkMessages(messages, (value) => checkCodecFidelity(codec, value))
 }
 
 /**
- * The text frame a protobuf client sends first on a custom connection: the type name, then the schema.
+ * The text frame a client sends first on a connection for a user's payload whose format has the
+ * server make its codec from the payload's schema: the type name, then the schema.
  * @param {CustomTest} test
  * @returns {string}
  */

@@ -1,6 +1,8 @@
 // Compiling one .proto file safely: a size limit, only well-known imports, one line per error.
 
+import fs from 'node:fs'
 import { createRequire } from 'node:module'
+import { fileURLToPath } from 'node:url'
 import protobuf from 'protobufjs'
 import { UsageError } from '../errors.js'
 import { MAX_SCHEMA_BYTES } from '../defaults.js'
@@ -60,4 +62,21 @@ function * allTypes (namespace) {
     if (nested instanceof Type) yield nested
     if (nested.nestedArray) yield * allTypes(nested)
   }
+}
+
+const PROTO_DIR = new URL('../../proto/', import.meta.url)
+let builtInRoot
+
+/**
+ * A built-in test's message type by reflection over proto/*.proto (loaded once, keepCase): what
+ * a codec is told of a built-in test's schema.
+ * @param {string} typeName e.g. `bench.Medium`
+ * @returns {protobuf.Type}
+ */
+export function builtInType (typeName) {
+  builtInRoot ??= new protobuf.Root().loadSync(
+    fs.readdirSync(PROTO_DIR).filter((file) => file.endsWith('.proto')).map((file) => fileURLToPath(new URL(file, PROTO_DIR))),
+    { keepCase: true }
+  )
+  return builtInRoot.lookupType(typeName)
 }

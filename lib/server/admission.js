@@ -3,8 +3,8 @@
 // cannot load or serve the test), and the files the limits guard.
 import { timingSafeEqual } from 'node:crypto'
 import { resolveTest, TESTS } from '../payloads/catalog.js'
-import { CUSTOM_FORMATS, FORMATS, loadCodecs } from '../codecs/registry.js'
-import { UsageError } from '../errors.js'
+import { checkCarries, formatNames, loadFormat, unknownFormat } from '../codecs/registry.js'
+import { UsageError, oneLine } from '../errors.js'
 import { CUSTOM_TEST, DIRECTIONS, PAYLOAD_KINDS, QUERY, ROLES } from '../protocol.js'
 
 /**
@@ -14,7 +14,6 @@ import { CUSTOM_TEST, DIRECTIONS, PAYLOAD_KINDS, QUERY, ROLES } from '../protoco
 const FILE_RESERVE = 64
 /** Sockets past the connection limit that can still be told why they are refused (503) before new ones are dropped. */
 const REFUSAL_ROOM = 64
-const MAX_REASON_LENGTH = 200
 
 /**
  * An upgrade the server will not take: the HTTP answer, and the ServerStats counter it adds to.
@@ -65,7 +64,7 @@ export class Admission {
    * @param {import('node:http').IncomingMessage} request
    * @param {import('node:net').Socket} socket held against the limit until `opened` is called or it closes
    * @returns {Promise<{target: ConnectionTarget, codecOf: Function, codec: object|null, opened: () => void}>}
-   *   codec is null for a custom protobuf payload, whose schema the client registers first
+   *   codec is null for a user's payload in a format that decodes by its schema, which the client registers first
    * @throws {Refusal}
    */
   async admit (request, socket) {
@@ -104,14 +103,17 @@ export class Admission {
  * refuses the connection, not the server.
  */
 async function codecFor (target) {
-  let codecOf
+  let format
   try {
-    codecOf = await loadCodecs(target.format)
+    format = await loadFormat(target.format)
   } catch (err) {
     throw new Refusal(503, `cannot load the ${target.format} codec: ${oneLine(err)}`)
   }
-  if (target.test.custom && target.format === 'protobuf') return { codecOf, codec: null }
+  const codecOf = format.codecFor
   try {
+    if (target.test.custom) checkCarries(format)
+    // Its codec is made once the client has registered the payload's schema.
+    if (target.test.custom && format.registersSchema) return { codecOf, codec: null }
     return { codecOf, codec: codecOf(target.test) }
   } catch (err) {
     throw new Refusal(400, oneLine(err))
@@ -141,10 +143,8 @@ export function parseConnectionTarget (requestUrl) {
   const testParam = query.get(QUERY.test)
   const format = query.get(QUERY.format)
   if (!testParam) throw new UsageError(`missing ?test= (one of ${TESTS.map((t) => t.name).join(', ')})`)
-  if (!format) throw new UsageError(`missing &format= (one of ${FORMATS.join(', ')})`)
-  if (!FORMATS.includes(format)) {
-    throw new UsageError(`unknown format '${format}': expected one of ${FORMATS.join(', ')}`)
-  }
+  if (!format) throw new UsageError(`missing &format= (one of ${formatNames().join(', ')})`)
+  if (!formatNames().includes(format)) throw new UsageError(unknownFormat(format))
   const direction = query.get(QUERY.direction) ?? 'up'
   if (!DIRECTIONS.includes(direction)) {
     throw new UsageError(`unknown direction '${direction}': expected one of ${DIRECTIONS.join(', ')}`)
@@ -157,9 +157,8 @@ export function parseConnectionTarget (requestUrl) {
   const role = fanoutRole(direction, query.get(QUERY.role))
   const from = replayFrom(role, query.get(QUERY.from))
   if (testParam === CUSTOM_TEST) {
-    // A user's payload: the server has no copy of it, and learns a protobuf schema from the client.
+    // A user's payload: the server has no copy of it, and learns its schema from the client where the format needs it.
     if (direction === 'down') throw new UsageError('direction down needs a built-in test: the server has no custom payload to send')
-    if (!CUSTOM_FORMATS.includes(format)) throw new UsageError(`format '${format}' does not support custom payloads: use ${CUSTOM_FORMATS.join(', ')}`)
     return { test: { name: CUSTOM_TEST, custom: true }, format, direction, role, repeat, from }
   }
   return { test: resolveTest(testParam), format, direction, role, repeat, from }
@@ -198,14 +197,4 @@ export function tokenCheck (token) {
     const bearer = /^Bearer\s+(.+)$/i.exec(request.headers.authorization ?? '')
     return matches(bearer?.[1]) || matches(new URL(request.url, 'http://placeholder').searchParams.get(QUERY.token))
   }
-}
-
-/**
- * An error as one line of at most MAX_REASON_LENGTH characters, for an HTTP refusal or an ERR reply.
- * @param {unknown} err
- * @returns {string}
- */
-export function oneLine (err) {
-  const text = String(err?.message ?? err).replace(/\s+/g, ' ')
-  return text.length > MAX_REASON_LENGTH ? `${text.slice(0, MAX_REASON_LENGTH)}...` : text
 }

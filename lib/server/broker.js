@@ -2,8 +2,7 @@
 // arrives at one process reaches the subscribers of every other through a broker, Redis pub/sub,
 // NATS, or the cluster's primary over node:cluster IPC (lib/server/brokers/). The client library
 // of a broker loads only when that broker is named. Frames keep their publisher's order.
-import { UsageError } from '../errors.js'
-import { oneLine } from './admission.js'
+import { UsageError, oneLine } from '../errors.js'
 
 /** The brokers, by the scheme of their URL ('ipc' is a URL of its own). */
 export const BROKERS = Object.freeze(['redis', 'nats', 'ipc'])

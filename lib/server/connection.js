@@ -1,10 +1,9 @@
-// One admitted WebSocket connection on the server: counted while open, a custom protobuf schema
-// registered first when the client brings one, then every message answered in order.
+// One admitted WebSocket connection on the server: counted while open, a user's payload's schema
+// registered first when its format needs one, then every message answered in order.
 import { loadMessages } from '../payloads/catalog.js'
 import { compileRegistration } from '../schema/registration.js'
 import { ACK, ERROR_PREFIX, FANOUT_HEADER_BYTES, REGISTRATION_OK, isFanoutEnd, readFanoutHeader } from '../protocol.js'
-import { UsageError } from '../errors.js'
-import { oneLine } from './admission.js'
+import { UsageError, oneLine } from '../errors.js'
 
 const ACK_FRAME = Buffer.from(ACK)
 const TEXT_FRAME = { binary: false }
@@ -39,16 +38,19 @@ export function serveConnection (ws, socket, { target, codecOf, codec }, context
 }
 
 /**
- * A protobuf connection for a custom payload: its first message must register the schema. One
- * that cannot be compiled (too big, invalid, unknown type) is answered `ERR schema ...` and the
- * connection is closed with 1008; nothing from it is compiled without the size limit.
+ * A user's payload in a format that decodes by its schema (protobuf, for one): its first message
+ * must register the schema. One that cannot be compiled (too big, invalid, unknown type), or that
+ * the format cannot make a codec of, is answered `ERR schema ...` and the connection is closed
+ * with 1008; nothing from it is compiled without the size limit.
  */
 function awaitRegistration (ws, target, codecOf, context) {
   ws.once('message', (data) => {
-    let type
+    let test, codec
     try {
       if (context.maxSchemaBytes === 0) throw new UsageError('this server does not accept schema registrations (--max-schema-bytes 0)')
-      type = compileRegistration(data, context.maxSchemaBytes, context.schemaCache)
+      const type = compileRegistration(data, context.maxSchemaBytes, context.schemaCache)
+      test = { ...target.test, type, typeName: type.fullName.slice(1) }
+      codec = codecOf(test)
     } catch (err) {
       context.stats.count('refusedSchemas')
       ws.send(`${ERROR_PREFIX}schema refused: ${oneLine(err)}`)
@@ -56,8 +58,7 @@ function awaitRegistration (ws, target, codecOf, context) {
       return
     }
     ws.send(REGISTRATION_OK)
-    const test = { ...target.test, type }
-    answerMessages(ws, { ...target, test }, codecOf(test), context)
+    answerMessages(ws, { ...target, test }, codec, context)
   })
 }
 
@@ -104,7 +105,15 @@ function answerMessages (ws, target, codec, context) {
   const counters = stats.forTarget(format, test.name)
   const payloadFrame = { binary: codec.binary }
   // Each connection sends the test's messages in turn from the first, as a client does.
-  const natives = direction === 'down' ? preparedMessages(codec, test, repeat) : null
+  let natives = null
+  try {
+    if (direction === 'down') natives = preparedMessages(codec, test, repeat)
+  } catch (err) {
+    counters.errors++
+    ws.send(`${ERROR_PREFIX}${format} prepare failed for test ${test.name}: ${oneLine(err)}`)
+    ws.close(1011, 'cannot prepare the test')
+    return
+  }
   let next = 0
   ws.on('message', (data) => {
     let reply

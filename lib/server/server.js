@@ -4,12 +4,12 @@
 import http from 'node:http'
 import { WebSocketServer } from 'ws'
 import { loadMessages, TESTS } from '../payloads/catalog.js'
-import { FORMATS } from '../codecs/registry.js'
-import { UsageError } from '../errors.js'
+import { addCodecModules, formatNames } from '../codecs/registry.js'
+import { UsageError, oneLine } from '../errors.js'
 import { createWebHandler } from './web.js'
 import { createMetrics, METRICS_CONTENT_TYPE } from './metrics.js'
 import { ServerStats, startSummaries } from './stats.js'
-import { Admission, oneLine } from './admission.js'
+import { Admission } from './admission.js'
 import { openFileLimit } from '../processes.js'
 import { serveConnection, stallOnce } from './connection.js'
 import { Topics } from './fanout.js'
@@ -18,8 +18,9 @@ import {
   DEFAULT_HANDSHAKE_TIMEOUT_MS, DEFAULT_MAX_BUFFERED, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_PAYLOAD, MAX_SCHEMA_BYTES
 } from '../defaults.js'
 
-const CONNECT_HINT = `WebSocket clients connect to ws://HOST:PORT/?${QUERY.test}=<${TESTS.map((t) => t.name).join('|')}>` +
-  `&${QUERY.format}=<${FORMATS.join('|')}>&${QUERY.direction}=<${DIRECTIONS.join('|')}>; GET / is the browser client`
+/** What a plain HTTP request for neither the browser client nor /metrics is told, with this server's formats. */
+const connectHint = () => `WebSocket clients connect to ws://HOST:PORT/?${QUERY.test}=<${TESTS.map((t) => t.name).join('|')}>` +
+  `&${QUERY.format}=<${formatNames().join('|')}>&${QUERY.direction}=<${DIRECTIONS.join('|')}>; GET / is the browser client`
 
 /** Node checks connections against the handshake timeout at least this often: one goes within this much past it. */
 const MAX_TIMEOUT_CHECK_MS = 1000
@@ -47,6 +48,8 @@ const MAX_TIMEOUT_CHECK_MS = 1000
  *   nats:// or ipc); losing it stops the server (see `lost`)
  * @param {boolean} [options.peers] other processes serve the same port (a --processes worker): without
  *   a broker, fan-out upgrades are refused, as their publishes could not reach every subscriber
+ * @param {string[]} [options.codecModules] codec modules a user wrote (--codec-module): their
+ *   formats are served beside the built-in ones
  * @param {(line: string) => void} [options.log] receives the periodic summary lines
  * @param {() => Promise<string>} [options.exposition] the text GET /metrics answers; by default this
  *   process's own registry's (a worker of a --processes server asks its primary for all processes')
@@ -66,9 +69,11 @@ export async function startServer ({
   replay = 0,
   broker: brokerUrl,
   peers = false,
+  codecModules = [],
   log = () => {},
   exposition
 } = {}) {
+  await addCodecModules(codecModules)
   const stats = new ServerStats()
   const openConnections = () => stats.openConnections
   let reportLost
@@ -162,7 +167,7 @@ export function benchServer ({ address, stats, lost, metrics, shutDown }) {
  * counted: Node's own header and request timeouts, checked often enough to keep to it.
  */
 function createHttpServer (admission, stats, handshakeTimeoutMs, metrics) {
-  const web = createWebHandler(loadMessages, CONNECT_HINT)
+  const web = createWebHandler(loadMessages, connectHint())
   const httpServer = http.createServer({
     headersTimeout: handshakeTimeoutMs,
     requestTimeout: handshakeTimeoutMs,

@@ -26,7 +26,8 @@ test('defaults: loopback on 7070, 64 MiB messages, 10,000 connections, 1 MiB sch
     replay: 0,
     processes: 1,
     token: undefined,
-    broker: undefined
+    broker: undefined,
+    codecModules: []
   })
 })
 

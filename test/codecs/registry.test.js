@@ -4,16 +4,27 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { spawnSync } from 'node:child_process'
-import { CUSTOM_FORMATS, FORMATS, createCodec, loadCodecs } from '../../lib/codecs/registry.js'
+import { addCodecModules, codecModules, createCodec, formatNames, loadFormat } from '../../lib/codecs/registry.js'
 import { UsageError } from '../../lib/errors.js'
 import { compileSchema } from '../../lib/schema/compile.js'
 import { TESTS, loadPayload, resolveTest } from '../../lib/payloads/catalog.js'
 import { runScript } from '../helpers.js'
 
-const PROTOBUF_IMPLEMENTATIONS = ['protobuf', 'protobuf-dynamic', 'protobuf-es', 'google-protobuf']
+const BUILT_IN = ['avro', 'cbor', 'fast-json', 'google-protobuf', 'json', 'json-validated', 'msgpack', 'protobuf', 'protobuf-es']
+const PROTOBUF_IMPLEMENTATIONS = ['protobuf', 'protobuf-es', 'google-protobuf']
+const FIXTURES = path.join(import.meta.dirname, '../fixtures/codecs')
+
+/** A codec module written for one test, in a directory of its own. */
+function moduleFile (name, text) {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'codec-')), name)
+  fs.writeFileSync(file, text)
+  return file
+}
+
+const usage = (pattern) => (err) => err instanceof UsageError && pattern.test(err.message)
 
 for (const info of TESTS) {
-  for (const format of [...FORMATS, 'protobuf-dynamic']) {
+  for (const format of BUILT_IN) {
     test(`test ${info.name} round-trips exactly in ${format}`, async () => {
       const codec = await createCodec(format, info)
       const payload = loadPayload(info)
@@ -30,45 +41,36 @@ for (const info of TESTS) {
       for (const reader of codecs) assert.deepStrictEqual(reader.toPlain(reader.decode(frame)), payload, `${writer.name} -> ${reader.name}`)
     }
   })
-  test(`test ${info.name}: generated and reflected protobuf write the same bytes`, async () => {
-    const [generated, reflected] = await Promise.all(['protobuf', 'protobuf-dynamic'].map((format) => createCodec(format, info)))
-    const payload = loadPayload(info)
-    assert.deepEqual(Buffer.from(generated.encode(generated.prepare(payload))), Buffer.from(reflected.encode(reflected.prepare(payload))))
-  })
 }
 
-test('every wire format declares its name, frame type and whether it needs a schema', async () => {
-  assert.deepEqual(FORMATS, ['json', 'protobuf', 'protobuf-es', 'google-protobuf', 'fast-json', 'msgpack', 'cbor', 'avro'])
-  const codecs = await Promise.all(FORMATS.map((format) => createCodec(format, resolveTest(1))))
-  const declared = Object.fromEntries(FORMATS.map((format, i) => {
-    const codec = codecs[i]
-    return [codec.name, [codec.binary ? 'binary' : 'text', codec.needsSchema]]
-  }))
+test('the formats are the modules in lib/codecs/formats/, each declaring its name, frames and capabilities', async () => {
+  assert.deepEqual(formatNames().slice(0, BUILT_IN.length), BUILT_IN)
+  const declared = {}
+  for (const name of BUILT_IN) {
+    const { format, binary, customPayloads, registersSchema, file } = await loadFormat(name)
+    assert.equal(file, null, 'built in')
+    declared[format] = [binary ? 'binary' : 'text', customPayloads ? 'any payload' : 'built-in tests', registersSchema ? 'registers' : '-']
+  }
   assert.deepEqual(declared, {
-    json: ['text', false],
-    protobuf: ['binary', true],
-    'protobuf-es': ['binary', true],
-    'google-protobuf': ['binary', true],
-    'fast-json': ['text', true],
-    msgpack: ['binary', false],
-    cbor: ['binary', false],
-    avro: ['binary', true]
+    avro: ['binary', 'built-in tests', '-'],
+    cbor: ['binary', 'any payload', '-'],
+    'fast-json': ['text', 'any payload', '-'],
+    'google-protobuf': ['binary', 'built-in tests', '-'],
+    json: ['text', 'any payload', '-'],
+    'json-validated': ['text', 'any payload', 'registers'],
+    msgpack: ['binary', 'any payload', '-'],
+    protobuf: ['binary', 'any payload', 'registers'],
+    'protobuf-es': ['binary', 'built-in tests', '-']
   })
-  await assert.rejects(createCodec('xml', resolveTest(1)), /unknown format 'xml'/)
 })
 
-test('loadCodecs: built-in codecs made once per format and test, custom ones each time, custom refused where a format cannot carry it', async () => {
-  const protobuf = await loadCodecs('protobuf')
-  assert.equal(protobuf(resolveTest(3)), await createCodec('protobuf', resolveTest(3)), 'cached')
-  assert.notEqual(protobuf(resolveTest(3)), protobuf(resolveTest(2)))
-  const custom = { custom: true, type: compileSchema('syntax = "proto3";\nmessage A { int32 x = 1; }', 'A') }
-  assert.notEqual(protobuf(custom), protobuf(custom), 'a custom test brings its own type: never cached')
-  assert.deepEqual(CUSTOM_FORMATS, ['json', 'protobuf', 'fast-json', 'msgpack', 'cbor'])
-  for (const format of FORMATS.filter((name) => !CUSTOM_FORMATS.includes(name))) {
-    const make = await loadCodecs(format)
-    assert.throws(() => make({ custom: true }), (err) => err instanceof UsageError && err.message === `format '${format}' does not support custom payloads: use json, protobuf, fast-json, msgpack, cbor`, format)
-  }
-  await assert.rejects(loadCodecs('protobuf-static'), (err) => err instanceof UsageError && /^unknown format 'protobuf-static': expected one of json, protobuf, /.test(err.message))
+test('codecs: made once per format and built-in test, each time for a user\'s payload; refused where a format cannot carry one', async () => {
+  assert.equal(await createCodec('protobuf', resolveTest(3)), await createCodec('protobuf', resolveTest(3)), 'cached')
+  assert.notEqual(await createCodec('protobuf', resolveTest(3)), await createCodec('protobuf', resolveTest(2)))
+  const custom = { custom: true, name: 'custom', type: compileSchema('syntax = "proto3";\nmessage A { int32 x = 1; }', 'A') }
+  assert.notEqual(await createCodec('protobuf', custom), await createCodec('protobuf', custom), 'a user\'s payload brings its own type: never cached')
+  await assert.rejects(createCodec('avro', custom), usage(/^format 'avro' does not carry a payload of your own: it works from a built-in test's schema$/))
+  await assert.rejects(createCodec('xml', resolveTest(1)), usage(/^unknown format 'xml': expected one of avro, cbor, .*, or add it with --codec-module <file\.js>$/))
 })
 
 test('decode throws on truncated protobuf and invalid JSON', async () => {
@@ -77,6 +79,46 @@ test('decode throws on truncated protobuf and invalid JSON', async () => {
   assert.throws(() => protobuf.decode(frame.subarray(0, frame.length - 3)))
   const json = await createCodec('json', resolveTest(3))
   assert.throws(() => json.decode(Buffer.from('{"a":')))
+})
+
+test('addCodecModules: a text and a binary module join the formats, told the test\'s name, schema and messages', async () => {
+  const files = ['json-envelope.js', 'pbjs-reflect.js'].map((file) => path.join(FIXTURES, file))
+  assert.deepEqual(await addCodecModules(files), ['json-envelope', 'pbjs-reflect'])
+  assert.deepEqual(await addCodecModules([path.relative(process.cwd(), files[0])]), ['json-envelope'], 'the same file again: nothing new')
+  assert.deepEqual(formatNames().slice(-2), ['json-envelope', 'pbjs-reflect'])
+  assert.deepEqual(codecModules(), files)
+  const info = resolveTest('person')
+  const payload = loadPayload(info)
+  const envelope = await createCodec('json-envelope', info)
+  assert.deepEqual([envelope.name, envelope.binary], ['json-envelope', false])
+  assert.equal(envelope.encode(envelope.prepare(payload)), JSON.stringify({ type: 'person', data: payload }))
+  const reflect = await createCodec('pbjs-reflect', info)
+  assert.deepEqual([reflect.name, reflect.binary], ['pbjs-reflect', true])
+  const protobuf = await createCodec('protobuf', info)
+  const bytes = Buffer.from(protobuf.encode(protobuf.prepare(payload)))
+  assert.deepEqual(Buffer.from(reflect.encode(reflect.prepare(payload))), bytes, 'the same bytes as the generated code')
+  assert.deepStrictEqual(reflect.toPlain(reflect.decode(bytes)), payload, 'a class\'s methods keep their this')
+  assert.equal((await loadFormat('pbjs-reflect')).customPayloads, false)
+  await assert.rejects(createCodec('pbjs-reflect', { custom: true, name: 'custom' }), usage(/^format 'pbjs-reflect' does not carry a payload of your own/))
+})
+
+test('addCodecModules refuses, in one line each, what cannot be a format', async () => {
+  const cases = [
+    [path.join(os.tmpdir(), 'no-such-codec.js'), /^--codec-module \S+no-such-codec\.js: no such file$/],
+    [moduleFile('broken.js', 'export const format = "x"\nconst binary = ;\nexport function codecFor () {}\n'), /^--codec-module \S+broken\.js: cannot import it: SyntaxError: Unexpected token ';' at \/\S+broken\.js:2$/],
+    [moduleFile('throws.js', 'throw new Error("no config")\n'), /^--codec-module \S+throws\.js: cannot import it: Error: no config$/],
+    [moduleFile('no-codec.js', 'export const format = "x"\nexport const binary = true\n'), /: exports no codecFor\(test\) function$/],
+    [moduleFile('no-format.js', 'export const binary = true\nexport const codecFor = () => ({})\n'), /: exports no format name \(export const format = 'my-format'\)$/],
+    [moduleFile('no-binary.js', 'export const format = "x"\nexport const codecFor = () => ({})\n'), /: exports no binary flag/],
+    [moduleFile('bad-name.js', 'export const format = "my format"\nexport const binary = true\nexport const codecFor = () => ({})\n'), /: format 'my format' must be 1-40 of a-z, 0-9/],
+    [moduleFile('taken.js', 'export const format = "json"\nexport const binary = false\nexport const codecFor = () => ({})\n'), /: format 'json' is taken \(built in\); name yours otherwise$/]
+  ]
+  for (const [file, pattern] of cases) await assert.rejects(addCodecModules([file]), usage(pattern), file)
+  const first = moduleFile('twice.js', 'export const format = "twice"\nexport const binary = true\nexport const codecFor = () => ({})\n')
+  const second = moduleFile('twice.js', 'export const format = "twice"\nexport const binary = true\nexport const codecFor = () => ({})\n')
+  await addCodecModules([first])
+  await assert.rejects(addCodecModules([second]), usage(new RegExp(`: format 'twice' is taken \\(by ${first.replace(/[.]/g, '\\.')}\\)`)))
+  await assert.rejects(createCodec('twice', resolveTest(1)), usage(/^twice: codecFor\(numbers\) returned no prepare\(\) function$/), 'a codec without its methods')
 })
 
 test('no schema declares float, so no non-integer is rounded to 32 bits', () => {

@@ -54,7 +54,7 @@ test('json, closed loop: the report names the run and accounts for every message
   t.after(() => server.close())
   const run = clientRun(server.url, { connections: 2, inflight: 3, warmup: { messages: 20 } })
   const prepared = await prepareRun('json', run)
-  assert.equal(prepared.format, 'json')
+  assert.equal(prepared.format.format, 'json')
   assert.equal(prepared.test.name, 'small')
   assert.equal(prepared.codec.name, 'json')
   assert.equal(prepared.lossy, null)

@@ -145,7 +145,7 @@ describe('a corpus through node server.js and both clients', () => {
     // Ticker and heartbeat messages fit (43000.25 is exact in a float); book and trade messages lose their own keys.
     assert.match(refused.stderr, /^ {2}line 2: \$\.bids: expected \[\[2300\.5,1\.2\],\[2300\.25,0\.4\]\], actual \(absent\)$/m)
     assert.match(refused.stderr, /^ {2}line 3: \$\.size: expected 0\.01, actual \(absent\)$/m)
-    assert.match(refused.stderr, /\nthe schema is lossy for feed\.jsonl \(300 values differ in 100 of 200 messages\); fix the schema, or run anyway with --allow-lossy\n$/)
+    assert.match(refused.stderr, /\nthe protobuf encoding is lossy for feed\.jsonl \(300 values differ in 100 of 200 messages\); fix the schema, or run anyway with --allow-lossy\n$/)
     const lossy = await runScript('client_protobuf.js', [...args, '--allow-lossy', '--json'])
     assert.equal(lossy.code, 0, lossy.stderr)
     assert.equal(JSON.parse(lossy.stdout).lossy.messages, 100)

@@ -63,7 +63,7 @@ describe('every payload, through node server.js and both clients', () => {
   test('a lossy schema (a double declared float) is refused with paths, and runs with --allow-lossy, reported lossy', async () => {
     const args = ['--payload', fixture('user-order.json'), '10', '--proto', fixture('user-order.proto'), '--type', 'shop.Order', '--url', server.url]
     const refused = await runScript('client_protobuf.js', args)
-    assertOneLine(refused, /^the schema is lossy for user-order\.json \(1 values differ\); fix the schema, or run anyway with --allow-lossy$/)
+    assertOneLine(refused, /^the protobuf encoding is lossy for user-order\.json \(1 values differ\); fix the schema, or run anyway with --allow-lossy$/)
     assert.match(refused.stderr, /^ {2}\$\.items\[1\]\.price: expected 0\.1, actual 0\.10000000149011612$/m)
     assert.equal(refused.stdout, '')
 
@@ -140,7 +140,7 @@ test('npm run compare --payload: both formats on the user\'s document, with a lo
   const lossyArgs = ['--payload', fixture('user-order.json'), '--proto', fixture('user-order.proto'), '--type', 'shop.Order', '-n', '5', '-w', '0', '--trials', '1', '--json', '--out', out]
   const refused = await runScript('bin/compare.js', lossyArgs)
   assert.equal(refused.code, 1)
-  assert.match(refused.stderr, /the schema is lossy for user-order\.json/)
+  assert.match(refused.stderr, /the protobuf encoding is lossy for user-order\.json/)
   const allowed = await runScript('bin/compare.js', [...lossyArgs, '--allow-lossy'])
   assert.equal(allowed.code, 0, allowed.stderr)
   assert.equal(JSON.parse(allowed.stdout).reports[1].lossy.differences, 1)

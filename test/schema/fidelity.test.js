@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { describe, it } from 'node:test'
 import { UsageError } from '../../lib/errors.js'
-import { jsonCodec, codecFor as jsonCodecFor } from '../../lib/codecs/json.js'
+import { jsonCodec, codecFor as jsonCodecFor } from '../../lib/codecs/formats/json.js'
 import { compileSchema } from '../../lib/schema/compile.js'
 import { checkCodecFidelity, checkFidelity, jsonDifferences } from '../../lib/schema/fidelity.js'
 import { inferSchema } from '../../lib/schema/infer.js'
@@ -111,7 +111,7 @@ describe('checkCodecFidelity', () => {
       examples: [{ path: '$.a', expected: -0, actual: 0 }, { path: '$.b[1]', expected: -0, actual: 0 }]
     })
     // The JSON codec a payload with -0 gets carries it exactly.
-    assert.deepEqual(checkCodecFidelity(jsonCodecFor({ payloads: [{ a: -0 }] }), { a: -0 }), { lossless: true, differences: 0, examples: [] })
+    assert.deepEqual(checkCodecFidelity(jsonCodecFor({ custom: true, messages: [{ a: -0 }] }), { a: -0 }), { lossless: true, differences: 0, examples: [] })
   })
 
   it('turns a codec that throws into a UsageError naming the codec', () => {

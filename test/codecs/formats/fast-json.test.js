@@ -1,11 +1,12 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { codecFor, jsonSchemaOf, typedJsonCodec } from '../../lib/codecs/typed-json.js'
-import { jsonCodec } from '../../lib/codecs/json.js'
-import { shapeOf } from '../../lib/codecs/shape.js'
-import { TESTS, loadPayload } from '../../lib/payloads/catalog.js'
-import { checkCodecFidelity } from '../../lib/schema/fidelity.js'
-import { parseJsonExact } from '../../lib/schema/json-exact.js'
+import { codecFor, jsonSchemaOf, typedJsonCodec } from '../../../lib/codecs/formats/fast-json.js'
+import { jsonCodec } from '../../../lib/codecs/formats/json.js'
+import { codecTest } from '../../../lib/codecs/registry.js'
+import { shapeOf } from '../../../lib/codecs/shape.js'
+import { TESTS, loadPayload } from '../../../lib/payloads/catalog.js'
+import { checkCodecFidelity } from '../../../lib/schema/fidelity.js'
+import { parseJsonExact } from '../../../lib/schema/json-exact.js'
 
 test('jsonSchemaOf describes a shape exactly: integer vs number, nullable types, every key', () => {
   const shape = shapeOf({ id: 1, price: 1.5, note: null, tags: [], items: [{ sku: 'a' }, { sku: null, n: 2 }], ok: true })
@@ -24,11 +25,11 @@ test('jsonSchemaOf describes a shape exactly: integer vs number, nullable types,
   assert.deepEqual(Object.keys(jsonSchemaOf(shapeOf(parseJsonExact('{"__proto__": 1}'))).properties), ['__proto__'])
 })
 
-test('codecFor a built-in test: the same text as JSON.stringify, decoded by JSON.parse', () => {
+test('codecFor a built-in test: the same text as JSON.stringify, decoded by JSON.parse', async () => {
   // people (12.9 MB) is left to registry.test.js: this stays fast.
   for (const info of TESTS.filter((t) => t.name !== 'people')) {
-    const codec = codecFor(info)
-    assert.deepEqual([codec.name, codec.binary, codec.needsSchema], ['fast-json', false, true])
+    const codec = codecFor(await codecTest(info))
+    assert.deepEqual([codec.name, codec.binary], ['fast-json', false])
     const payload = loadPayload(info)
     const frame = codec.encode(codec.prepare(payload))
     assert.equal(frame, JSON.stringify(payload), info.name)
@@ -36,12 +37,12 @@ test('codecFor a built-in test: the same text as JSON.stringify, decoded by JSON
   }
 })
 
-test('codecFor a custom test with its payloads: one schema from them all, the exact decoder for BigInt', () => {
-  const payloads = [{ id: 2n ** 60n, name: 'a', scores: [1, 2.5] }, { id: 3, name: null, scores: [] }]
-  const codec = codecFor({ custom: true, payloads })
+test('codecFor a custom test with its messages: one schema from them all, the exact decoder for BigInt', () => {
+  const messages = [{ id: 2n ** 60n, name: 'a', scores: [1, 2.5] }, { id: 3, name: null, scores: [] }]
+  const codec = codecFor({ custom: true, messages })
   for (const [payload, text] of [
-    [payloads[0], '{"id":1152921504606846976,"name":"a","scores":[1,2.5]}'],
-    [payloads[1], '{"id":3,"name":null,"scores":[]}']
+    [messages[0], '{"id":1152921504606846976,"name":"a","scores":[1,2.5]}'],
+    [messages[1], '{"id":3,"name":null,"scores":[]}']
   ]) {
     const frame = codec.encode(payload)
     assert.equal(frame, text)
@@ -49,9 +50,9 @@ test('codecFor a custom test with its payloads: one schema from them all, the ex
   }
 })
 
-test('codecFor a custom test without payloads (the server): JSON.parse to decode, named fast-json', () => {
+test('codecFor a custom test without messages (the server): JSON.parse to decode, named fast-json', () => {
   const codec = codecFor({ custom: true })
-  assert.deepEqual([codec.name, codec.binary, codec.needsSchema], ['fast-json', false, true])
+  assert.deepEqual([codec.name, codec.binary], ['fast-json', false])
   assert.equal(codec.decode, jsonCodec.decode)
   assert.deepEqual(codec.decode(Buffer.from('{"a":[1]}')), { a: [1] })
 })

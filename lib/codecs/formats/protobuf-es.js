@@ -3,9 +3,14 @@
 // is current).
 import fs from 'node:fs'
 import { fromBinary, fromJson, toBinary, toJson, ScalarType } from '@bufbuild/protobuf'
-import { UsageError } from '../errors.js'
+import { UsageError } from '../../errors.js'
 
-const GENERATED = new URL('../../vendor/protobuf-es/', import.meta.url)
+export const format = 'protobuf-es'
+export const binary = true
+/** Generated code exists for the built-in tests' schemas only. */
+export const customPayloads = false
+
+const GENERATED = new URL('../../../vendor/protobuf-es/', import.meta.url)
 const LONGS = new Set([ScalarType.INT64, ScalarType.UINT64, ScalarType.SINT64, ScalarType.FIXED64, ScalarType.SFIXED64])
 
 // Generated modules are loaded once, up front, so creating a codec stays synchronous.
@@ -17,17 +22,16 @@ for (const file of fs.readdirSync(GENERATED).filter((name) => name.endsWith('_pb
 /**
  * The protobuf-es codec for a built-in test: JSON in via fromJson (once per run), toBinary and
  * fromBinary on the hot path, and back to the payload's plain shape for fidelity checks.
- * @param {import('../payloads/catalog.js').TestInfo} test
- * @returns {import('./registry.js').Codec}
+ * @param {import('../registry.js').CodecTest} test
+ * @returns {import('../registry.js').Codec}
  */
 export function protobufEsCodec (test) {
   const module = generated.get(test.protoFile)
   if (!module) throw new UsageError(`protobuf-es code for ${test.protoFile} is missing: run npm run gen:proto-es`)
   const schema = module[`${test.typeName.split('.').pop()}Schema`]
   return Object.freeze({
-    name: 'protobuf-es',
-    binary: true,
-    needsSchema: true,
+    name: format,
+    binary,
     prepare: (plain) => fromJson(schema, plain),
     encode: (message) => toBinary(schema, message),
     decode: (frame) => fromBinary(schema, frame),
@@ -37,8 +41,8 @@ export function protobufEsCodec (test) {
 
 /**
  * The protobuf-es codec for a test (built-in tests only).
- * @param {import('../payloads/catalog.js').TestInfo} test
- * @returns {import('./registry.js').Codec}
+ * @param {import('../registry.js').CodecTest} test
+ * @returns {import('../registry.js').Codec}
  */
 export const codecFor = (test) => protobufEsCodec(test)
 

@@ -1,9 +1,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { codecFor } from '../../lib/codecs/protobuf-es.js'
-import { protobufEsCodec } from '../../lib/codecs/protobuf-es.js'
-import { UsageError } from '../../lib/errors.js'
-import { TESTS } from '../../lib/payloads/catalog.js'
+import { codecFor, protobufEsCodec } from '../../../lib/codecs/formats/protobuf-es.js'
+import { UsageError } from '../../../lib/errors.js'
+import { TESTS } from '../../../lib/payloads/catalog.js'
 import { testProtobufImplementation } from './protobuf-implementation.js'
 
 testProtobufImplementation('protobuf-es', codecFor)

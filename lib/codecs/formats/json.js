@@ -1,12 +1,14 @@
 // JSON: JSON.stringify and JSON.parse, as every WebSocket application has them; the exact
 // variant only for documents those would change.
-import { parseJsonExact, stringifyJsonExact } from '../schema/json-exact.js'
+import { parseJsonExact, stringifyJsonExact } from '../../schema/json-exact.js'
+
+export const format = 'json'
+export const binary = false
 
 /** JSON through the built-ins: text frames. */
 export const jsonCodec = Object.freeze({
-  name: 'json',
-  binary: false,
-  needsSchema: false,
+  name: format,
+  binary,
   prepare: (plain) => plain,
   encode: (value) => JSON.stringify(value),
   decode: (frame) => JSON.parse(frame.toString('utf8')),
@@ -25,12 +27,12 @@ const exactJsonCodec = Object.freeze({
 
 /**
  * The JSON codec for a test: the built-ins, unless one of a user's messages needs the exact
- * codec. A custom test without payloads (the server's side) decodes with the built-ins.
- * @param {{payloads?: object[]}} test
- * @returns {import('./registry.js').Codec}
+ * codec. A user's payload on the server (no messages there) decodes with the built-ins.
+ * @param {import('../registry.js').CodecTest} test
+ * @returns {import('../registry.js').Codec}
  */
 export function codecFor (test) {
-  return (test.payloads ?? []).every(builtInsAreExact) ? jsonCodec : exactJsonCodec
+  return !test.custom || (test.messages ?? []).every(builtInsAreExact) ? jsonCodec : exactJsonCodec
 }
 
 function builtInsAreExact (payload) {

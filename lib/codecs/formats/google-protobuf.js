@@ -6,32 +6,35 @@ import fs from 'node:fs'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import protobuf from 'protobufjs'
-import { dynamicType } from './protobuf.js'
 
-const GENERATED = new URL('../../vendor/google-protobuf/', import.meta.url)
+export const format = 'google-protobuf'
+export const binary = true
+/** Generated code exists for the built-in tests' schemas only. */
+export const customPayloads = false
+
+const GENERATED = new URL('../../../vendor/google-protobuf/', import.meta.url)
 const require = createRequire(import.meta.url)
 for (const file of fs.readdirSync(GENERATED).filter((name) => name.endsWith('_pb.js'))) require(fileURLToPath(new URL(file, GENERATED)))
 
 /**
  * The google-protobuf codec for a built-in test.
- * @param {import('../payloads/catalog.js').TestInfo} test
- * @returns {import('./registry.js').Codec}
+ * @param {import('../registry.js').CodecTest} test
+ * @returns {import('../registry.js').Codec}
  */
-export const codecFor = (test) => googleProtobufCodec(dynamicType(test.typeName))
+export const codecFor = (test) => googleProtobufCodec(test.type)
 
 /**
  * The google-protobuf codec for a message type. The generated class serializes and parses (the
  * hot path); the payload is copied in and out through its generated accessors, guided by the same
  * schema loaded by reflection (once per run, and for fidelity checks).
  * @param {protobuf.Type} type the test's message type, from protobuf.js reflection over proto/
- * @returns {import('./registry.js').Codec}
+ * @returns {import('../registry.js').Codec}
  */
 export function googleProtobufCodec (type) {
   const MessageClass = classOf(type)
   return Object.freeze({
-    name: 'google-protobuf',
-    binary: true,
-    needsSchema: true,
+    name: format,
+    binary,
     prepare: (plain) => toMessage(type, plain),
     encode: (message) => message.serializeBinary(),
     decode: (frame) => MessageClass.deserializeBinary(frame),

@@ -2,8 +2,9 @@
 // exactly, and it writes (and reads) the same bytes as protobuf.js generated code.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { codecFor as protobufCodecFor } from '../../lib/codecs/protobuf.js'
-import { TESTS, loadPayload } from '../../lib/payloads/catalog.js'
+import { codecFor as protobufCodecFor } from '../../../lib/codecs/formats/protobuf.js'
+import { TESTS, loadPayload } from '../../../lib/payloads/catalog.js'
+import { codecTest } from '../../../lib/codecs/registry.js'
 
 // people (12.9 MB) is left to registry.test.js: these stay fast.
 const SMALL_TESTS = TESTS.filter((info) => info.name !== 'people')
@@ -11,13 +12,13 @@ const SMALL_TESTS = TESTS.filter((info) => info.name !== 'people')
 /**
  * Defines the shared tests for one implementation.
  * @param {string} name the codec's name
- * @param {(test: object) => import('../../lib/codecs/registry.js').Codec} codecFor the module's codecFor
+ * @param {(test: object) => import('../../../lib/codecs/registry.js').Codec} codecFor the module's codecFor
  */
 export function testProtobufImplementation (name, codecFor) {
-  test('codecFor round-trips every built-in payload exactly', () => {
+  test('codecFor round-trips every built-in payload exactly', async () => {
     for (const info of SMALL_TESTS) {
-      const codec = codecFor(info)
-      assert.deepEqual([codec.name, codec.binary, codec.needsSchema], [name, true, true])
+      const codec = codecFor(await codecTest(info))
+      assert.deepEqual([codec.name, codec.binary], [name, true])
       const payload = loadPayload(info)
       const frame = codec.encode(codec.prepare(payload))
       assert.ok(frame instanceof Uint8Array, info.name)
@@ -25,10 +26,10 @@ export function testProtobufImplementation (name, codecFor) {
     }
   })
 
-  test('writes the same bytes as protobuf.js generated code, and reads those', () => {
+  test('writes the same bytes as protobuf.js generated code, and reads those', async () => {
     for (const info of SMALL_TESTS) {
-      const codec = codecFor(info)
-      const reference = protobufCodecFor(info, 'protobuf')
+      const codec = codecFor(await codecTest(info))
+      const reference = protobufCodecFor(info)
       const payload = loadPayload(info)
       const expected = Buffer.from(reference.encode(reference.prepare(payload)))
       assert.deepEqual(Buffer.from(codec.encode(codec.prepare(payload))), expected, info.name)

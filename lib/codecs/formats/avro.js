@@ -3,9 +3,13 @@
 // seen. Avro has no "absent": a key that some objects lack comes back as null, and the fidelity
 // check reports it.
 import avro from 'avsc'
-import { UsageError } from '../errors.js'
-import { mergeShapes, shapeOf } from './shape.js'
-import { everyMessage } from '../payloads/catalog.js'
+import { UsageError } from '../../errors.js'
+import { mergeShapes, shapeOf } from '../shape.js'
+
+export const format = 'avro'
+export const binary = true
+/** The server would need the writer's schema too, which only the client could derive. */
+export const customPayloads = false
 
 const AVRO_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 
@@ -43,23 +47,22 @@ export function avroSchemaOf (shape, path = '$', names = { count: 0 }) {
 }
 
 /**
- * The Avro codec for a built-in test (a custom payload is refused by the registry).
- * @param {import('../payloads/catalog.js').TestInfo} test
- * @returns {import('./registry.js').Codec}
+ * The Avro codec for a built-in test.
+ * @param {import('../registry.js').CodecTest} test
+ * @returns {import('../registry.js').Codec}
  */
-export const codecFor = (test) => avroCodec(everyMessage(test))
+export const codecFor = (test) => avroCodec(test.messages)
 
 /**
  * The Avro codec for some payloads.
  * @param {object[]} payloads the test's plain payloads, to derive the one schema that fits them all from
- * @returns {import('./registry.js').Codec}
+ * @returns {import('../registry.js').Codec}
  */
 export function avroCodec (payloads) {
   const type = avro.Type.forSchema(avroSchemaOf(payloads.map(shapeOf).reduce(mergeShapes)), { typeHook: boundedArrays })
   return Object.freeze({
-    name: 'avro',
-    binary: true,
-    needsSchema: true,
+    name: format,
+    binary,
     prepare: (plain) => plain,
     encode: (value) => type.toBuffer(value),
     decode: (frame) => type.fromBuffer(frame),

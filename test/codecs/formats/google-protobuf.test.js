@@ -1,14 +1,13 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { codecFor } from '../../lib/codecs/google-protobuf.js'
-import { dynamicType } from '../../lib/codecs/protobuf.js'
-import { googleProtobufCodec } from '../../lib/codecs/google-protobuf.js'
+import { codecFor, googleProtobufCodec } from '../../../lib/codecs/formats/google-protobuf.js'
+import { builtInType } from '../../../lib/schema/compile.js'
 import { testProtobufImplementation } from './protobuf-implementation.js'
 
 testProtobufImplementation('google-protobuf', codecFor)
 
 test('proto2 presence: a required 0 is written, an unset optional stays out, enums travel by name', () => {
-  const codec = googleProtobufCodec(dynamicType('person.Person'))
+  const codec = googleProtobufCodec(builtInType('person.Person'))
   const payload = { name: 'A', id: 0, phones: [{ number: '1', type: 'WORK' }, { number: '2' }] }
   const frame = codec.encode(codec.prepare(payload))
   // name "A", id 0, then two PhoneNumber messages: type WORK (2) set on the first only.

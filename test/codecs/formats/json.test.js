@@ -1,10 +1,10 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { codecFor, jsonCodec } from '../../lib/codecs/json.js'
-import { loadPayload, resolveTest } from '../../lib/payloads/catalog.js'
+import { codecFor, jsonCodec } from '../../../lib/codecs/formats/json.js'
+import { loadPayload, resolveTest } from '../../../lib/payloads/catalog.js'
 
 test('jsonCodec: text frames through JSON.stringify and JSON.parse', () => {
-  assert.deepEqual([jsonCodec.name, jsonCodec.binary, jsonCodec.needsSchema], ['json', false, false])
+  assert.deepEqual([jsonCodec.name, jsonCodec.binary], ['json', false])
   const payload = loadPayload(resolveTest('medium'))
   const frame = jsonCodec.encode(jsonCodec.prepare(payload))
   assert.equal(frame, JSON.stringify(payload))
@@ -12,15 +12,15 @@ test('jsonCodec: text frames through JSON.stringify and JSON.parse', () => {
   assert.throws(() => jsonCodec.decode(Buffer.from('{"a":')), SyntaxError)
 })
 
-test('codecFor: the built-ins for a built-in test, a custom test without payloads (the server) and payloads they carry exactly', () => {
+test('codecFor: the built-ins for a built-in test, a custom test without messages (the server) and messages they carry exactly', () => {
   assert.equal(codecFor(resolveTest('small')), jsonCodec)
   assert.equal(codecFor({ custom: true }), jsonCodec)
-  assert.equal(codecFor({ custom: true, payloads: [{ id: 9007199254740991, x: 0.1, s: 'é' }, [0, -1]] }), jsonCodec)
+  assert.equal(codecFor({ custom: true, messages: [{ id: 9007199254740991, x: 0.1, s: 'é' }, [0, -1]] }), jsonCodec)
 })
 
 test('codecFor: the exact codec for a payload with an integer past 2^53 (BigInt), deep inside', () => {
   const payload = { items: [{ id: 9007199254740993n }], n: 1 }
-  const codec = codecFor({ custom: true, payloads: [payload] })
+  const codec = codecFor({ custom: true, messages: [payload] })
   assert.notEqual(codec, jsonCodec)
   assert.equal(codec.name, 'json', 'the same format on the wire')
   const frame = codec.encode(codec.prepare(payload))
@@ -30,7 +30,7 @@ test('codecFor: the exact codec for a payload with an integer past 2^53 (BigInt)
 
 test('codecFor: the exact codec for a payload with -0, which JSON.stringify writes as 0', () => {
   const payload = { values: [1, -0] }
-  const codec = codecFor({ custom: true, payloads: [payload] })
+  const codec = codecFor({ custom: true, messages: [payload] })
   assert.notEqual(codec, jsonCodec)
   const frame = codec.encode(payload)
   assert.equal(frame, '{"values":[1,-0]}')
@@ -39,7 +39,7 @@ test('codecFor: the exact codec for a payload with -0, which JSON.stringify writ
 })
 
 test('codecFor: one message of a corpus needing the exact codec is enough', () => {
-  const codec = codecFor({ custom: true, payloads: [{ a: 1 }, { a: 2 }, { a: 2n ** 64n }] })
+  const codec = codecFor({ custom: true, messages: [{ a: 1 }, { a: 2 }, { a: 2n ** 64n }] })
   assert.notEqual(codec, jsonCodec)
   assert.equal(codec.encode({ a: 2n ** 64n }), '{"a":18446744073709551616}')
 })

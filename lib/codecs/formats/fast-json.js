@@ -2,9 +2,11 @@
 // JSON.parse to decode. The same bytes as JSON, produced faster when the schema is known: the fair
 // contender for protobuf's generated code. The schema is derived from the payload (shape.js).
 import fastJson from 'fast-json-stringify'
-import { mergeShapes, shapeOf } from './shape.js'
-import { everyMessage } from '../payloads/catalog.js'
+import { mergeShapes, shapeOf } from '../shape.js'
 import { codecFor as jsonCodecFor, jsonCodec } from './json.js'
+
+export const format = 'fast-json'
+export const binary = false
 
 /**
  * A JSON Schema that describes a shape exactly: integer vs number, nullable types, every key.
@@ -24,29 +26,27 @@ export function jsonSchemaOf (shape) {
 }
 
 /**
- * The fast-json-stringify codec for a test. Encoding needs the payload's shape; decoding is
- * JSON.parse, which the server can do for a custom payload it has never seen.
- * @param {object} test a catalog test, or a custom one (with its payload on the client's side)
- * @returns {import('./registry.js').Codec}
+ * The fast-json-stringify codec for a test. Encoding needs the messages' shape; decoding is
+ * JSON.parse, which the server can do for a user's payload it has never seen.
+ * @param {import('../registry.js').CodecTest} test
+ * @returns {import('../registry.js').Codec}
  */
 export function codecFor (test) {
-  if (!test.custom) return typedJsonCodec(everyMessage(test), jsonCodec.decode)
-  if (test.payloads) return typedJsonCodec(test.payloads, jsonCodecFor(test).decode)
-  return Object.freeze({ ...jsonCodec, name: 'fast-json', needsSchema: true })
+  if (test.messages) return typedJsonCodec(test.messages, jsonCodecFor(test).decode)
+  return Object.freeze({ ...jsonCodec, name: format })
 }
 
 /**
  * The fast-json-stringify codec for some payloads.
  * @param {object[]} payloads the test's plain payloads, to derive the one schema that fits them all from
  * @param {(frame: Buffer) => unknown} decode the JSON decoder the payload needs (exact for BigInts)
- * @returns {import('./registry.js').Codec}
+ * @returns {import('../registry.js').Codec}
  */
 export function typedJsonCodec (payloads, decode) {
   const stringify = fastJson(jsonSchemaOf(payloads.map(shapeOf).reduce(mergeShapes)))
   return Object.freeze({
-    name: 'fast-json',
-    binary: false,
-    needsSchema: true,
+    name: format,
+    binary,
     prepare: (plain) => plain,
     encode: stringify,
     decode,
