@@ -19,7 +19,8 @@
 
 import pluralize from 'pluralize'
 import { UsageError } from '../errors.js'
-import { MAX_JSON_DEPTH, childPath, linkedPathText } from './json-exact.js'
+import { linkedPathText } from './json-exact.js'
+import { INT64_MAX, learnShape, mergeShape, newShape, observe } from './shape.js'
 
 /**
  * Deepest message nesting (the root message counts as 1) an inferred schema uses. protoc's and
@@ -53,7 +54,6 @@ const NULL_VALUE_TYPE = '.google.protobuf.NullValue'
 const INT32_MIN = -(2 ** 31)
 const INT32_MAX = 2 ** 31 - 1
 const INT64_MIN = -(2n ** 63n)
-const INT64_MAX = 2n ** 63n - 1n
 const UINT64_MAX = 2n ** 64n - 1n
 // Field numbers protobuf reserves for its own implementation.
 const RESERVED_FIELD_NUMBERS = { first: 19000, last: 19999 }
@@ -68,89 +68,19 @@ const RESERVED_FIELD_NAMES = new Set([
 ])
 
 // ---------------------------------------------------------------------------------------------
-// Shapes: what was seen at one position of the document (the root, a key of an object shape,
-// or the elements of an array shape), over all values seen there.
+// Protobuf types of shapes (shape.js: what was seen at one position of the document)
 
-function newShape () {
-  return {
-    null: false,
-    bool: false,
-    string: false,
-    double: false,
-    intMin: null,
-    intMax: null,
-    negativeAt: null,
-    beyondInt64At: null,
-    object: null,
-    array: null
+/** What protobuf cannot hold beyond what JSON cannot: strings and keys are UTF-8, integers 64 bits at most. */
+const PROTOBUF_REFUSALS = Object.freeze({
+  value (value) {
+    if (typeof value === 'string' && !value.isWellFormed()) return 'string has an unpaired UTF-16 surrogate, which a protobuf string (UTF-8) cannot hold'
+    if (typeof value === 'bigint' && (value < INT64_MIN || value > UINT64_MAX)) return `integer ${value} does not fit in 64 bits, so no protobuf type holds it exactly`
+    return undefined
+  },
+  key (key) {
+    return key.isWellFormed() ? undefined : 'key has an unpaired UTF-16 surrogate, which protobuf (UTF-8) cannot hold'
   }
-}
-
-function observe (shape, value, path, depth) {
-  const unrepresentable = (why) => { throw new UsageError(`${linkedPathText(path)}: ${why}`) }
-  if (depth > MAX_JSON_DEPTH) unrepresentable(`nesting deeper than ${MAX_JSON_DEPTH} levels`)
-  if (value === null) {
-    shape.null = true
-    return
-  }
-  switch (typeof value) {
-    case 'boolean':
-      shape.bool = true
-      return
-    case 'string':
-      if (!value.isWellFormed()) unrepresentable('string has an unpaired UTF-16 surrogate, which a protobuf string (UTF-8) cannot hold')
-      shape.string = true
-      return
-    case 'number':
-      if (!Number.isFinite(value)) unrepresentable(`${value} is not a JSON number`)
-      if (isInteger(value)) observeInteger(shape, value, path)
-      else shape.double = true
-      return
-    case 'bigint':
-      if (value < INT64_MIN || value > UINT64_MAX) unrepresentable(`integer ${value} does not fit in 64 bits, so no protobuf type holds it exactly`)
-      observeInteger(shape, value, path)
-      return
-    case 'object':
-      if (Array.isArray(value)) observeArray(shape, value, path, depth)
-      else if ([Object.prototype, null].includes(Object.getPrototypeOf(value))) observeObject(shape, value, path, depth)
-      else unrepresentable(`${value.constructor?.name ?? 'object'} is not a JSON value`)
-      return
-  }
-  unrepresentable(`${typeof value} is not a JSON value`)
-}
-
-/** An integer for typing: safe integers (not -0, which only double keeps) and BigInts. */
-function isInteger (value) {
-  return typeof value === 'bigint' || (Number.isSafeInteger(value) && !Object.is(value, -0))
-}
-
-function observeInteger (shape, value, path) {
-  // Number and BigInt compare exactly with < and >, so the bounds may mix both.
-  if (shape.intMin === null || value < shape.intMin) shape.intMin = value
-  if (shape.intMax === null || value > shape.intMax) shape.intMax = value
-  if (value < 0) shape.negativeAt ??= path
-  if (value > INT64_MAX) shape.beyondInt64At ??= path
-}
-
-function observeArray (shape, array, path, depth) {
-  shape.array ??= { element: newShape() }
-  for (let index = 0; index < array.length; index++) {
-    observe(shape.array.element, array[index], childPath(path, index), depth + 1)
-  }
-}
-
-function observeObject (shape, object, path, depth) {
-  shape.object ??= { keys: new Map(), instances: 0 }
-  shape.object.instances++
-  for (const key of Object.keys(object)) {
-    const keyPath = childPath(path, key)
-    if (!key.isWellFormed()) throw new UsageError(`${linkedPathText(keyPath)}: key has an unpaired UTF-16 surrogate, which protobuf (UTF-8) cannot hold`)
-    let slot = shape.object.keys.get(key)
-    if (!slot) shape.object.keys.set(key, slot = { shape: newShape(), count: 0 })
-    slot.count++
-    observe(slot.shape, object[key], keyPath, depth + 1)
-  }
-}
+})
 
 /** The proto integer type that holds every integer seen, or null if none were seen. */
 function integerType (shape) {
@@ -277,9 +207,7 @@ function protoString (text) {
  */
 export function inferSchema (value, { typeName = 'Payload', packageName = 'pbjson' } = {}) {
   checkNames(typeName, packageName)
-  const root = newShape()
-  observe(root, value, null, 1)
-  const messages = emitMessages(root, typeName)
+  const messages = emitMessages(learnShape([value], PROTOBUF_REFUSALS), typeName)
   return { proto: renderFile(packageName, messages, 'a JSON document'), typeName: `${packageName}.${typeName}`, ...summary(messages) }
 }
 
@@ -299,7 +227,7 @@ export function inferCorpusSchema (messages, { typeName = 'Payload', packageName
   const root = newShape()
   for (const { value, where } of messages) {
     try {
-      observe(root, value, null, 1)
+      observe(root, value, PROTOBUF_REFUSALS)
     } catch (err) {
       throw new UsageError(`${where}: ${err.message}`)
     }
@@ -441,32 +369,6 @@ function isMap (shape) {
   const values = newShape()
   for (const slot of shape.object.keys.values()) mergeShape(values, slot.shape)
   return kindsOf(values).length === 1
-}
-
-/** Adds what `from` saw into `into`, as if `into` had seen those values too. */
-function mergeShape (into, from) {
-  into.null ||= from.null
-  into.bool ||= from.bool
-  into.string ||= from.string
-  into.double ||= from.double
-  if (from.intMin !== null && (into.intMin === null || from.intMin < into.intMin)) into.intMin = from.intMin
-  if (from.intMax !== null && (into.intMax === null || from.intMax > into.intMax)) into.intMax = from.intMax
-  into.negativeAt ??= from.negativeAt
-  into.beyondInt64At ??= from.beyondInt64At
-  if (from.object) {
-    into.object ??= { keys: new Map(), instances: 0 }
-    into.object.instances += from.object.instances
-    for (const [key, slot] of from.object.keys) {
-      if (!into.object.keys.has(key)) into.object.keys.set(key, { shape: newShape(), count: 0 })
-      const target = into.object.keys.get(key)
-      target.count += slot.count
-      mergeShape(target.shape, slot.shape)
-    }
-  }
-  if (from.array) {
-    into.array ??= { element: newShape() }
-    mergeShape(into.array.element, from.array.element)
-  }
 }
 
 /** Names for object messages found under a key, or in (nested) arrays under it. */

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { TESTS, everyMessage, loadMessages, loadPayload } from '../../lib/payloads/catalog.js'
 import { STREAM_JSON_BYTES, STREAM_SEED, buildStream, hasStream } from '../../lib/payloads/streams.js'
 import { createCodec, formatNames } from '../../lib/codecs/registry.js'
-import { shapeOf } from '../../lib/codecs/shape.js'
+import { kindOf, learnShape } from '../../lib/schema/shape.js'
 import { checkCodecFidelity } from '../../lib/schema/fidelity.js'
 import { deflatedAlone, deflatedInTurn } from '../../bench/deflate.js'
 
@@ -18,7 +18,7 @@ function kinds (value, path = '$', into = new Map()) {
   } else if (value !== null && typeof value === 'object') {
     for (const [key, child] of Object.entries(value)) kinds(child, `${path}.${key}`, into)
   } else {
-    const kind = shapeOf(value).kind
+    const kind = kindOf(learnShape([value]))
     if (!into.has(path)) into.set(path, new Set())
     into.get(path).add(kind)
   }

@@ -1,10 +1,10 @@
-// Apache Avro through avsc, with a schema derived from the payload (shape.js): records for
+// Apache Avro through avsc, with a schema derived from the payload (lib/schema/shape.js): records for
 // objects, arrays, long for integers, double for other numbers, unions with null where null was
 // seen. Avro has no "absent": a key that some objects lack comes back as null, and the fidelity
 // check reports it.
 import avro from 'avsc'
 import { UsageError } from '../../errors.js'
-import { mergeShapes, shapeOf } from '../shape.js'
+import { kindOf, learnShape } from '../../schema/shape.js'
 
 export const format = 'avro'
 export const binary = true
@@ -15,35 +15,37 @@ const AVRO_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 
 /**
  * An Avro schema for a shape.
- * @param {import('./shape.js').Shape|undefined} shape
+ * @param {import('../../schema/shape.js').Shape} shape
  * @param {string} path JSON path, for names and errors
  * @param {{count: number}} names record name counter (Avro names must be unique)
  * @returns {object|string}
  */
 export function avroSchemaOf (shape, path = '$', names = { count: 0 }) {
-  if (!shape) return 'null' // only empty arrays were seen here
-  if (shape.kind === 'mixed') throw new UsageError(`avro: ${path} holds several kinds of value; Avro needs one type per field`)
+  const kind = kindOf(shape)
+  if (!kind) return 'null' // only empty arrays were seen here
+  if (kind === 'mixed') throw new UsageError(`avro: ${path} holds several kinds of value; Avro needs one type per field`)
   let type
-  switch (shape.kind) {
+  switch (kind) {
     case 'null': return 'null'
     case 'integer': type = 'long'; break
     case 'number': type = 'double'; break
-    case 'array': type = { type: 'array', items: avroSchemaOf(shape.items, `${path}[]`, names) }; break
+    case 'array': type = { type: 'array', items: avroSchemaOf(shape.array.element, `${path}[]`, names) }; break
     case 'object':
       type = {
         type: 'record',
         name: `Record${names.count++}`,
-        fields: [...shape.fields].map(([key, { shape: child, optional }]) => {
+        fields: [...shape.object.keys].map(([key, { shape: child, count }]) => {
           if (!AVRO_NAME.test(key)) throw new UsageError(`avro: the key ${JSON.stringify(key)} at ${path} is not a valid Avro field name`)
           const fieldType = avroSchemaOf(child, `${path}.${key}`, names)
           // Absent keys can only be carried as null.
-          return optional && !child?.nullable && fieldType !== 'null' ? { name: key, type: ['null', fieldType], default: null } : { name: key, type: fieldType }
+          const optional = count < shape.object.instances
+          return optional && !child.null && fieldType !== 'null' ? { name: key, type: ['null', fieldType], default: null } : { name: key, type: fieldType }
         })
       }
       break
-    default: type = shape.kind // boolean, string
+    default: type = kind // boolean, string
   }
-  return shape.nullable ? ['null', type] : type
+  return shape.null ? ['null', type] : type
 }
 
 /**
@@ -59,7 +61,7 @@ export const codecFor = (test) => avroCodec(test.messages)
  * @returns {import('../registry.js').Codec}
  */
 export function avroCodec (payloads) {
-  const type = avro.Type.forSchema(avroSchemaOf(payloads.map(shapeOf).reduce(mergeShapes)), { typeHook: boundedArrays })
+  const type = avro.Type.forSchema(avroSchemaOf(learnShape(payloads)), { typeHook: boundedArrays })
   return Object.freeze({
     name: format,
     binary,

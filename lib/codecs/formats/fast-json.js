@@ -1,8 +1,8 @@
 // "Typed JSON": fast-json-stringify, which compiles a serializer from a JSON Schema, to encode, and
 // JSON.parse to decode. The same bytes as JSON, produced faster when the schema is known: the fair
-// contender for protobuf's generated code. The schema is derived from the payload (shape.js).
+// contender for protobuf's generated code. The schema is derived from the payload (lib/schema/shape.js).
 import fastJson from 'fast-json-stringify'
-import { mergeShapes, shapeOf } from '../shape.js'
+import { kindOf, learnShape } from '../../schema/shape.js'
 import { codecFor as jsonCodecFor, jsonCodec } from './json.js'
 
 export const format = 'fast-json'
@@ -10,19 +10,20 @@ export const binary = false
 
 /**
  * A JSON Schema that describes a shape exactly: integer vs number, nullable types, every key.
- * @param {import('./shape.js').Shape|undefined} shape
+ * @param {import('../../schema/shape.js').Shape} shape
  * @returns {object}
  */
 export function jsonSchemaOf (shape) {
-  if (!shape || shape.kind === 'mixed') return {} // any value: fast-json-stringify falls back to JSON.stringify
-  const type = (kind) => shape.nullable && kind !== 'null' ? [kind, 'null'] : kind
-  if (shape.kind === 'array') return { type: type('array'), items: jsonSchemaOf(shape.items) }
-  if (shape.kind === 'object') {
+  const kind = kindOf(shape)
+  if (!kind || kind === 'mixed') return {} // any value: fast-json-stringify falls back to JSON.stringify
+  const type = shape.null && kind !== 'null' ? [kind, 'null'] : kind
+  if (kind === 'array') return { type, items: jsonSchemaOf(shape.array.element) }
+  if (kind === 'object') {
     // fromEntries, not assignment: a "__proto__" key must stay a key.
-    const properties = Object.fromEntries([...shape.fields].map(([key, field]) => [key, jsonSchemaOf(field.shape)]))
-    return { type: type('object'), properties }
+    const properties = Object.fromEntries([...shape.object.keys].map(([key, slot]) => [key, jsonSchemaOf(slot.shape)]))
+    return { type, properties }
   }
-  return { type: type(shape.kind) }
+  return { type }
 }
 
 /**
@@ -43,7 +44,7 @@ export function codecFor (test) {
  * @returns {import('../registry.js').Codec}
  */
 export function typedJsonCodec (payloads, decode) {
-  const stringify = fastJson(jsonSchemaOf(payloads.map(shapeOf).reduce(mergeShapes)))
+  const stringify = fastJson(jsonSchemaOf(learnShape(payloads)))
   return Object.freeze({
     name: format,
     binary,

@@ -1,14 +1,14 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { avroCodec, avroSchemaOf, codecFor } from '../../../lib/codecs/formats/avro.js'
-import { shapeOf } from '../../../lib/codecs/shape.js'
+import { learnShape } from '../../../lib/schema/shape.js'
 import { UsageError } from '../../../lib/errors.js'
 import { codecTest } from '../../../lib/codecs/registry.js'
 import { TESTS, loadPayload } from '../../../lib/payloads/catalog.js'
 import { checkCodecFidelity } from '../../../lib/schema/fidelity.js'
 
 test('avroSchemaOf: records, long for integers, double for other numbers, unions with null where null or absence was seen', () => {
-  const shape = shapeOf({ id: 1, price: 1.5, note: null, tags: [], items: [{ sku: 'a', n: null }, { sku: 'b', n: 2, extra: true }] })
+  const shape = learnShape([{ id: 1, price: 1.5, note: null, tags: [], items: [{ sku: 'a', n: null }, { sku: 'b', n: 2, extra: true }] }])
   assert.deepEqual(avroSchemaOf(shape), {
     type: 'record',
     name: 'Record0',
@@ -44,7 +44,7 @@ test('avroSchemaOf refuses mixed kinds and names Avro cannot take, with the JSON
     [{ '1st': 1 }, /^avro: the key "1st" at \$ is not a valid Avro field name$/],
     [{ a: { 'has space': 1 } }, /^avro: the key "has space" at \$\.a is not a valid Avro field name$/]
   ]) {
-    assert.throws(() => avroSchemaOf(shapeOf(payload)), (err) => err instanceof UsageError && message.test(err.message), JSON.stringify(payload))
+    assert.throws(() => avroSchemaOf(learnShape([payload])), (err) => err instanceof UsageError && message.test(err.message), JSON.stringify(payload))
   }
 })
 

@@ -3,13 +3,13 @@ import assert from 'node:assert/strict'
 import { codecFor, jsonSchemaOf, typedJsonCodec } from '../../../lib/codecs/formats/fast-json.js'
 import { jsonCodec } from '../../../lib/codecs/formats/json.js'
 import { codecTest } from '../../../lib/codecs/registry.js'
-import { shapeOf } from '../../../lib/codecs/shape.js'
+import { learnShape } from '../../../lib/schema/shape.js'
 import { TESTS, loadPayload } from '../../../lib/payloads/catalog.js'
 import { checkCodecFidelity } from '../../../lib/schema/fidelity.js'
 import { parseJsonExact } from '../../../lib/schema/json-exact.js'
 
 test('jsonSchemaOf describes a shape exactly: integer vs number, nullable types, every key', () => {
-  const shape = shapeOf({ id: 1, price: 1.5, note: null, tags: [], items: [{ sku: 'a' }, { sku: null, n: 2 }], ok: true })
+  const shape = learnShape([{ id: 1, price: 1.5, note: null, tags: [], items: [{ sku: 'a' }, { sku: null, n: 2 }], ok: true }])
   assert.deepEqual(jsonSchemaOf(shape), {
     type: 'object',
     properties: {
@@ -21,8 +21,8 @@ test('jsonSchemaOf describes a shape exactly: integer vs number, nullable types,
       ok: { type: 'boolean' }
     }
   })
-  assert.deepEqual(jsonSchemaOf(shapeOf([1, 'x'])), { type: 'array', items: {} }, 'mixed: any value')
-  assert.deepEqual(Object.keys(jsonSchemaOf(shapeOf(parseJsonExact('{"__proto__": 1}'))).properties), ['__proto__'])
+  assert.deepEqual(jsonSchemaOf(learnShape([[1, 'x']])), { type: 'array', items: {} }, 'mixed: any value')
+  assert.deepEqual(Object.keys(jsonSchemaOf(learnShape([parseJsonExact('{"__proto__": 1}')])).properties), ['__proto__'])
 })
 
 test('codecFor a built-in test: the same text as JSON.stringify, decoded by JSON.parse', async () => {
