@@ -157,7 +157,7 @@ export const PAYLOAD_OPTIONS = {
 
 /** --codec-module, shared by every command that names a format. */
 export const CODEC_MODULE_OPTION = {
-  'codec-module': { describe: 'an ES module that adds a wire format (docs/codecs.md); repeatable', type: 'array', string: true, default: [] }
+  'codec-module': { describe: 'an ES module that adds a wire format (docs/codecs.md); repeatable', type: 'array', string: true, nargs: 1, default: [] }
 }
 
 /**

@@ -2,7 +2,7 @@
 import yargs from 'yargs'
 import { hideBin } from 'yargs/helpers'
 import { UsageError } from '../errors.js'
-import { wholeNumber } from './parser.js'
+import { CODEC_MODULE_OPTION, codecModulesFor, wholeNumber } from './parser.js'
 
 /**
  * @typedef {object} PbjsonOptions
@@ -13,6 +13,8 @@ import { wholeNumber } from './parser.js'
  * @property {number} [sample] infer from the first this many messages only (infer)
  * @property {string} [proto] the .proto file (check)
  * @property {number} [examples] differences to show (check)
+ * @property {string} [format] check with this format's codec, given the .proto, instead of protobuf's (check)
+ * @property {string[]} [codecModules] --codec-module's files (check)
  */
 
 /**
@@ -35,11 +37,14 @@ export async function parsePbjsonArgs (argv) {
       .positional('json', { describe: 'JSON document, JSON Lines file or directory', type: 'string' })
       .option('proto', { describe: '.proto file', type: 'string', demandOption: true })
       .option('type', { describe: 'message type (full or simple name)', type: 'string', default: 'Payload' })
-      .option('examples', { describe: 'differences to show', type: 'string', default: '5' }))
+      .option('examples', { describe: 'differences to show', type: 'string', default: '5' })
+      .option('format', { describe: 'check with another format\'s codec, told the .proto (json-validated, a --codec-module\'s...)', type: 'string' })
+      .options(CODEC_MODULE_OPTION))
     .example('$0 infer payload.json > payload.proto', 'infer the schema of payload.json')
     .example('$0 infer feed.jsonl > feed.proto', 'one schema for every message of a JSON Lines file')
     .example('$0 infer feed.jsonl --sample 1000 > feed.proto', 'infer from the first 1,000 messages')
     .example('$0 check feed.jsonl --proto feed.proto --type Payload', 'which messages (line, JSON path) the schema would change')
+    .example('$0 check feed.jsonl --proto feed.proto --format json-validated', 'which messages the schema\'s JSON validation refuses')
     .demandCommand(1, 'name a command: infer or check')
     .strict()
     .help()
@@ -48,7 +53,9 @@ export async function parsePbjsonArgs (argv) {
     .parseAsync()
   const command = args._[0]
   if (command === 'check') {
-    return { command, json: args.json, type: args.type, proto: args.proto, examples: wholeNumber('examples', args.examples, 0) }
+    const codecModules = await codecModulesFor(args.codecModule, args.format === undefined ? [] : [args.format])
+    const examples = wholeNumber('examples', args.examples, 0)
+    return { command, json: args.json, type: args.type, proto: args.proto, examples, format: args.format, codecModules }
   }
   const sample = args.sample === undefined ? undefined : wholeNumber('sample', args.sample, 1)
   return { command, json: args.json, type: args.type, package: args.package, sample }

@@ -1,5 +1,5 @@
 // pbjson (bin/pbjson.js): infer one lossless .proto for a JSON document or a corpus of messages,
-// or check message by message that a .proto carries them unchanged.
+// or check message by message that a .proto (or another format, given the .proto) carries them unchanged.
 
 const EXIT_LOSSY = 1
 
@@ -33,6 +33,14 @@ async function infer (corpus, options) {
   return 0
 }
 
+/** --format's codec, told the corpus's messages and the schema's type as a user's payload. */
+async function formatCodec ({ format, codecModules }, corpus, type) {
+  const { addCodecModules, createCodec } = await import('../codecs/registry.js')
+  await addCodecModules(codecModules)
+  const messages = corpus.messages.map((message) => message.value)
+  return createCodec(format, { name: 'custom', custom: true, file: corpus.file, messages, type, typeName: type.fullName.slice(1) })
+}
+
 /** The values of a tag every message carries (`type`, `event`, `kind`...), counted: the kinds of message. */
 function tagCounts (messages) {
   for (const tag of ['type', 'event', 'kind', 'op', 'action', 'channel']) {
@@ -46,12 +54,16 @@ function tagCounts (messages) {
 }
 
 async function check (corpus, options) {
-  const [{ readText }, { compileSchema }, { checkFidelity, checkMessages, formatDifference }] = await Promise.all([
+  const [{ readText }, { compileSchema }, fidelity] = await Promise.all([
     import('../schema/corpus.js'), import('../schema/compile.js'), import('../schema/fidelity.js')
   ])
   const type = compileSchema(await readText(options.proto), options.type, { filename: options.proto })
   const maxExamples = options.examples
-  const checkOne = (value) => checkFidelity(type, value, { maxExamples })
+  const codec = options.format && await formatCodec(options, corpus, type)
+  const { checkFidelity, checkCodecFidelity, checkMessages, formatDifference } = fidelity
+  const checkOne = codec
+    ? (value) => checkCodecFidelity(codec, value, { maxExamples })
+    : (value) => checkFidelity(type, value, { maxExamples })
   const { lossless, differences, messages, examples } = checkMessages(corpus.messages, checkOne, { maxExamples })
   if (lossless) {
     process.stdout.write('lossless\n')

@@ -50,18 +50,19 @@ export function jsonDifferences (expected, actual, { maxExamples = 5 } = {}) {
 
 /**
  * Whether a codec carries a payload unchanged: decode(encode(x)), back in plain form, against x.
- * @param {import('../codecs/registry.js').Codec} codec
+ * @param {{name: string, prepare: Function, encode: Function, decode: Function, toPlain: Function}} codec
  * @param {*} payload
+ * @param {{maxExamples?: number}} [options]
  * @returns {ReturnType<typeof jsonDifferences>}
  */
-export function checkCodecFidelity (codec, payload) {
+export function checkCodecFidelity (codec, payload, options) {
   let back
   try {
     back = codec.toPlain(codec.decode(Buffer.from(codec.encode(codec.prepare(payload)))))
   } catch (err) {
     throw new UsageError(`${codec.name} cannot carry this document: ${err.message}`)
   }
-  return jsonDifferences(payload, back)
+  return jsonDifferences(payload, back, options)
 }
 
 function sameNumber (a, b) {
