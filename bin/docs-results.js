@@ -5,6 +5,8 @@
 //   <!-- help:NAME --> ... <!-- /help:NAME -->        a command's --help output (see HELP below)
 //   <!-- figure:NAME.KEY -->...<!-- /figure -->         one figure in a sentence: figures[KEY] of
 //                                                      docs/results/NAME.json, as the bench wrote it
+//   <!-- file:PATH --> ... <!-- /file:PATH -->        a file of the project as a code block: an
+//                                                      example the tests run, shown as it is
 // Options:
 //   --check                   change nothing; exit 1 naming the docs that are out of date
 //   --from-compare <file>     first record an `npm run compare` results.json as docs/results/compare.json
@@ -32,7 +34,7 @@ const HELP = {
   'pbjson-infer': ['bin/pbjson.js', 'infer', '--help'],
   'pbjson-check': ['bin/pbjson.js', 'check', '--help']
 }
-const REGION = /<!-- (results|help):([\w.-]+) -->\n[^]*?<!-- \/\1:\2 -->/g
+const REGION = /<!-- (results|help|file):([\w./-]+) -->\n[^]*?<!-- \/\1:\2 -->/g
 const FIGURE = /<!-- figure:([\w-]+)\.([\w-]+) -->[^<\n]*<!-- \/figure -->/g
 
 /**
@@ -116,6 +118,7 @@ async function main () {
         if (!help[name]) throw new Error(`${doc}: <!-- help:${name} --> names no known command: expected one of ${Object.keys(HELP).join(', ')}`)
         return region(kind, name, help[name])
       }
+      if (kind === 'file') return region(kind, name, `\`\`\`${path.extname(name).slice(1)}\n${fs.readFileSync(path.join(root, name), 'utf8')}\`\`\``)
       return region(kind, name, renderResults(resultOf(doc, `results:${name}`, name)))
     }).replace(FIGURE, (_, name, key) => {
       const result = resultOf(doc, `figure:${name}.${key}`, name)
