@@ -112,3 +112,18 @@ test('a channel and a phase hold no reference to the run; lib/load and lib/serve
   const naming = ROOMS.filter((file) => /\blib\/cli\/|\.\.\/cli\//.test(source(file))).map((file) => path.relative(LIB, file))
   assert.deepEqual(naming, [])
 })
+
+// A format is one module: what it can do is what it declares, so nothing else asks for it by name.
+test('no lib/ module but a format\'s own compares anything with that format\'s name', () => {
+  const formats = fs.readdirSync(path.join(LIB, 'codecs', 'formats')).filter((file) => file.endsWith('.js')).map((file) => file.slice(0, -3))
+  const checks = []
+  for (const file of libFiles) {
+    const code = withoutComments(source(file))
+    for (const format of formats) {
+      if (file === path.join(LIB, 'codecs', 'formats', `${format}.js`)) continue
+      const name = format.replace(/[.-]/g, '\\$&')
+      if (new RegExp(`(===|!==|\\bcase)\\s*'${name}'|'${name}'\\s*(===|!==)|includes\\('${name}'\\)`).test(code)) checks.push(`${path.relative(LIB, file)}: ${format}`)
+    }
+  }
+  assert.deepEqual(checks, [])
+})
