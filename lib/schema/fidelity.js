@@ -107,7 +107,13 @@ export function checkMessages (messages, check, { maxExamples = 5 } = {}) {
   let changed = 0
   const examples = []
   for (const { value, where } of messages) {
-    const result = check(value)
+    let result
+    try {
+      result = check(value)
+    } catch (err) {
+      // A message the format cannot carry at all: which one, for a corpus.
+      throw named && err instanceof UsageError ? new UsageError(`${where}: ${err.message}`) : err
+    }
     if (result.lossless) continue
     differences += result.differences
     changed++
