@@ -37,6 +37,7 @@ async function contenders (test) {
 const results = startResults('codec', 'npm run bench:codec')
 const columns = ['test', 'codec', 'bytes', 'deflate bytes', 'encode ops/s', 'decode ops/s', 'enc+dec ops/s', `enc+dec vs ${(await contenders(SELECTED[0]))[0].name}`]
 const table = []
+const figures = {}
 console.log(`# bench:codec — tinybench, ${TIME_MS} ms per task; ops/s (± relative margin of error)`)
 console.log(`# ${os.cpus().length} x ${os.cpus()[0].model}, Node ${process.version}`)
 printRow(columns)
@@ -55,6 +56,7 @@ for (const test of SELECTED) {
   const show = (name) => `${perSecond(throughput(name).mean)} ±${throughput(name).rme.toFixed(1)}%`
   const baseline = rows[0]
   const baselineBoth = throughput(`${baseline.name} both`).mean
+  figures[`validation-${test.name}`] = validationCost(test, throughput)
   for (const row of rows) {
     table.push([testLabel(test), row.name, row.bytes.length, deflated(row.bytes), show(`${row.name} encode`), show(`${row.name} decode`), show(`${row.name} both`), `${(throughput(`${row.name} both`).mean / baselineBoth).toFixed(2)}x`])
     printRow(table.at(-1))
@@ -63,8 +65,21 @@ for (const test of SELECTED) {
 results.write({
   columns,
   rows: table,
+  figures,
   notes: [`tinybench: ${TIME_MS} ms and at least 10 samples per task after 100 ms of warm-up; ops/s is the mean, ± its relative margin of error. ` +
     '"json buffer" encodes to a Buffer and decodes from one, as a WebSocket sends and receives; protobuf is protobuf.js static code, ' +
     'protobuf-dynamic protobuf.js reflection']
 })
 if (sink === Symbol.for('never')) console.log(sink)
+
+/**
+ * What validating JSON against the test's schema costs a decoder, beside JSON.parse from a Buffer
+ * (what arrives) and protobuf decode: the sentence the README's answer quotes. Undefined unless
+ * all three ran.
+ */
+function validationCost (test, throughput) {
+  const names = ['json buffer', 'json-validated', 'protobuf']
+  if (!names.every((name) => FORMATS.includes(name.split(' ')[0]))) return undefined
+  const [parse, validated, protobuf] = names.map((name) => (1e6 / throughput(`${name} decode`).mean).toFixed(1))
+  return `decoding one message of test ${testLabel(test)} takes ${parse} µs with JSON.parse, ${validated} µs with JSON.parse and the schema's validator, ${protobuf} µs in protobuf.js`
+}
