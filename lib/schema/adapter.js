@@ -18,7 +18,13 @@ const LENIENT = { strict: false }
 const codecs = new WeakMap()
 
 const isPlainObject = (value) => value !== null && typeof value === 'object' && !Array.isArray(value)
-const describe = (value) => {
+
+/**
+ * A JSON value as an error message names it: `number 5`, `string "x"`, `an array`, `null`.
+ * @param {*} value
+ * @returns {string}
+ */
+export const describe = (value) => {
   if (value === null) return 'null'
   if (Array.isArray(value)) return 'an array'
   if (['number', 'bigint', 'string', 'boolean'].includes(typeof value)) return `${typeof value} ${stringifyJsonExact(value)}`
@@ -38,8 +44,10 @@ function integerToJson (value) {
   return Number.isSafeInteger(number) ? number : BigInt(value.toString())
 }
 
-const LONG_TYPES = new Set(['int64', 'uint64', 'sint64', 'fixed64', 'sfixed64'])
-const INT_TYPES = new Set(['int32', 'uint32', 'sint32', 'fixed32', 'sfixed32'])
+/** Scalar types protobufjs holds as Long: JSON gives them as numbers, BigInt or decimal strings. */
+export const LONG_TYPES = new Set(['int64', 'uint64', 'sint64', 'fixed64', 'sfixed64'])
+/** 32-bit integer scalar types. */
+export const INT_TYPES = new Set(['int32', 'uint32', 'sint32', 'fixed32', 'sfixed32'])
 const INTEGER_TEXT = /^-?\d+$/
 const NUMBER_TEXT = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/
 const NON_FINITE = new Set(['NaN', 'Infinity', '-Infinity'])
@@ -77,7 +85,7 @@ function scalarToJson (type, value) {
 function valueConverter (field) {
   const resolved = field.resolvedType
   if (resolved instanceof Enum) {
-    if (resolved.fullName === '.google.protobuf.NullValue') {
+    if (isNullValue(resolved)) {
       return {
         toProto: (value, path, mode) => value === null ? 0 : reject(mode, path, `NullValue field cannot hold ${describe(value)}`),
         fromProto: () => null
@@ -104,17 +112,43 @@ function valueConverter (field) {
   }
 }
 
+/** Whether an enum is google.protobuf.NullValue, whose one value is JSON null. */
+export const isNullValue = (resolved) => resolved.fullName === '.google.protobuf.NullValue'
+
 /**
- * How one field maps to a JSON key: the explicit json_name (inferred schemas keep the original
- * key there), else the name declared in the .proto; input also accepts the lowerCamelCase JSON name.
+ * How one field maps to JSON keys: it is written under the explicit json_name (inferred schemas
+ * keep the original key there), else the name declared in the .proto; it is read from that key,
+ * the declared name, protobufjs' name and the lowerCamelCase JSON name.
+ * @param {protobuf.Field} field
+ * @returns {{jsonKey: string, inputKeys: string[]}}
  */
-function fieldEntry (field) {
+export function fieldKeys (field) {
   const declaredName = field.protoName ?? field.name
+  return {
+    jsonKey: field.options?.json_name ?? declaredName,
+    inputKeys: [declaredName, field.name, field.jsonName].filter(Boolean)
+  }
+}
+
+/**
+ * Which field each JSON key of a message's object reads into. Every field's own JSON key first:
+ * another field's alternative name must not shadow it.
+ * @param {protobuf.Type} type an object message
+ * @returns {Map<string, protobuf.Field>}
+ */
+export function fieldsByInputKey (type) {
+  const byKey = new Map(type.fieldsArray.map((field) => [fieldKeys(field).jsonKey, field]))
+  for (const field of type.fieldsArray) {
+    for (const key of fieldKeys(field).inputKeys) if (!byKey.has(key)) byKey.set(key, field)
+  }
+  return byKey
+}
+
+function fieldEntry (field) {
   const convert = valueConverter(field)
   const entry = {
     field,
-    jsonKey: field.options?.json_name ?? declaredName,
-    inputKeys: [declaredName, field.name, field.jsonName].filter(Boolean),
+    ...fieldKeys(field),
     hasPresence: field.hasPresence || field.resolvedType instanceof Type,
     acceptsNull: acceptsNull(field),
     toProto: convert.toProto,
@@ -155,10 +189,9 @@ const isSet = (message, name) => Object.hasOwn(message, name) && message[name] !
 
 /** A message that stands for a JSON object: one key per field. */
 function objectCodec (type) {
-  const entries = type.fieldsArray.map(fieldEntry)
-  // Every field's own JSON key first: another field's alternative name must not shadow it.
-  const byKey = new Map(entries.map((entry) => [entry.jsonKey, entry]))
-  for (const entry of entries) for (const key of entry.inputKeys) if (!byKey.has(key)) byKey.set(key, entry)
+  const entryOf = new Map(type.fieldsArray.map((field) => [field, fieldEntry(field)]))
+  const entries = [...entryOf.values()]
+  const byKey = new Map([...fieldsByInputKey(type)].map(([key, field]) => [key, entryOf.get(field)]))
   return {
     toProto (json, path, mode) {
       if (!isPlainObject(json)) return reject(mode, path, `${type.fullName.slice(1)} needs an object, got ${describe(json)}`)
@@ -192,10 +225,16 @@ function objectCodec (type) {
   }
 }
 
-function acceptsNull (field) {
+/**
+ * Whether JSON null is a value of a field (NullValue, google.protobuf.Value, a value message with
+ * a null or JSON text field) rather than "not set", as it is for every other field.
+ * @param {protobuf.Field} field
+ * @returns {boolean}
+ */
+export function acceptsNull (field) {
   const resolved = field.resolvedType
   if (!resolved || field.repeated || field.map) return false
-  if (resolved.fullName === '.google.protobuf.NullValue' || resolved.fullName === '.google.protobuf.Value') return true
+  if (isNullValue(resolved) || resolved.fullName === '.google.protobuf.Value') return true
   // protoName: protobufjs renames fields to camelCase unless keepCase is set.
   return resolved instanceof Type && isValueMessage(resolved) &&
     resolved.fieldsArray.some((candidate) =>
@@ -282,27 +321,37 @@ function unwrapCodec (type) {
 const UNWRAPPED_TYPES = new Set(['Struct', 'ListValue', 'DoubleValue', 'FloatValue', 'Int64Value', 'UInt64Value', 'Int32Value', 'UInt32Value', 'BoolValue', 'StringValue', 'BytesValue'].map((name) => `.google.protobuf.${name}`))
 const PROTOBUF_VALUE_FIELDS = { null: 1, number: 2, string: 3, bool: 4, object: 5, list: 6 }
 
+/**
+ * What JSON a message type stands for, as the adapter maps it: `unwrap`, the value of its field
+ * number 1 (Struct, ListValue, the wrappers); `value`, one JSON value whose kind picks the field
+ * (google.protobuf.Value and inferred value messages: fieldsByKind has a field, or undefined, per
+ * key of VALUE_FIELDS); else `object`, a JSON object with a key per field.
+ * @param {protobuf.Type} type
+ * @returns {{kind: 'unwrap', field: protobuf.Field}|{kind: 'value', fieldsByKind: Object<string, protobuf.Field|undefined>}|{kind: 'object'}}
+ */
+export function messageShape (type) {
+  for (const field of type.fieldsArray) field.resolve()
+  if (UNWRAPPED_TYPES.has(type.fullName)) return { kind: 'unwrap', field: type.fieldsById[1] }
+  if (type.fullName === '.google.protobuf.Value') {
+    return { kind: 'value', fieldsByKind: Object.fromEntries(Object.entries(PROTOBUF_VALUE_FIELDS).map(([kind, id]) => [kind, type.fieldsById[id]])) }
+  }
+  if (isValueMessage(type)) {
+    const byDeclaredName = new Map(type.fieldsArray.map((field) => [field.protoName ?? field.name, field]))
+    return { kind: 'value', fieldsByKind: Object.fromEntries(Object.entries(VALUE_FIELDS).map(([kind, name]) => [kind, byDeclaredName.get(name)])) }
+  }
+  return { kind: 'object' }
+}
+
 function codecFor (type) {
   let codec = codecs.get(type)
   if (codec) return codec
   // Recursive types reach their own codec while it is being built: cache a forwarder first.
   codec = {}
   codecs.set(type, codec)
-  for (const field of type.fieldsArray) field.resolve()
-  if (UNWRAPPED_TYPES.has(type.fullName)) {
-    Object.assign(codec, unwrapCodec(type))
-  } else if (type.fullName === '.google.protobuf.Value') {
-    const fields = Object.fromEntries(Object.entries(PROTOBUF_VALUE_FIELDS)
-      .map(([kind, id]) => [kind, type.fieldsById[id]]))
-    Object.assign(codec, kindCodec(type, fields))
-  } else if (isValueMessage(type)) {
-    const byDeclaredName = new Map(type.fieldsArray.map((field) => [field.protoName ?? field.name, field]))
-    const fieldsByKind = Object.fromEntries(Object.entries(VALUE_FIELDS)
-      .map(([kind, name]) => [kind, byDeclaredName.get(name)]))
-    Object.assign(codec, kindCodec(type, fieldsByKind))
-  } else {
-    Object.assign(codec, objectCodec(type))
-  }
+  const shape = messageShape(type)
+  if (shape.kind === 'unwrap') Object.assign(codec, unwrapCodec(type))
+  else if (shape.kind === 'value') Object.assign(codec, kindCodec(type, shape.fieldsByKind))
+  else Object.assign(codec, objectCodec(type))
   return codec
 }
 

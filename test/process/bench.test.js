@@ -19,6 +19,7 @@ test('bench:size over every format: real encoded sizes of the streams, ratios ag
     'protobuf-es': [7, '0.31', 6],
     'google-protobuf': [7, '0.31', 6],
     'fast-json': [24, '1.00', 22],
+    'json-validated': [24, '1.00', 22],
     msgpack: [18, '0.76', 17],
     cbor: [19, '0.79', 17],
     avro: [6, '0.24', 4]
