@@ -15,7 +15,14 @@ test('infer: the JSON, type and package with their defaults, and --sample as a w
 
 test('check: --proto required, five examples unless told, --examples 0 allowed', async () => {
   assert.deepEqual(await pbjson('check', 'order.json', '--proto', 'shop.proto'),
-    { command: 'check', json: 'order.json', type: 'Payload', proto: 'shop.proto', examples: 5 })
+    { command: 'check', json: 'order.json', type: 'Payload', proto: 'shop.proto', examples: 5, format: undefined, codecModules: [] })
   assert.equal((await pbjson('check', 'order.json', '--proto', 'shop.proto', '--examples', '0')).examples, 0)
   await assert.rejects(pbjson('check', 'order.json'), (err) => err instanceof UsageError && /proto/.test(err.message))
+})
+
+test('check --format: a format by name, one a --codec-module adds, or a one-line refusal', async () => {
+  assert.equal((await pbjson('check', 'order.json', '--proto', 'shop.proto', '--format', 'json-validated')).format, 'json-validated')
+  const added = await pbjson('check', 'order.json', '--proto', 'shop.proto', '--format', 'json-envelope', '--codec-module', 'test/fixtures/codecs/json-envelope.js')
+  assert.equal(added.codecModules.length, 1)
+  await assert.rejects(pbjson('check', 'order.json', '--proto', 'shop.proto', '--format', 'xml'), (err) => err instanceof UsageError && /^unknown format 'xml'/.test(err.message))
 })

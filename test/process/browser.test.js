@@ -27,7 +27,7 @@ test('browser client in headless Chromium: both formats in alternating trials wi
     await page.waitForFunction(() => document.getElementById('status').textContent === 'ready')
     assert.equal(await page.evaluate(() => globalThis.crossOriginIsolated), true, 'fine-grained performance.now()')
     assert.deepEqual(await page.$$eval('input[name=format]', (boxes) => boxes.map((box) => box.value)), ['json', 'protobuf'])
-    assert.match(await page.textContent('#formats-note'), /built-in formats, JSON and protobuf, only: .* --codec-module run from the command-line\s+clients/)
+    assert.match(await page.textContent('#formats-note'), /two built-in formats, JSON and protobuf, only:[^]*--codec-module run from the command-line\s+clients/)
 
     await page.selectOption('#test', 'small')
     await page.fill('#messages', '200')

@@ -13,7 +13,7 @@ test('npm run compare: bad options are refused before anything runs', async () =
     [['--throttle', 'none,custom-free'], /^unknown --throttle 'custom-free'/],
     [['--tests', '5,9'], /^unknown test '9'/],
     [['-n', '0'], /^--messages must be a whole number >= 1/],
-    [['--formats', 'json,xml'], /^unknown format 'xml': expected one of .*, or add it with --codec-module <file\.js>$/],
+    [['--formats', 'json,xml'], /^unknown format 'xml': expected one of .*, or add it with --codec-module <file\.js>\n$/],
     [['--trials', '0'], /^--trials must be a whole number >= 1, got '0'/],
     [['--trials', 'many'], /^--trials must be a whole number >= 1, got 'many'/],
     [['--trials', '51'], /^--trials must be at most 50, got 51/],

@@ -2,27 +2,13 @@
 // compiled from the test's schema (lib/schema/json-schema.js), so that a wrongly typed message
 // ({"orderId":5} for test 3) is refused as protobuf decoding, or a typed decoder, refuses it.
 //
-// The validator is @exodus/schemasafe 1.3.0, chosen by `npm run bench:validators`
-// (docs/results/validators.json; 2 x AMD EPYC, Node 20.20, tinybench): mean ns per message over
-// each test's stream, validate alone on JSON.parse output, beside JSON.parse (from a Buffer) and
-// protobuf.js decode (generated code) of the same messages, and this codec's decode whole:
-//
-//   test       JSON.parse  protobuf decode  schemasafe  ajv 8.20  this decode
-//   1 numbers        1368              262          28        59         1370
-//   2 strings        1500              827          17        25         1409
-//   3 medium         6029             2703          88       163         6197
-//   4 large         17699             6554         437       797        18437
-//   5 small           360               90           8        16          384
-//   person            969              485          33        44         1053
-//   counters        13678             6256         501       643        14351
-//
-// Validation alone adds 1-4% to JSON.parse (the codec's decode, measured whole, is within 10% of
-// JSON.parse), next to the 1.8-5.2x that JSON.parse already costs over protobuf decode.
-// schemasafe is the fastest on every test, and the one compiled validator fit for every schema:
-// on inferred schemas whose keys Object.prototype also has, ajv refuses `{}` (it reads an
-// inherited `constructor`) and, even with ownProperties (1.6-5.8x slower), does not check a
-// `__proto__` key; is-my-json-valid refuses `{}` too; @cfworker/json-schema is fit but
-// interprets, 310-560x slower. schemasafe is small (about 2,000 lines) and has no dependencies.
+// The validator is @exodus/schemasafe, chosen by `npm run bench:validators` (docs/results/
+// validators.json, the table in docs/codecs.md): the fastest on every test, and the one compiled
+// validator right on every schema. ajv refuses `{}` under inferred schemas whose keys
+// Object.prototype also has (it reads an inherited `constructor`) and, even with ownProperties
+// (slower), does not check a `__proto__` key; is-my-json-valid refuses `{}` too;
+// @cfworker/json-schema is right but interprets, hundreds of times slower. Validation adds a few
+// percent to JSON.parse, which itself costs several times protobuf decode.
 import { validator } from '@exodus/schemasafe'
 import { parseJsonExact } from '../../schema/json-exact.js'
 import { jsonSchemaOfType, schemaViolation } from '../../schema/json-schema.js'
