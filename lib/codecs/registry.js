@@ -184,6 +184,21 @@ function viewOf (test) {
 }
 
 /**
+ * A codec whose messages stay plain JSON values in memory (prepare and toPlain change nothing):
+ * for a format module that only encodes and decodes.
+ * @param {string} format
+ * @param {boolean} binary
+ * @param {(value: unknown) => string|Uint8Array} encode
+ * @param {(frame: Buffer) => unknown} decode
+ * @returns {Codec}
+ */
+export function plainCodec (format, binary, encode, decode) {
+  return Object.freeze({ name: format, binary, prepare: same, encode, decode, toPlain: same })
+}
+
+const same = (value) => value
+
+/**
  * A format's module, loaded (once) and checked.
  * @param {string} name
  * @returns {Promise<Format>}

@@ -2,6 +2,7 @@
 // on either side. Records (cbor-x's extension that sends keys once per structure) are off:
 // standard CBOR that any other implementation reads, as a user's other services would.
 import { Encoder } from 'cbor-x'
+import { plainCodec } from '../registry.js'
 
 export const format = 'cbor'
 export const binary = true
@@ -9,14 +10,7 @@ export const binary = true
 const cbor = new Encoder({ useRecords: false, mapsAsObjects: true })
 
 /** CBOR through cbor-x. */
-export const cborCodec = Object.freeze({
-  name: format,
-  binary,
-  prepare: (plain) => plain,
-  encode: (value) => cbor.encode(value),
-  decode: (frame) => cbor.decode(frame),
-  toPlain: (value) => value
-})
+export const cborCodec = plainCodec(format, binary, (value) => cbor.encode(value), (frame) => cbor.decode(frame))
 
 /**
  * CBOR does not depend on the test.

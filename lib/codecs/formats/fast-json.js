@@ -4,6 +4,7 @@
 import fastJson from 'fast-json-stringify'
 import { kindOf, learnShape } from '../../schema/shape.js'
 import { codecFor as jsonCodecFor, jsonCodec } from './json.js'
+import { plainCodec } from '../registry.js'
 
 export const format = 'fast-json'
 export const binary = false
@@ -34,7 +35,7 @@ export function jsonSchemaOf (shape) {
  */
 export function codecFor (test) {
   if (test.messages) return typedJsonCodec(test.messages, jsonCodecFor(test).decode)
-  return Object.freeze({ ...jsonCodec, name: format })
+  return plainCodec(format, binary, jsonCodec.encode, jsonCodec.decode)
 }
 
 /**
@@ -44,13 +45,5 @@ export function codecFor (test) {
  * @returns {import('../registry.js').Codec}
  */
 export function typedJsonCodec (payloads, decode) {
-  const stringify = fastJson(jsonSchemaOf(learnShape(payloads)))
-  return Object.freeze({
-    name: format,
-    binary,
-    prepare: (plain) => plain,
-    encode: stringify,
-    decode,
-    toPlain: (value) => value
-  })
+  return plainCodec(format, binary, fastJson(jsonSchemaOf(learnShape(payloads))), decode)
 }

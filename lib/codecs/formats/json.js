@@ -1,29 +1,21 @@
 // JSON: JSON.stringify and JSON.parse, as every WebSocket application has them; the exact
 // variant only for documents those would change.
 import { parseJsonExact, stringifyJsonExact } from '../../schema/json-exact.js'
+import { plainCodec } from '../registry.js'
 
 export const format = 'json'
 export const binary = false
 
 /** JSON through the built-ins: text frames. */
-export const jsonCodec = Object.freeze({
-  name: format,
-  binary,
-  prepare: (plain) => plain,
-  encode: (value) => JSON.stringify(value),
-  decode: (frame) => JSON.parse(frame.toString('utf8')),
-  toPlain: (value) => value
-})
+export const jsonCodec = plainCodec(format, binary,
+  (value) => JSON.stringify(value),
+  (frame) => JSON.parse(frame.toString('utf8')))
 
 /**
  * JSON for documents JSON.stringify would change: integers past 2^53 (read as BigInt) and -0.
  * Slower than the built-ins, so only used where they are not exact.
  */
-const exactJsonCodec = Object.freeze({
-  ...jsonCodec,
-  encode: stringifyJsonExact,
-  decode: (frame) => parseJsonExact(frame.toString('utf8'))
-})
+const exactJsonCodec = plainCodec(format, binary, stringifyJsonExact, (frame) => parseJsonExact(frame.toString('utf8')))
 
 /**
  * The JSON codec for a test: the built-ins, unless one of a user's messages needs the exact

@@ -2,6 +2,7 @@
 // either side. Records (msgpackr's extension that sends keys once per structure) are off: standard
 // MessagePack that any other implementation reads, as a user's other services would.
 import { Packr } from 'msgpackr'
+import { plainCodec } from '../registry.js'
 
 export const format = 'msgpack'
 export const binary = true
@@ -9,14 +10,7 @@ export const binary = true
 const packr = new Packr({ useRecords: false })
 
 /** MessagePack through msgpackr. */
-export const msgpackCodec = Object.freeze({
-  name: format,
-  binary,
-  prepare: (plain) => plain,
-  encode: (value) => packr.pack(value),
-  decode: (frame) => packr.unpack(frame),
-  toPlain: (value) => value
-})
+export const msgpackCodec = plainCodec(format, binary, (value) => packr.pack(value), (frame) => packr.unpack(frame))
 
 /**
  * MessagePack does not depend on the test.
