@@ -95,7 +95,9 @@ export async function measure ({ format, test, codec, lossy }, settings, { conne
       ? { frame: registrationFrame(test), expect: REGISTRATION_OK }
       : undefined
   })
-  return buildReport(result, { ...settings, format: format.format, test, network, lossy, payload })
+  return buildReport(result, {
+    ...settings, format: format.format, codecModule: format.file, test, network, lossy, payload
+  })
 }
 
 /**

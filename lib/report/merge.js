@@ -62,6 +62,7 @@ export function mergeReports (reports) {
   }
   const report = buildReport(result, {
     format: first.format,
+    codecModule: first.codecModule ?? null,
     test: { name: first.test, id: first.testId, custom: first.payloadFile !== undefined, file: first.payloadFile, inferred: first.schema === 'inferred', typeName: first.schema },
     url: first.url,
     connections: first.fanout ? sum((r) => r.fanout.subscribers) : sum((r) => r.connections),

@@ -7,6 +7,7 @@ const BAR_WIDTH = 30
 /**
  * @typedef {object} RunContext what was run, for the report to name it
  * @property {string} format codec name
+ * @property {string|null} [codecModule] the file the format came from (--codec-module), null for a built-in one
  * @property {import('../payloads/catalog.js').TestInfo} test
  * @property {string} url
  * @property {number} connections
@@ -40,6 +41,7 @@ export function buildReport (result, context) {
   const uncorrected = result.uncorrectedHistogram
   return {
     format: context.format,
+    codecModule: context.codecModule ?? null,
     test: context.test.name,
     testId: context.test.id,
     url: context.url,
@@ -209,7 +211,7 @@ export function formatReport (report, histogram) {
   const target = report.target && (({ rate, sendRate, met, missedByPercent }) =>
     `target    ${int(rate)} msg/s, sent at ${int(sendRate)} msg/s: ${met ? 'met' : `MISSED by ${missedByPercent}%`}`)(report.target)
   const lines = [
-    `${report.format} · test ${testLabel({ id: report.testId, name: report.test, file: report.payloadFile })} · ${report.direction} · ${loadShape(report)} · network: ${describeNetwork(report.network)}`,
+    `${report.format}${report.codecModule ? ` (${report.codecModule})` : ''} · test ${testLabel({ id: report.testId, name: report.test, file: report.payloadFile })} · ${report.direction} · ${loadShape(report)} · network: ${describeNetwork(report.network)}`,
     ...(report.network.reason ? [`shaping   ${report.network.reason}`] : []),
     `messages  sent ${int(m.sent)}  acked ${int(m.acked)}  errors ${int(m.errors)}  lost ${int(m.lost)}`,
     `elapsed   ${(report.durationMs / 1000).toFixed(2)} s  rate ${int(report.rate)} msg/s`,

@@ -48,6 +48,7 @@ describe('a server and clients given the same modules', () => {
         const { code, report } = await clientReport('client.js', [...MODULES, '--format', format, '3', '200', '--url', server.url, '--direction', direction])
         assert.equal(code, 0, `${format} ${direction}`)
         assert.equal(report.format, format)
+        assert.equal(report.codecModule, path.resolve(format === 'json-envelope' ? TEXT : BINARY), 'the report names the module')
         assert.deepEqual(report.messages, { sent: 200, acked: 200, errors: 0, lost: 0 }, `${format} ${direction}`)
       }
     }
@@ -57,6 +58,7 @@ describe('a server and clients given the same modules', () => {
     const { code, report } = await clientReport('client.js', [...MODULES, '--format', 'pbjs-reflect', 'person', '400', '--url', server.url, '--workers', '2'])
     assert.equal(code, 0)
     assert.equal(report.workers, 2)
+    assert.equal(report.codecModule, path.resolve(BINARY), 'the merged report names the module')
     assert.deepEqual(report.messages, { sent: 400, acked: 400, errors: 0, lost: 0 })
   })
 
@@ -65,7 +67,9 @@ describe('a server and clients given the same modules', () => {
     assert.equal(code, 0)
     assert.deepEqual(report.messages, { sent: 50, acked: 50, errors: 0, lost: 0 })
     const json = await clientReport('client_json.js', ['--codec-module', TEXT, '5', '20', '--url', server.url])
-    assert.equal(json.report.format, 'json')
+    assert.deepEqual([json.report.format, json.report.codecModule], ['json', null])
+    const human = await runScript('client.js', ['--codec-module', TEXT, '--format', 'json-envelope', '5', '20', '--url', server.url])
+    assert.match(human.stdout, new RegExp(`^json-envelope \\(${path.resolve(TEXT).replace(/[.]/g, '\\.')}\\) · test 5 small · up`))
   })
 
   test('a module that cannot carry a user\'s payload is refused before anything connects', async () => {
