@@ -43,7 +43,8 @@ import { UsageError } from '../errors.js'
  */
 
 /** A format's name goes into URLs and file names as it is. */
-const FORMAT_NAME = /^[a-z0-9][a-z0-9._-]{0,39}$/
+const FORMAT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$/
+const same = (value) => value
 
 const BUILT_IN = new URL('./formats/', import.meta.url)
 const builtIns = fs.readdirSync(BUILT_IN).filter((file) => file.endsWith('.js')).map((file) => file.slice(0, -3)).sort()
@@ -98,7 +99,8 @@ export async function addCodecModules (files = []) {
     } catch (err) {
       throw new UsageError(`--codec-module ${given}: cannot import it: ${importFailure(err, file)}`)
     }
-    const format = checkedFormat(module, given)
+    // A CommonJS module (module.exports = {...}), or one whose exports are a default object, declares the same.
+    const format = checkedFormat(typeof module.codecFor !== 'function' && module.default ? module.default : module, given)
     added.set(format.format, file)
     loaded.set(format.format, Promise.resolve(format))
     formats.push(format.format)
@@ -124,7 +126,7 @@ function checkedFormat (module, given) {
   const what = given ? `--codec-module ${given}` : 'codec module'
   if (typeof codecFor !== 'function') throw new UsageError(`${what}: exports no codecFor(test) function`)
   if (typeof format !== 'string') throw new UsageError(`${what}: exports no format name (export const format = 'my-format')`)
-  if (!FORMAT_NAME.test(format)) throw new UsageError(`${what}: format '${format}' must be 1-40 of a-z, 0-9, '.', '_', '-' (it goes into URLs)`)
+  if (!FORMAT_NAME.test(format)) throw new UsageError(`${what}: format '${format}' must be 1-40 of A-Z, a-z, 0-9, '.', '_', '-' (it goes into URLs)`)
   if (typeof binary !== 'boolean') throw new UsageError(`${what}: exports no binary flag (export const binary = true for binary frames, false for text)`)
   if (given && (builtIns.includes(format) || added.has(format))) {
     throw new UsageError(`${what}: format '${format}' is taken (${builtIns.includes(format) ? 'built in' : `by ${added.get(format)}`}); name yours otherwise`)
@@ -148,12 +150,16 @@ function codecMaker (format, binary, codecFor) {
   const cache = new Map()
   const make = (test) => {
     const codec = codecFor(viewOf(test))
-    for (const method of ['prepare', 'encode', 'decode', 'toPlain']) {
+    for (const method of ['encode', 'decode']) {
       if (typeof codec?.[method] !== 'function') throw new UsageError(`${format}: codecFor(${test.name}) returned no ${method}() function`)
     }
-    // Its own methods stay as they are (a class's keep their `this`); name and binary are the module's.
-    if (codec.name === format && codec.binary === binary) return codec
-    return Object.create(codec, { name: { value: format }, binary: { value: binary } })
+    const complete = typeof codec.prepare === 'function' && typeof codec.toPlain === 'function'
+    if (complete && codec.name === format && codec.binary === binary) return codec
+    // Its own methods stay as they are (a class's keep their `this`); name and binary are the
+    // module's; a codec without prepare or toPlain holds messages as they are.
+    const own = { name: { value: format }, binary: { value: binary } }
+    for (const method of ['prepare', 'toPlain']) if (typeof codec[method] !== 'function') own[method] = { value: same }
+    return Object.create(codec, own)
   }
   return (test) => {
     if (test.custom) return make(test)
@@ -195,8 +201,6 @@ function viewOf (test) {
 export function plainCodec (format, binary, encode, decode) {
   return Object.freeze({ name: format, binary, prepare: same, encode, decode, toPlain: same })
 }
-
-const same = (value) => value
 
 /**
  * A format's module, loaded (once) and checked.

@@ -44,12 +44,15 @@ export async function prepareRun (name, { test: testName, custom, load }) {
   return { format, test, codec, lossy: test.custom ? lossOf(test, codec) : null }
 }
 
+/** A built-in test by name, a user's payload by its file. */
+const testNamed = (test) => test.custom ? test.file : `test ${test.name}`
+
 /** A codec that cannot be made for the test is refused before the run, naming the test. */
 function codecOf (format, test) {
   try {
     return format.codecFor(test)
   } catch (err) {
-    throw new UsageError(`format '${format.format}' cannot serve test ${test.name}: ${oneLine(err)}`)
+    throw new UsageError(`format '${format.format}' cannot serve ${testNamed(test)}: ${oneLine(err)}`)
   }
 }
 
@@ -60,7 +63,7 @@ function checkEncodes (codec, test, messages) {
       codec.encode(codec.prepare(message))
     } catch (err) {
       const which = messages.length > 1 ? `message ${i + 1} of ` : ''
-      throw new UsageError(`format '${codec.name}' cannot encode ${which}test ${test.name}: ${oneLine(err)}`)
+      throw new UsageError(`format '${codec.name}' cannot encode ${which}${testNamed(test)}: ${oneLine(err)}`)
     }
   })
 }

@@ -110,7 +110,7 @@ test('addCodecModules refuses, in one line each, what cannot be a format', async
     [moduleFile('no-codec.js', 'export const format = "x"\nexport const binary = true\n'), /: exports no codecFor\(test\) function$/],
     [moduleFile('no-format.js', 'export const binary = true\nexport const codecFor = () => ({})\n'), /: exports no format name \(export const format = 'my-format'\)$/],
     [moduleFile('no-binary.js', 'export const format = "x"\nexport const codecFor = () => ({})\n'), /: exports no binary flag/],
-    [moduleFile('bad-name.js', 'export const format = "my format"\nexport const binary = true\nexport const codecFor = () => ({})\n'), /: format 'my format' must be 1-40 of a-z, 0-9/],
+    [moduleFile('bad-name.js', 'export const format = "my format"\nexport const binary = true\nexport const codecFor = () => ({})\n'), /: format 'my format' must be 1-40 of A-Z, a-z, 0-9/],
     [moduleFile('taken.js', 'export const format = "json"\nexport const binary = false\nexport const codecFor = () => ({})\n'), /: format 'json' is taken \(built in\); name yours otherwise$/]
   ]
   for (const [file, pattern] of cases) await assert.rejects(addCodecModules([file]), usage(pattern), file)
@@ -118,7 +118,22 @@ test('addCodecModules refuses, in one line each, what cannot be a format', async
   const second = moduleFile('twice.js', 'export const format = "twice"\nexport const binary = true\nexport const codecFor = () => ({})\n')
   await addCodecModules([first])
   await assert.rejects(addCodecModules([second]), usage(new RegExp(`: format 'twice' is taken \\(by ${first.replace(/[.]/g, '\\.')}\\)`)))
-  await assert.rejects(createCodec('twice', resolveTest(1)), usage(/^twice: codecFor\(numbers\) returned no prepare\(\) function$/), 'a codec without its methods')
+  await assert.rejects(createCodec('twice', resolveTest(1)), usage(/^twice: codecFor\(numbers\) returned no encode\(\) function$/), 'a codec without its methods')
+})
+
+test('the smallest module: encode and decode alone (messages held as they are), as CommonJS or a default export, any URL-safe name', async () => {
+  const files = [
+    moduleFile('small.cjs', 'module.exports = { format: "Tiny-CJS", binary: false, codecFor: () => ({ encode: JSON.stringify, decode: (frame) => JSON.parse(frame) }) }\n'),
+    moduleFile('default.js', 'export default { format: "tiny.default", binary: true, codecFor: () => ({ encode: (v) => Buffer.from(JSON.stringify(v)), decode: (frame) => JSON.parse(frame) }) }\n')
+  ]
+  assert.deepEqual(await addCodecModules(files), ['Tiny-CJS', 'tiny.default'])
+  const payload = loadPayload(resolveTest(3))
+  for (const [format, binary] of [['Tiny-CJS', false], ['tiny.default', true]]) {
+    const codec = await createCodec(format, resolveTest(3))
+    assert.deepEqual([codec.name, codec.binary], [format, binary])
+    assert.equal(codec.prepare(payload), payload, 'prepare: the message as it is')
+    assert.deepStrictEqual(codec.toPlain(codec.decode(Buffer.from(codec.encode(codec.prepare(payload))))), payload)
+  }
 })
 
 test('no schema declares float, so no non-integer is rounded to 32 bits', () => {
