@@ -13,6 +13,7 @@ import { validator } from '@exodus/schemasafe'
 import { parseJsonExact } from '../../schema/json-exact.js'
 import { jsonSchemaOfType, schemaViolation } from '../../schema/json-schema.js'
 import { codecFor as jsonCodecFor, jsonCodec } from './json.js'
+import { plainCodec } from '../registry.js'
 
 export const format = 'json-validated'
 export const binary = false
@@ -72,12 +73,5 @@ export function codecFor (test) {
         check(JSON.parse(text))
         return parseJsonExact(text)
       }
-  return Object.freeze({
-    name: format,
-    binary,
-    prepare: (plain) => plain,
-    encode: json.encode,
-    decode,
-    toPlain: (value) => value
-  })
+  return plainCodec(format, binary, json.encode, decode)
 }
