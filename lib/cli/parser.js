@@ -3,6 +3,7 @@
 import yargs from 'yargs'
 import { hideBin } from 'yargs/helpers'
 import { UsageError } from '../errors.js'
+import { addCodecModules, codecModules, formatNames, unknownFormat } from '../codecs/registry.js'
 
 /**
  * A yargs parser that reports mistakes as one UsageError line instead of printing usage and
@@ -168,7 +169,6 @@ export const CODEC_MODULE_OPTION = {
  * @throws {UsageError} one line, for a bad module or an unknown format
  */
 export async function codecModulesFor (files, formats) {
-  const { addCodecModules, codecModules, formatNames, unknownFormat } = await import('../codecs/registry.js')
   await addCodecModules(files)
   const unknown = formats.find((format) => !formatNames().includes(format))
   if (unknown !== undefined) throw new UsageError(unknownFormat(unknown))
