@@ -3,6 +3,7 @@
 // under way, a failure, the error replies kept, the reconnects); the phases report to it only
 // through the functions it gives them.
 import { setTimeout as sleep } from 'node:timers/promises'
+import { UsageError, oneLine } from '../errors.js'
 import { createLatencyHistogram } from '../histogram.js'
 import { Channel } from './channel.js'
 import { compression, connect } from './connection.js'
@@ -45,8 +46,8 @@ const RECONNECT_BACKOFF_MS = 100
 /**
  * @typedef {object} LoadMaterials what a run is made of besides the settings
  * @property {import('../payloads/catalog.js').TestInfo} test
- * @property {object[]} payloads the plain JSON messages sent, in order, cycling when there are more
- *   messages to send than payloads (one payload: the same message every time)
+ * @property {PreparedMessages} prepared the messages sent, in order, cycling when there are more
+ *   messages to send than these (one: the same message every time)
  * @property {import('../codecs/registry.js').Codec} codec
  * @property {string} [connectUrl] where to open the TCP connection when it differs from url (a shaping proxy)
  * @property {{frame: string, expect: string}} [handshake] sent first on every connection; the run starts
@@ -97,11 +98,7 @@ const RECONNECT_BACKOFF_MS = 100
  * @returns {Promise<LoadResult>}
  */
 export async function runLoad (options) {
-  const { codec, payloads, connections = 1, inflight = 1, warmup = {}, signal } = options
-  // Prepared once, before the run (for protobuf, message objects, as an application holds them);
-  // the hot path only encodes and sends.
-  const natives = payloads.map((payload) => codec.prepare(payload))
-  const payloadSizes = encodedSizes(codec, natives)
+  const { prepared: { natives, sizes: payloadSizes }, connections = 1, inflight = 1, warmup = {}, signal } = options
   const run = new Run(options, natives)
   // One connection that cannot open fails the run; the ones that did open are closed, not left behind.
   const attempts = await Promise.allSettled(Array.from({ length: connections }, () => connect(options)))
@@ -258,13 +255,40 @@ async function waitUntil (epochMs, signal) {
 }
 
 /**
- * The encoded sizes of the payloads: mean (rounded), min, p50, p99, max, and how many.
- * @param {import('../codecs/registry.js').Codec} codec
- * @param {unknown[]} natives the payloads, prepared by the codec
- * @returns {{messages: number, mean: number, min: number, p50: number, p99: number, max: number}}
+ * @typedef {object} PreparedMessages the messages a run sends, made ready once before it
+ * @property {unknown[]} natives each in the codec's own form (for protobuf, message objects, as an
+ *   application holds them): the hot path only encodes and sends
+ * @property {{messages: number, mean: number, min: number, p50: number, p99: number, max: number}} sizes
+ *   their encoded sizes: mean (rounded), min, p50, p99, max, and how many
  */
-export function encodedSizes (codec, natives) {
-  const sorted = natives.map((native) => byteLength(codec.encode(native))).sort((a, b) => a - b)
+
+/**
+ * Prepares and encodes each message once, before anything connects; a codec that cannot is
+ * refused, naming the message and what it belongs to.
+ * @param {import('../codecs/registry.js').Codec} codec
+ * @param {object[]} payloads the plain JSON messages, in order
+ * @param {string} what the test or file they come from, for the refusal (`test medium`, `feed.jsonl`)
+ * @returns {PreparedMessages}
+ * @throws {UsageError}
+ */
+export function prepareMessages (codec, payloads, what) {
+  const natives = []
+  const sizes = []
+  payloads.forEach((payload, i) => {
+    try {
+      const native = codec.prepare(payload)
+      sizes.push(byteLength(codec.encode(native)))
+      natives.push(native)
+    } catch (err) {
+      const which = payloads.length > 1 ? `message ${i + 1} of ` : ''
+      throw new UsageError(`format '${codec.name}' cannot encode ${which}${what}: ${oneLine(err)}`)
+    }
+  })
+  return { natives, sizes: sizeSummary(sizes) }
+}
+
+function sizeSummary (sizes) {
+  const sorted = sizes.sort((a, b) => a - b)
   const at = (percentile) => sorted[Math.min(sorted.length - 1, Math.ceil(percentile / 100 * sorted.length) - 1)]
   const mean = Math.round(sorted.reduce((sum, size) => sum + size, 0) / sorted.length)
   return { messages: sorted.length, mean, min: sorted[0], p50: at(50), p99: at(99), max: sorted[sorted.length - 1] }

@@ -2,7 +2,7 @@
 // loop on one connection, every frame numbered and stamped with its scheduled time) publishes; the
 // run ends when the publisher's END has reached every subscriber. With --role, the publisher and
 // the subscribers run in different processes or hosts, and their reports merge.
-import { runLoad, encodedSizes } from './engine.js'
+import { runLoad } from './engine.js'
 import { Subscribers } from './subscribers.js'
 import { createLatencyHistogram } from '../histogram.js'
 import { FANOUT_END, FANOUT_HEADER_BYTES } from '../protocol.js'
@@ -59,8 +59,7 @@ function endWithinMs ({ timeoutMs = 10000, startAt, warmup = {}, durationMs, mes
 /** One result from the publisher's and the subscribers' parts of the run. */
 function combine (options, publisher, heard) {
   // The publisher measured them; subscribers alone measure them here.
-  const { codec, payloads } = options
-  const sizes = publisher?.bytes.payloadSizes ?? encodedSizes(codec, payloads.map((payload) => codec.prepare(payload)))
+  const sizes = publisher?.bytes.payloadSizes ?? options.prepared.sizes
   const base = heard ?? {
     ...publisher,
     histogram: createLatencyHistogram(), // a publisher alone times no delivery

@@ -1,7 +1,7 @@
 // One client run in this thread: the test (built-in or the user's payload) and its codec made
 // ready, the load run, and its report built. The CLI and each --workers thread call it; what to
 // tell the user (a lossy payload, progress) is the caller's.
-import { runLoad } from './engine.js'
+import { prepareMessages, runLoad } from './engine.js'
 import { checkCarries, loadFormat } from '../codecs/registry.js'
 import { loadMessages, resolveTest } from '../payloads/catalog.js'
 import { UsageError, oneLine } from '../errors.js'
@@ -22,6 +22,8 @@ import { REGISTRATION_OK } from '../protocol.js'
  * @property {import('../codecs/registry.js').Format} format
  * @property {object} test the catalog test, or the user's (see CustomTest in lib/payloads/custom.js)
  * @property {import('../codecs/registry.js').Codec} codec
+ * @property {import('./engine.js').PreparedMessages} prepared the messages the run sends, in the codec's form
+ * @property {import('../payloads/catalog.js').PayloadKind} payload what they are, as reports state it
  * @property {{differences: number, messages: number, examples: object[]}|null} lossy a user's payload
  *   whose values the format changes; null when it survives
  */
@@ -40,8 +42,9 @@ export async function prepareRun (name, { test: testName, custom, load }) {
   const test = custom ? await loadCustomTest(custom) : resolveTest(testName)
   if (test.custom) checkCarries(format)
   const codec = codecOf(format, test)
-  checkEncodes(codec, test, messagesToSend(test, load.repeat).messages)
-  return { format, test, codec, lossy: test.custom ? lossOf(test, codec) : null }
+  const { messages, payload } = messagesToSend(test, load.repeat)
+  const prepared = prepareMessages(codec, messages, testNamed(test))
+  return { format, test, codec, prepared, payload, lossy: test.custom ? lossOf(test, codec) : null }
 }
 
 /** A built-in test by name, a user's payload by its file. */
@@ -54,18 +57,6 @@ function codecOf (format, test) {
   } catch (err) {
     throw new UsageError(`format '${format.format}' cannot serve ${testNamed(test)}: ${oneLine(err)}`)
   }
-}
-
-/** Nor can one whose prepare or encode throws on a message the run would send. */
-function checkEncodes (codec, test, messages) {
-  messages.forEach((message, i) => {
-    try {
-      codec.encode(codec.prepare(message))
-    } catch (err) {
-      const which = messages.length > 1 ? `message ${i + 1} of ` : ''
-      throw new UsageError(`format '${codec.name}' cannot encode ${which}${testNamed(test)}: ${oneLine(err)}`)
-    }
-  })
 }
 
 /** The values a format changes in a user's payload, or null when it keeps them all. */
@@ -81,14 +72,14 @@ function lossOf (test, codec) {
  * @param {{connectUrl?: string, network: object|null, signal?: AbortSignal, onTick?: Function}} context
  * @returns {Promise<object>} the report
  */
-export async function measure ({ format, test, codec, lossy }, settings, { connectUrl, network, signal, onTick }) {
-  const { messages: payloads, payload } = messagesToSend(test, settings.repeat)
-  const run = settings.direction === 'fanout' ? (await import('./fanout.js')).runFanout : runLoad
-  const result = await run({
+export async function measure (run, settings, { connectUrl, network, signal, onTick }) {
+  const { format, test, codec, prepared, payload, lossy } = run
+  const load = settings.direction === 'fanout' ? (await import('./fanout.js')).runFanout : runLoad
+  const result = await load({
     ...settings,
     connectUrl,
     test,
-    payloads,
+    prepared,
     codec,
     repeat: payload.kind === 'repeated',
     signal,

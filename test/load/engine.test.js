@@ -4,7 +4,8 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
 import { WebSocketServer } from 'ws'
-import { runLoad } from '../../lib/load/engine.js'
+import { prepareMessages, runLoad } from '../../lib/load/engine.js'
+import { UsageError } from '../../lib/errors.js'
 import { judgeGenerator } from '../../lib/report/report.js'
 import { createCodec } from '../../lib/codecs/registry.js'
 import { loadPayload, resolveTest } from '../../lib/payloads/catalog.js'
@@ -44,7 +45,7 @@ async function startWsServer (onMessage) {
 const ackEach = (ws) => ws.send('ACK')
 
 function options (server, extra = {}) {
-  return { url: server.url, test: small, payloads: [loadPayload(small)], codec: jsonCodec, ...extra }
+  return { url: server.url, test: small, prepared: prepareMessages(jsonCodec, [loadPayload(small)], 'test small'), codec: jsonCodec, ...extra }
 }
 
 /** Every sent message is acked, errored or lost, whatever happened. */
@@ -99,7 +100,7 @@ test('several payloads are sent in turn, cycling', LIMIT, async (t) => {
   })
   t.after(() => server.close())
   const payloads = [{ id: 1, status: 'ok' }, { id: 2, status: 'ok' }, { id: 3, status: 'a longer status' }]
-  const result = await runLoad(options(server, { payloads, messages: 7 }))
+  const result = await runLoad(options(server, { prepared: prepareMessages(jsonCodec, payloads, 'three'), messages: 7 }))
   assert.deepEqual(seen, [1, 2, 3, 1, 2, 3, 1])
   assert.deepEqual(result.messages, { sent: 7, acked: 7, errors: 0, lost: 0 })
   assert.equal(result.bytes.payloadSizes.messages, 3)
@@ -311,7 +312,7 @@ test('a connection that cannot open fails the run, and the ones that did open ar
   await once(wss, 'listening')
   t.after(() => new Promise((resolve) => wss.close(() => resolve())))
   const url = `ws://127.0.0.1:${wss.address().port}`
-  await assert.rejects(runLoad({ url, test: small, payloads: [loadPayload(small)], codec: jsonCodec, connections: 3, messages: 10 }), /server refused .*: 401/)
+  await assert.rejects(runLoad({ url, test: small, prepared: prepareMessages(jsonCodec, [loadPayload(small)], 'test small'), codec: jsonCodec, connections: 3, messages: 10 }), /server refused .*: 401/)
   // Every connection the server accepted is closed again.
   while (wss.clients.size > 0) await once([...wss.clients][0], 'close')
   assert.equal(wss.clients.size, 0)
@@ -335,4 +336,14 @@ test('the generator checks itself: a free event loop is not saturated, one block
   assert.ok(blocked.generator.loopDelayMs.max >= blocked.generator.loopDelayMs.p99)
   assert.equal(judgeGenerator(blocked.generator, blocked.durationMs).saturated, true)
   assertAccounted(blocked)
+})
+
+test('prepareMessages: each message prepared and encoded once, sizes summed up; a codec that cannot is refused naming the message', () => {
+  const { natives, sizes } = prepareMessages(jsonCodec, [{ a: 1 }, { a: 22 }, { a: 333 }], 'three')
+  assert.deepEqual(natives, [{ a: 1 }, { a: 22 }, { a: 333 }])
+  assert.deepEqual(sizes, { messages: 3, mean: 8, min: 7, p50: 8, p99: 9, max: 9 })
+  const picky = { ...jsonCodec, encode: (value) => { if (value.a > 9) throw new Error('too big'); return JSON.stringify(value) } }
+  assert.throws(() => prepareMessages(picky, [{ a: 1 }, { a: 22 }], 'test small'),
+    (err) => err instanceof UsageError && err.message === "format 'json' cannot encode message 2 of test small: too big")
+  assert.throws(() => prepareMessages(picky, [{ a: 22 }], 'feed.json'), /^UsageError: format 'json' cannot encode feed\.json: too big$/)
 })

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict'
 import net from 'node:net'
 import { WebSocketServer } from 'ws'
 import { runFanout } from '../../lib/load/fanout.js'
+import { prepareMessages } from '../../lib/load/engine.js'
 import { measure, prepareRun } from '../../lib/load/measure.js'
 import { startServer } from '../../lib/server/server.js'
 import { mergeReports } from '../../lib/report/merge.js'
@@ -165,7 +166,7 @@ test('runFanout: subscribers with no publisher fail at the deadline with one lin
   t.after(() => server.close())
   const prepared = await prepareRun('json', fanoutRun(server.url, 'json'))
   const { load } = fanoutRun(server.url, 'json', { role: 'subscriber', connections: 3, durationMs: 200, timeoutMs: 300, warmup: { messages: 0 } })
-  const result = await runFanout({ ...load, test: prepared.test, codec: prepared.codec, payloads: [{ id: 1 }] })
+  const result = await runFanout({ ...load, test: prepared.test, codec: prepared.codec, prepared: prepareMessages(prepared.codec, [{ id: 1 }], 'one message') })
   assert.equal(result.failure, '3 of 3 subscribers had no END from the publisher by the deadline (--timeout)')
   assert.equal(result.fanout.published, null)
   while (server.stats.subscribers > 0) await new Promise((resolve) => setImmediate(resolve))
