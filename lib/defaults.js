@@ -31,21 +31,11 @@ export const DEFAULT_CLIENT_MESSAGES = 10_000
 /** The question the tool settles: compare's formats unless --formats says otherwise. Ratios are against the first. */
 export const DEFAULT_FORMATS = Object.freeze(['json', 'protobuf'])
 
-/** Compare's messages and warm-up per trial, unless the command line says otherwise. */
-export const DEFAULT_MESSAGES = 2000
-export const DEFAULT_WARMUP = 200
-
-/** Compare's default trials stop at this much JSON each, so the 12.9 MB `people` test takes seconds, not hours. */
-export const DEFAULT_BYTES_PER_RUN = 64 * 1024 * 1024
-
-/** Compare adds trial pairs until every cell is decided or this much time has passed since it started. */
+/** Compare runs generations while the next one fits in this much time from its start. */
 export const DEFAULT_BUDGET_MS = 100_000
 
-/** More trials than this add run time, not certainty worth having. */
+/** More generations than this (--trials) add run time, not certainty worth having. */
 export const MAX_TRIALS = 50
-
-/** Compare refuses trials that would push more JSON than this through one format on one test. */
-export const MAX_BYTES_PER_FORMAT = 4 * 1024 * 1024 * 1024
 
 /** A fan-out subscriber with more unsent bytes than this on the server is dropped (--max-buffered). */
 export const DEFAULT_MAX_BUFFERED = 1024 * 1024
@@ -67,6 +57,5 @@ export const FANOUT_ROLES = Object.freeze(['both', 'publisher', 'subscriber'])
  */
 export const FANOUT_DECODERS = Object.freeze(['all', 'one'])
 
-/** Compare's publish rate with --direction fanout, and how many seconds of publishes make a trial. */
+/** Compare's publish rate with --direction fanout. */
 export const DEFAULT_FANOUT_RATE = 20
-export const FANOUT_TRIAL_SECONDS = 3

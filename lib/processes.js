@@ -37,6 +37,21 @@ export function runNodeScript (script, args, { env = {}, cpus, root = PROJECT_RO
 }
 
 /**
+ * Starts a Node script of this project with an IPC channel (process.send on both sides), for a
+ * child the parent drives step by step: compare's batch clients.
+ * @param {string} script path relative to the project root
+ * @param {{env?: object, cpus?: string}} [options] extra environment variables; the CPUs to run on
+ * @returns {import('node:child_process').ChildProcess} its stderr piped, for the parent to read
+ */
+export function forkNodeScript (script, { env = {}, cpus } = {}) {
+  return spawn(...nodeCommand([script], cpus), {
+    cwd: PROJECT_ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc']
+  })
+}
+
+/**
  * Watches a child's output, keeping its pipes drained and open (a closed pipe would kill a server
  * at its next line): `exited` resolves at exit with everything it printed; `printed(pattern)`
  * resolves with the match once stdout matches, and rejects if the child exits first.

@@ -1,9 +1,6 @@
 // `npm run compare`'s command line.
 import { UsageError } from '../errors.js'
-import {
-  DEFAULT_BUDGET_MS, DEFAULT_BYTES_PER_RUN, DEFAULT_FANOUT_RATE, DEFAULT_FORMATS, DEFAULT_MESSAGES, DEFAULT_WARMUP,
-  MAX_TRIALS
-} from '../defaults.js'
+import { DEFAULT_BUDGET_MS, DEFAULT_FANOUT_RATE, DEFAULT_FORMATS, MAX_TRIALS } from '../defaults.js'
 import { DEFAULT_EQUIVALENCE } from '../compare/statistics.js'
 import { DIRECTIONS } from '../protocol.js'
 import { checkCarries, formatNames, loadFormat } from '../codecs/registry.js'
@@ -12,12 +9,12 @@ import { resolveNetwork } from '../network/profiles.js'
 import { CODEC_MODULE_OPTION, PAYLOAD_OPTIONS, codecModulesFor, commaList, commandLine, duration, payloadFiles, positiveNumber, wholeNumber } from './parser.js'
 
 /**
- * Parses `npm run compare`'s command line. Messages and warmup stay undefined unless given, so
- * each test gets a length that suits its size (see runLength in lib/compare/runner.js).
+ * Parses `npm run compare`'s command line. Messages per batch stay undefined unless given, so
+ * each test gets batches that suit its speed (see planRow in lib/compare/lockstep.js).
  * @param {string[]} argv process.argv
  * @returns {Promise<{formats: string[], tests: string[], custom: {payload: string, proto?: string, type?: string}|null, allowLossy: boolean,
  *   profiles: string[], compress: boolean, direction: string, trials?: number, budgetMs?: number, margin: number,
- *   pin: boolean, messages?: number, warmup?: number, inflight: number, rate?: number, connections: number,
+ *   pin: boolean, messages?: number, inflight: number, rate?: number, connections: number,
  *   repeat: boolean,
  *   json: boolean, out: string}>}
  */
@@ -35,20 +32,19 @@ export async function parseCompareArgs (argv) {
       repeat: { describe: 'send each test\'s one message over and over instead of its stream of varying messages (flatters compression)', type: 'boolean', default: false },
       direction: { describe: 'up: clients send the payload; down: the server sends it; echo: both; fanout: one publisher, --connections subscribers', choices: DIRECTIONS, default: 'up' },
       rate: { describe: `fanout: publishes per second [default: ${DEFAULT_FANOUT_RATE}]`, type: 'string' },
-      trials: { alias: 't', describe: `a fixed number of trial pairs per test and network, one look at the end (1 to ${MAX_TRIALS}) [default: adaptive]` },
-      budget: { describe: `adaptive: add trial pairs until every cell is decided or this much time has passed: 90s, 5m [default: ${DEFAULT_BUDGET_MS / 1000}s, stretched to two pairs of every test]`, type: 'string', nargs: 1 },
+      trials: { alias: 't', describe: `a fixed number of generations (each: fresh clients, every test in lockstep batches), 2 to ${MAX_TRIALS} [default: as many as fit --budget]` },
+      budget: { describe: `run generations while the next one fits in this much time from the start: 90s, 5m [default: ${DEFAULT_BUDGET_MS / 1000}s]`, type: 'string', nargs: 1 },
       equivalence: { describe: 'equivalent: the whole interval within ± this percentage of 1', default: DEFAULT_EQUIVALENCE * 100, type: 'string', nargs: 1 },
       pin: { describe: 'server and clients on CPUs of their own (taskset), so they never share a core: --no-pin to let them', type: 'boolean', default: true },
-      messages: { alias: 'n', describe: `messages per trial [default: ${DEFAULT_MESSAGES}, fewer for big payloads: at most ${DEFAULT_BYTES_PER_RUN / 1024 / 1024} MiB of JSON per trial]` },
+      messages: { alias: 'n', describe: 'messages per batch [default: about 25 ms of the slower format\'s traffic, at most 200]' },
       inflight: { alias: 'i', describe: 'messages outstanding per connection [default: 1]' },
       connections: { alias: 'c', describe: 'parallel connections per client (fanout: subscribers)', default: 1 },
-      warmup: { alias: 'w', describe: `messages sent first and not recorded [default: ${DEFAULT_WARMUP}, at most a tenth of the run]` },
       out: { alias: 'o', describe: 'directory for results.json, results.md and report.html', default: 'compare-report', type: 'string' },
       json: { describe: 'print the results document as JSON instead of the table', type: 'boolean', default: false }
     })
     .example('npm run compare', 'every test, JSON vs protobuf, on loopback')
     .example('npm run compare -- --tests 1,5 --inflight 100', 'tests 1 and 5, 100 in flight')
-    .example('npm run compare -- --tests 4,5 --throttle none,3g -n 50', 'tests 4 and 5 on loopback and on 3G')
+    .example('npm run compare -- --tests 4,5 --throttle none,3g', 'tests 4 and 5 on loopback and on 3G')
     .example('npm run compare -- --tests people --compress', 'the 12.9 MB payload with permessage-deflate')
     .example('npm run compare -- --tests people --direction down', 'the server sends 50,000 persons, clients decode them')
     .example('npm run compare -- --payload my.json', 'your own document, schema inferred')
@@ -68,9 +64,9 @@ export async function parseCompareArgs (argv) {
   if (formats.length === 0) throw new UsageError(`--formats needs at least one of ${formatNames().join(', ')}`)
   const codecModules = await codecModulesFor(args.codecModule, formats)
   if (custom) for (const format of formats) checkCarries(await loadFormat(format))
-  const trials = args.trials === undefined ? undefined : wholeNumber('trials', args.trials, 1)
+  const trials = args.trials === undefined ? undefined : wholeNumber('trials', args.trials, 2)
   if (trials > MAX_TRIALS) throw new UsageError(`--trials must be at most ${MAX_TRIALS}, got ${trials}`)
-  if (trials !== undefined && args.budget !== undefined) throw new UsageError('give either --trials (a fixed number of pairs) or --budget (adaptive), not both')
+  if (trials !== undefined && args.budget !== undefined) throw new UsageError('give either --trials (a fixed number of generations) or --budget (as many as fit), not both')
   const fanout = args.direction === 'fanout'
   if (fanout && args.inflight !== undefined) throw new UsageError('--inflight does not apply to fanout: the publisher follows --rate, subscribers only listen')
   if (!fanout && args.rate !== undefined) throw new UsageError('--rate goes with --direction fanout (the other directions run a closed loop)')
@@ -91,7 +87,6 @@ export async function parseCompareArgs (argv) {
     margin: equivalence / 100,
     pin: args.pin,
     messages: args.messages === undefined ? undefined : wholeNumber('messages', args.messages, 1),
-    warmup: args.warmup === undefined ? undefined : wholeNumber('warmup', args.warmup, 0),
     inflight: wholeNumber('inflight', args.inflight ?? 1, 1),
     rate: fanout ? positiveNumber('rate', args.rate ?? DEFAULT_FANOUT_RATE) : undefined,
     connections: wholeNumber('connections', args.connections, 1),

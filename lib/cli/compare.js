@@ -12,7 +12,7 @@ export async function runCompareCli (argv) {
   const { parseCompareArgs } = await import('./compare-options.js')
   const options = await parseCompareArgs(argv)
   const { compareFormats, writeComparison } = await import('../compare/runner.js')
-  const { formatComparisonTable, inconclusiveSummary, saturationNote, verdictLines, verdictMeaning } = await import('../compare/results.js')
+  const { formatComparisonTable, inconclusiveSummary, machineNote, verdictLines, verdictMeaning } = await import('../compare/results.js')
   const results = await compareFormats({ ...options, progress: (line) => process.stderr.write(`${line}\n`) })
   const files = await writeComparison(options.out, results)
   if (options.json) {
@@ -21,11 +21,11 @@ export async function runCompareCli (argv) {
     const verdicts = verdictLines(results.rows, results.formats)
     const open = inconclusiveSummary(results.rows, results.formats)
     process.stdout.write(`${formatComparisonTable(results.rows, results.formats)}\n` +
-      `${verdicts.length ? `${verdicts.join('\n')}\n\n${open ? `${open}\n\n` : ''}${verdictMeaning(results.settings)}\n` : ''}`)
+      `${verdicts.length ? `${verdicts.join('\n')}\n\n${open ? `${open}\n\n` : ''}${verdictMeaning(results.family, results.settings.margin)}\n` : ''}`)
   }
-  const saturation = saturationNote(results.reports)
-  if (saturation) process.stderr.write(`note: ${saturation}\n`)
-  const pairs = results.rows.reduce((sum, row) => sum + row.pairs, 0)
-  process.stderr.write(`wrote ${files.join(', ')}; ${pairs} trial pairs in ${(results.settings.elapsedMs / 1000).toFixed(1)} s\n`)
+  const note = machineNote(results)
+  if (note) process.stderr.write(`note: ${note}\n`)
+  const generations = Math.max(0, ...results.rows.map((row) => row.generations))
+  process.stderr.write(`wrote ${files.join(', ')}; ${generations} generations in ${(results.settings.elapsedMs / 1000).toFixed(1)} s\n`)
   return results.reports.every((report) => report.ok) ? 0 : 1
 }

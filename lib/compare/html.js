@@ -1,7 +1,7 @@
 // The comparison as one self-contained HTML file: inline CSS and SVG, no script, no CDN, so it
 // opens offline, can be mailed around and renders the same in a headless browser.
 import { addHistograms, percentileCurve } from '../histogram.js'
-import { describeRun, ratioMeaning, saturationNote, tableCells, undecided, verdictLines, verdictMeaning } from './results.js'
+import { describeRun, machineNote, ratioMeaning, tableCells, undecided, verdictLines, verdictMeaning } from './results.js'
 import { METRICS } from './statistics.js'
 import { escapeHtml, groupedBarChart, percentileChart, ratioChart } from '../report/svg-chart.js'
 import { int, perSecond } from '../display.js'
@@ -26,7 +26,7 @@ export function renderHtmlReport (results) {
   })
   const curves = rows.map((row) => percentileChart({
     title: `latency by percentile: test ${rowLabel(row)}`,
-    // Every trial of a format, added up exactly: the curve of all its measured messages.
+    // Every generation of a format, added up exactly: the curve of all its measured messages.
     series: formats.map((format) => {
       const runs = reports.filter((r) =>
         (r.label ?? r.format) === format && r.test === row.testName && r.network.profile === row.profile)
@@ -70,8 +70,8 @@ figcaption { font-size: 12px; color: #555; }
 <ul class="verdicts">
 ${lines.map((line) => `<li>${escapeHtml(line)}</li>`).join('\n')}
 </ul>
-<p>${escapeHtml(verdictMeaning(results.settings))}</p>
-${saturationNote(reports) ? `<p class="saturation"><strong>Note:</strong> ${escapeHtml(saturationNote(reports))}.</p>` : ''}
+<p>${escapeHtml(verdictMeaning(results.family, results.settings.margin))}</p>
+${machineNote(results) ? `<p class="saturation"><strong>Note:</strong> ${escapeHtml(machineNote(results))}.</p>` : ''}
 <div class="charts">
 ${verdicts.join('\n')}
 </div>

@@ -3,7 +3,7 @@
 // imports: the browser client renders its own trials with it.
 import { describeNetwork, testLabel } from '../report/report.js'
 import { int, ms, perSecond, round } from '../display.js'
-import { ALPHA, DEFAULT_EQUIVALENCE, METRICS, overallCall, verdictsOf } from './statistics.js'
+import { ALPHA, DEFAULT_EQUIVALENCE, METRICS, overallCall, simultaneousEstimates } from './statistics.js'
 
 /**
  * @typedef {object} FormatFigures one format's figures in a comparison row (medians over its trials)
@@ -13,8 +13,10 @@ import { ALPHA, DEFAULT_EQUIVALENCE, METRICS, overallCall, verdictsOf } from './
  * @property {number} rate acknowledged messages per second
  * @property {number} p50 ms
  * @property {number} p99 ms
- * @property {number|null} clientCpu client CPU µs per message (user + system, measured phase)
- * @property {number|null} serverCpu server CPU µs per message (from its /metrics around the run)
+ * @property {number|null} clientCpu client CPU µs per message (user + system, its open-loop batches)
+ * @property {number|null} serverCpu server CPU µs per message (from the kernel, around its open-loop batches)
+ * @property {number|null} clientCodec µs per message in the client's codec (encode, and decode where it decodes)
+ * @property {number|null} serverCodec µs per message in the server's codec (decode, and encode where it replies with a payload)
  * @property {string} accounting sent/acked/errors/lost, summed over the trials
  * @property {boolean} ok every trial succeeded
  */
@@ -26,37 +28,38 @@ import { ALPHA, DEFAULT_EQUIVALENCE, METRICS, overallCall, verdictsOf } from './
  * @property {string} profile network profile name
  * @property {string} network the profile in words
  * @property {Record<string, FormatFigures>} figures by format label
- * @property {Record<string, FormatFigures[]>} trials by format label: each trial's figures, in trial order
+ * @property {Record<string, FormatFigures[]>} trials by format label: each generation's figures, in order
  * @property {Record<string, Record<string, number|null>>} ratios by format after the first: that
  *   format / the first (the baseline) per figure, from the medians
  * @property {Record<string, Record<string, import('./statistics.js').Estimate>>} verdicts by format
- *   after the first: per metric (p50, p99, rate, bytes, clientCpu, serverCpu) the paired ratio, its
- *   simultaneous interval, the smallest difference it could tell, and the call
+ *   after the first: per metric (see METRICS) the ratio over generations, its simultaneous interval,
+ *   the smallest difference it could tell, and the call
  * @property {Record<string, 'better'|'worse'|'mixed'|'equivalent'|'inconclusive'>} calls by format after the first
- * @property {number} pairs trial pairs run
+ * @property {number} generations how many generations measured the row
  */
 
-const RATIO_FIGURES = ['payloadBytes', 'wireBytes', 'rate', 'p50', 'p99', 'clientCpu', 'serverCpu']
+const RATIO_FIGURES = ['payloadBytes', 'wireBytes', 'rate', 'p50', 'p99', 'clientCpu', 'serverCpu', 'clientCodec', 'serverCodec']
 /** The figure each statistics metric reads. */
-const METRIC_FIGURES = { p50: 'p50', p99: 'p99', rate: 'rate', bytes: 'wireBytes', clientCpu: 'clientCpu', serverCpu: 'serverCpu' }
+const METRIC_FIGURES = {
+  p50: 'p50', p99: 'p99', rate: 'rate', bytes: 'wireBytes', clientCpu: 'clientCpu', serverCpu: 'serverCpu', clientCodec: 'clientCodec', serverCodec: 'serverCodec'
+}
 
 /**
  * Groups reports by test and network profile, in run order, and works out medians, ratios,
- * intervals and calls. Reports carry the format's column label (`label`, e.g. `json#2` in an A/A
- * run) and their pair number (`trial`); without them each report is its format's single trial.
+ * simultaneous intervals and calls, all cells of the table in one family (see
+ * simultaneousEstimates). Reports carry the format's column label (`label`, e.g. `json#2` in an
+ * A/A run) and their generation (`trial`, from 1); without them each report is its format's only one.
  * @param {object[]} reports client `--json` reports
  * @param {string[]} labels format labels, in column order (ratios are each later one / the first)
- * @param {Partial<import('./statistics.js').Design>} [design] how the run looked at its data
- *   (runSequential); by default one look after all pairs, the error split over every cell of these rows
- * @returns {ComparisonRow[]}
+ * @param {{margin?: number}} [options] the equivalence margin
+ * @returns {{rows: ComparisonRow[], family: import('./statistics.js').Family}}
  */
-export function comparisonRows (reports, labels, design = {}) {
+export function comparisonRows (reports, labels, { margin = DEFAULT_EQUIVALENCE } = {}) {
   const rows = new Map()
   for (const report of reports) {
     const key = `${report.test}\n${report.network.profile}`
     if (!rows.has(key)) {
       rows.set(key, {
-        key,
         test: testLabel({ id: report.testId, name: report.test, file: report.payloadFile }),
         testName: report.test,
         profile: report.network.profile,
@@ -70,41 +73,38 @@ export function comparisonRows (reports, labels, design = {}) {
     trials[label][(report.trial ?? 1) - 1] = figuresOf(report)
   }
   const byLabel = (names, make) => Object.fromEntries(names.map((label) => [label, make(label)]))
-  const pairsOf = (row) => Math.max(0, ...Object.values(row.trials).map((trials) => trials.length))
-  const mostPairs = Math.max(1, ...[...rows.values()].map(pairsOf))
-  const { looks = {}, ...plan } = design
-  const cells = rows.size * (labels.length - 1) * Object.keys(METRICS).length
-  const { family = cells, plannedPairs = mostPairs, margin = DEFAULT_EQUIVALENCE } = plan
-  return [...rows.values()].map(({ key, ...row }) => {
+  const later = labels.slice(1)
+  // Every cell of the table (row x format after the first x metric), called together.
+  const cells = []
+  for (const row of rows.values()) {
+    const valuesOf = (label, name) => (row.trials[label] ?? []).map((trial) => trial?.[METRIC_FIGURES[name]] ?? null)
+    for (const label of later) {
+      for (const [name, { better }] of Object.entries(METRICS)) {
+        cells.push({ row, label, name, better, baseline: valuesOf(labels[0], name), candidate: valuesOf(label, name) })
+      }
+    }
+  }
+  const { estimates, family } = simultaneousEstimates(cells, { margin })
+  cells.forEach((cell, i) => {
+    if (!estimates[i]) return
+    cell.row.verdicts ??= {}
+    cell.row.verdicts[cell.label] ??= {}
+    cell.row.verdicts[cell.label][cell.name] = estimates[i]
+  })
+  const table = [...rows.values()].map(({ verdicts = {}, ...row }) => {
     const figures = byLabel(Object.keys(row.trials), (label) => summarize(row.trials[label].filter(Boolean)))
     const baseline = figures[labels[0]]
-    const later = labels.slice(1)
     const ratioOf = (label, name) => baseline?.[name] > 0 && figures[label]?.[name] > 0
       ? round(figures[label][name] / baseline[name], 3)
       : null
     const ratios = byLabel(later, (label) => byLabel(RATIO_FIGURES, (name) => ratioOf(label, name)))
-    const metricTrials = (label) => (row.trials[label] ?? []).map((trial) => trial && metricsOf(trial))
-    const pairs = pairsOf(row)
-    const rowDesign = { family: Math.max(1, family), plannedPairs, margin }
-    const rowLooks = looks[key] ?? [pairs]
-    const verdictsFor = (label) => verdictsOf(metricTrials(labels[0]), metricTrials(label), rowLooks, rowDesign)
-    const verdicts = byLabel(later, verdictsFor)
-    const calls = byLabel(later, (label) => overallCall(verdicts[label]))
-    return { ...row, figures, ratios, verdicts, calls, pairs }
+    const verdictsOf = byLabel(later, (label) => verdicts[label] ?? {})
+    const calls = byLabel(later, (label) => overallCall(verdictsOf[label]))
+    const generations = Math.max(0, ...Object.values(row.trials).map((trials) => trials.filter(Boolean).length))
+    return { ...row, figures, ratios, verdicts: verdictsOf, calls, generations }
   })
+  return { rows: table, family }
 }
-
-/**
- * One client report's value for every metric the statistics call (METRICS).
- * @param {object} report a client `--json` report, with `server` (its CPU from /metrics) when known
- * @returns {Record<string, number|null>}
- */
-export function metricValues (report) {
-  return metricsOf(figuresOf(report))
-}
-
-const metricsOf = (figures) => Object.fromEntries(Object.entries(METRIC_FIGURES)
-  .map(([metric, figure]) => [metric, figures[figure] ?? null]))
 
 function figuresOf (report) {
   const { messages: m, fanout } = report
@@ -119,6 +119,8 @@ function figuresOf (report) {
     p99: report.latencyMs.p99,
     clientCpu: fanout ? fanout.cpuPerDeliveryUs : report.cpu?.perMessageUs ?? null,
     serverCpu: report.server?.perMessageUs ?? null,
+    clientCodec: report.codec?.clientUs ?? null,
+    serverCodec: report.codec?.serverUs ?? null,
     // Fan-out accounts for deliveries: expected, delivered, errors, lost.
     accounting: fanout ? `${fanout.expected ?? 0}/${fanout.delivered}/${fanout.errors}/${fanout.lost ?? 0}` : `${m.sent}/${m.acked}/${m.errors}/${m.lost}`,
     ok: report.ok
@@ -198,19 +200,37 @@ export function undecided (row, label) {
 }
 
 /**
- * The runs whose client was its own bottleneck (generator.saturated), in one line: their latencies
- * are the client's queueing as much as the server's.
- * @param {object[]} reports the comparison's client reports
- * @returns {string|null} null when no client was saturated
+ * What was wrong with the machine while it measured, in one line, or null when nothing was: the
+ * processes that were their own bottleneck (their latencies are queueing as much as work), and
+ * generations during which other processes took CPU (contaminated: figures may be off).
+ * @param {ComparisonResults} results
+ * @returns {string|null}
  */
-export function saturationNote (reports) {
-  const saturated = reports.filter((report) => report.generator?.saturated)
-  if (saturated.length === 0) return null
-  const runs = saturated.map((report) => `${testLabel({ id: report.testId, name: report.test, file: report.payloadFile })} ` +
-    `${report.label ?? report.format} pair ${report.trial ?? 1}`)
-  return `the client was saturated in ${saturated.length} of ${reports.length} runs (${runs.slice(0, 5).join(', ')}` +
-    `${runs.length > 5 ? ', ...' : ''}): their latencies include its own queueing; fewer in flight, --workers, or more hosts`
+export function machineNote ({ settings, reports }) {
+  const notes = []
+  const generations = settings.generations ?? []
+  const saturated = generations.flatMap((generation) => generation.saturated)
+  if (saturated.length) {
+    const where = [...new Set(saturated)]
+    notes.push(`saturated: ${where.slice(0, 4).join(', ')}${where.length > 4 ? ` and ${where.length - 4} more` : ''}: ` +
+      'their latencies include queueing for their own CPU; fewer in flight, --workers, or more hosts')
+  } else if (!generations.length) {
+    // Runs without generations (the browser's): the client's own judgement of itself.
+    const clients = reports.filter((report) => report.generator?.saturated)
+    if (clients.length) notes.push(`the client was saturated in ${clients.length} of ${reports.length} runs: their latencies include its own queueing`)
+  }
+  const contaminated = generations.filter((generation) => generation.neighbourCores > CONTAMINATING_CORES)
+  if (contaminated.length) {
+    const most = Math.max(...contaminated.map((generation) => generation.neighbourCores))
+    const load = Math.max(...generations.map((generation) => generation.loadAverage ?? 0))
+    notes.push(`contaminated: other processes took up to ${most} cores in ${contaminated.length} of ${generations.length} generations ` +
+      `(load average up to ${load}); their spread widens the intervals, a steady neighbour can shift them: run again on a quiet machine`)
+  }
+  return notes.length ? notes.join('; ') : null
 }
+
+/** Neighbours (other processes) using more than this many cores on average contaminate a generation. */
+export const CONTAMINATING_CORES = 0.25
 
 /**
  * Every cell left inconclusive, in one line for the end of a run: `5 small p50, p99; people p99`.
@@ -224,7 +244,7 @@ export function inconclusiveSummary (rows, labels) {
     const where = `${row.test}${row.profile === 'none' ? '' : ` on ${row.profile}`}${labels.length > 2 ? ` (${label})` : ''}`
     return open.length ? `${where}: ${open.join(', ')}` : null
   })).filter(Boolean)
-  return parts.length ? `inconclusive after ${rows.map((row) => row.pairs).join('/')} pairs: ${parts.join('; ')}` : null
+  return parts.length ? `inconclusive after ${Math.max(0, ...rows.map((row) => row.generations))} generations: ${parts.join('; ')}` : null
 }
 
 /** The calls as the compact tables mark them; verdictMeaning says what each mark means. */
@@ -247,7 +267,9 @@ export function tableCells (rows, formats) {
     ['p50 ms', ms, 'p50'],
     ['p99 ms', ms, 'p99'],
     ['client CPU µs/msg', optional((value) => value.toFixed(1)), 'clientCpu'],
-    ['server CPU µs/msg', optional((value) => value.toFixed(1)), 'serverCpu']
+    ['server CPU µs/msg', optional((value) => value.toFixed(1)), 'serverCpu'],
+    ['client codec µs/msg', optional((value) => value.toFixed(2)), 'clientCodec'],
+    ['server codec µs/msg', optional((value) => value.toFixed(2)), 'serverCodec']
   ]
   const metricOf = Object.fromEntries(Object.entries(METRIC_FIGURES).map(([metric, figure]) => [figure, metric]))
   const header = ['test', 'network', 'format', ...columns.map(([label]) => label), 'sent/acked/errors/lost']
@@ -294,21 +316,21 @@ export function formatComparisonMarkdown (results) {
   const { header, body } = tableCells(results.rows, results.formats)
   const line = (cells) => `| ${cells.join(' | ')} |`
   const verdicts = verdictLines(results.rows, results.formats)
-  const saturation = saturationNote(results.reports)
+  const note = machineNote(results)
   return [
     `# ${results.formats.join(' vs ')} over WebSocket`,
     '',
     describeRun(results),
     '',
-    ...(verdicts.length ? ['## Verdict', '', ...verdicts.map((text) => `- ${text}`), '', verdictMeaning(results.settings), ''] : []),
-    ...(saturation ? [`**Note:** ${saturation}.`, ''] : []),
+    ...(verdicts.length ? ['## Verdict', '', ...verdicts.map((text) => `- ${text}`), '', verdictMeaning(results.family, results.settings.margin), ''] : []),
+    ...(note ? [`**Note:** ${note}.`, ''] : []),
     '## Figures',
     '',
     line(header),
     line(header.map((_, i) => i < 3 ? '---' : '---:')),
     ...body.map(line),
     '',
-    figuresMeaning(results.settings.direction) + ' Figures are medians over the trials. ' +
+    figuresMeaning(results.settings.direction) + ' Figures are medians over the generations. ' +
       `Ratios are ${ratioMeaning(results.formats)}.`,
     ''
   ].join('\n')
@@ -316,32 +338,36 @@ export function formatComparisonMarkdown (results) {
 
 /** What each column means: per message, or for fan-out per delivery. */
 function figuresMeaning (direction) {
+  const codec = 'codec: µs per message inside the codec alone (the client\'s encode, and decode where it decodes; the server\'s decode, ' +
+    'and encode where it replies with a payload), timed around each call: UTF-8 checks, unmasking and garbage collected later are not in it.'
   if (direction === 'fanout') {
     return 'B/msg: encoded message; wire B/msg: bytes a subscriber read on its socket per delivery (the 24-byte fan-out header, ' +
       'frame headers, and compression when on); msgs/s: deliveries per second; p50/p99: latency from the scheduled publish to each ' +
-      'delivery; CPU: user + system µs per delivery, the client\'s (publisher and subscribers) over its measured phase, the ' +
-      'server\'s from its /metrics around each run.'
+      'delivery; CPU: user + system µs per delivery, the client\'s (publisher and subscribers) over its batches, the server\'s ' +
+      `from the kernel around them; ${codec}`
   }
   return 'B/msg: encoded message; wire B/msg: bytes on the socket per message in the payload\'s direction (frame headers, and ' +
-    'compression when on); msgs/s: acknowledged messages per second; p50/p99: latency from send to ACK; CPU: user + system µs ' +
-    'per message, the client\'s over its measured phase, the server\'s from its /metrics around each run.'
+    'compression when on); msgs/s: acknowledged messages per second and p50/p99: latency from send to ACK, both from the ' +
+    'closed-loop batches; CPU: user + system µs per message over the open-loop batches (every format on one schedule), the ' +
+    `client's from its process, the server's from the kernel around each batch; ${codec}`
 }
 
 /**
  * How the calls were made, for the captions of every rendering.
- * @param {{design?: Partial<import('./statistics.js').Design>, trials?: number|null}} settings
+ * @param {import('./statistics.js').Family} [family] the table's, from simultaneousEstimates
+ * @param {number} [margin] the equivalence margin
  * @returns {string}
  */
-export function verdictMeaning ({ design = {}, trials = null }) {
-  const margin = percent(design.margin ?? DEFAULT_EQUIVALENCE)
-  const looks = trials || !design.plannedPairs
-    ? 'one look after the last pair'
-    : `a look every ${design.lookStep} pairs (of at most ${design.plannedPairs}), the error spread over the looks by O'Brien-Fleming-type alpha spending`
-  return 'Each ratio is the geometric mean of the paired trials\' ratios with a Student t interval on the log ratios, widened where ' +
-    `neighbouring pairs correlate; ${looks}; within a look the error is split over all ${design.family ?? 'the'} cells of the table (Bonferroni), ` +
-    `so the chance of any false call in the whole table is at most ${ALPHA * 100}%. better or worse (+/-): the interval excludes 1, better meaning ` +
-    `lower latency, bytes and CPU or more msgs/s; equivalent (=): the whole interval lies within ±${margin} of 1; inconclusive (?): neither, ` +
-    '± giving the smallest difference this run could have told; mixed: some metrics better, some worse.'
+export function verdictMeaning (family, margin = DEFAULT_EQUIVALENCE) {
+  const critical = family?.critical
+    ? `a critical t of ${family.critical.toFixed(2)} over its ${family.cells} varying cells (Bonferroni would need ${family.bonferroni.toFixed(2)}), `
+    : ''
+  return 'Each ratio is the geometric mean of the per-generation ratios (each generation a fresh set of client processes, the ' +
+    'formats taking turns in short batches), with a simultaneous interval: the table\'s cells are one family, their correlation ' +
+    `estimated from the generations (single-step max-T, multivariate t), ${critical}so the chance of any false call anywhere in the ` +
+    `table is at most ${ALPHA * 100}%; a figure that never varies (bytes) is exact. better or worse (+/-): the interval excludes 1, better meaning ` +
+    `lower latency, bytes, CPU and codec time or more msgs/s; equivalent (=): the whole interval lies within ±${percent(margin)} of 1; ` +
+    'inconclusive (?): neither, ± giving the smallest difference this run could have told; mixed: some metrics better, some worse.'
 }
 
 /**
@@ -359,36 +385,35 @@ export function ratioMeaning (formats) {
  * @returns {string}
  */
 export function describeRun ({ settings, machine, generatedAt, rows }) {
-  const runs = Object.entries(settings.runs).map(([test, { messages, warmup }]) => `${test} ${messages} (+${warmup} warmup)`).join(', ')
-  const pairs = [...new Set(rows.map((row) => row.pairs))].sort((a, b) => a - b)
-  const pairText = pairs.length > 1 ? `${pairs[0]} to ${pairs.at(-1)}` : String(pairs[0] ?? 0)
+  const generations = Math.max(0, ...rows.map((row) => row.generations))
   const how = settings.trials
-    ? `${settings.trials} trial pairs of each test`
-    : settings.budgetMs
-      ? `trial pairs added until every cell was decided or the ${(settings.budgetMs / 1000).toFixed(0)} s budget was spent: ${pairText} pairs per test`
-      : `${pairText} trial pairs per test`
-  const warm = settings.design ? 'after one unrecorded warm-up run of each format, ' : ''
+    ? `${settings.trials} generations`
+    : `${generations} generations, as many as fit the ${(settings.budgetMs / 1000).toFixed(0)} s budget`
   const elapsed = settings.elapsedMs === undefined ? '' : ` The whole comparison took ${(settings.elapsedMs / 1000).toFixed(0)} s.`
   const pinning = settings.pinning ? `; CPUs: ${settings.pinning}` : ''
+  const load = settings.direction === 'fanout'
+    ? `${settings.connections} subscribers, one publisher at ${settings.rate}/s`
+    : `${settings.connections} connection(s) × ${settings.inflight} in flight`
   return `Measured ${generatedAt} on ${machine.cpu} (${machine.cores} cores), Node ${machine.node}, ${machine.platform}. ` +
-    `${how}, ${warm}in balanced order (A B, B A, B A, A B), each run a fresh client process; ` +
-    `messages per run: ${runs}, ${settings.repeat ? 'one message repeated (flatters compression, caches and the JIT)' : 'each test a seeded stream of varying messages'}; ` +
-    `${settings.direction === 'fanout' ? `${settings.connections} subscribers, one publisher at ${settings.rate}/s` : `${settings.connections} connection(s) × ${settings.inflight} in flight`}; ` +
-    `direction ${settings.direction ?? 'up'}; permessage-deflate ${settings.compress ? 'on' : 'off'}; a server of its own on loopback${pinning}.${elapsed}`
+    `${how} after unrecorded warm-ups, each generation a fresh client process per format, every test in short batches that take turns ` +
+    `(A B, B A, ...), closed loop (${load}) for latency and msgs/s, then open loop on one schedule for CPU and codec time; ` +
+    `${settings.servers} server processes on loopback, swapping formats between generations; ` +
+    `${settings.repeat ? 'one message repeated (flatters compression, caches and the JIT)' : 'each test a seeded stream of varying messages'}; ` +
+    `direction ${settings.direction ?? 'up'}; permessage-deflate ${settings.compress ? 'on' : 'off'}${pinning}.${elapsed}`
 }
 
 /**
  * @typedef {object} ComparisonResults the results document written as JSON and rendered as markdown and HTML
  * @property {string} generatedAt ISO time
  * @property {{cpu: string, cores: number, node: string, platform: string}} machine
- * @property {{profiles: string[], compress: boolean, direction: string, inflight: number, connections: number,
- *   trials: number|null, budgetMs: number|null, budgetAsked: number|null, design: import('./statistics.js').Design,
- *   stops: Record<string, string>, pinning: string,
- *   order: Array<{test: string, profile: string, format: string, trial: number}>, elapsedMs: number,
- *   serverMetrics: string, runs: Record<string, {messages: number, warmup: number}>}} settings what ran, in which
- *   order, runs by test label; trials: fixed pairs, or null when adaptive within budgetMs
- *   (budgetAsked: --budget, null for the default)
+ * @property {{profiles: string[], compress: boolean, repeat: boolean, direction: string, inflight: number, connections: number,
+ *   rate?: number, margin: number, trials: number|null, budgetMs: number|null, budgetAsked: number|null, pinning: string,
+ *   servers: number, batches: Record<string, object>, generations: Array<Omit<import('./lockstep.js').Generation, 'reports'>>,
+ *   elapsedMs: number}} settings what ran: trials, a fixed number of generations, or null when as many as fit
+ *   budgetMs (budgetAsked: --budget, null for the default); batches: each row's batch sizes and rates;
+ *   generations: how long each took, the load average, neighbours' CPU and what was saturated
  * @property {string[]} formats format labels, the columns (a format named twice gets `#2`)
+ * @property {import('./statistics.js').Family} family how the table's calls were made
  * @property {ComparisonRow[]} rows
  * @property {object[]} reports every client report, histograms included
  */
@@ -402,12 +427,6 @@ export function describeRun ({ settings, machine, generatedAt, rows }) {
  * @returns {ComparisonResults}
  */
 export function buildComparisonResults (reports, formats, machine, settings) {
-  return {
-    generatedAt: new Date().toISOString(),
-    machine,
-    settings,
-    formats,
-    rows: comparisonRows(reports, formats, settings.design),
-    reports
-  }
+  const { rows, family } = comparisonRows(reports, formats, { margin: settings.margin })
+  return { generatedAt: new Date().toISOString(), machine, settings, formats, family, rows, reports }
 }

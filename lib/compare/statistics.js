@@ -1,21 +1,24 @@
-// How sure a comparison is: for each metric, the ratio of a format to the baseline over paired
-// trials, an interval, and one of four calls: better, worse, equivalent or inconclusive.
+// How sure a comparison is: for each cell of a table (a row, a format against the baseline, a
+// metric), the ratio of the format to the baseline, an interval, and one of four calls: better,
+// worse, equivalent or inconclusive.
 //
-// Method: trials run in pairs (one trial of each format back to back, the order balanced in
-// A B, B A blocks), so a pair shares the machine's state at that moment. Each pair gives a log
-// ratio; their mean and a Student's t interval on it (df = pairs - 1), exponentiated, give the
-// geometric-mean ratio and its interval. A metric that does not vary (bytes) gets a zero-width one.
+// Method: a run is a number of generations, fixed by its time budget, not by the data; in each,
+// every format runs every test once, so a generation gives each cell one log ratio. Their mean,
+// exponentiated, is the geometric-mean ratio. The data are looked at once, at the end.
 //
-// A call is a claim about the whole table, made at any of several looks at the data: the error
-// rate ALPHA is split over the looks by an alpha-spending function (Lan-DeMets, O'Brien-Fleming type) and
-// within a look over every cell of the table (Bonferroni), so every printed interval is a
-// simultaneous one and the chance of any false call in the table, over all looks, is at most ALPHA.
+// A call is a claim about the whole table: the chance of any false call anywhere in it is held to
+// ALPHA (near enough: the cells' correlation is itself estimated, see maxTQuantile). The cells of
+// one table move together (a slow generation slows p50 and p99 on every network), so Bonferroni,
+// which assumes nothing of them, wastes power. Instead every interval uses one critical value, the
+// (1 - ALPHA) quantile of the largest |t| over the table's cells given how they correlate
+// (single-step max-T, Hothorn, Bretz & Westfall 2008), found by simulation, each cell's t with its
+// own spread. A cell whose ratio never varies (bytes) is exact: a zero-width interval, outside the family.
 // No Node.js imports: the browser client makes the same calls (jstat comes from its import map).
 import jstatModule from 'jstat'
 
 const { jStat } = jstatModule
 
-/** The chance of at least one false call anywhere in a comparison's table, over all its looks. */
+/** The chance of at least one false call anywhere in a comparison's table. */
 export const ALPHA = 0.05
 
 /** Ratios whose whole interval lies within this fraction of 1 are equivalent, unless --equivalence says otherwise. */
@@ -31,54 +34,39 @@ export const METRICS = Object.freeze({
   rate: { label: 'msgs/s', better: 'higher' },
   bytes: { label: 'wire bytes', better: 'lower' },
   clientCpu: { label: 'client CPU', better: 'lower', unit: '/msg' },
-  serverCpu: { label: 'server CPU', better: 'lower', unit: '/msg' }
+  serverCpu: { label: 'server CPU', better: 'lower', unit: '/msg' },
+  clientCodec: { label: 'client codec', better: 'lower', unit: '/msg' },
+  serverCodec: { label: 'server codec', better: 'lower', unit: '/msg' }
 })
+
+/** Simulated tables the critical value is a quantile of: with 4000 it moves by 1-2% from one seed to another. */
+const DRAWS = 4000
+
+/** The simulation's seed, fixed so that the same data give the same intervals, run after run. */
+const SEED = 0x5eed
 
 /**
  * @typedef {object} Estimate a ratio of a format to the baseline, with its interval and call
- * @property {number} ratio geometric mean of the paired trial ratios
- * @property {[number, number]|null} ci the simultaneous interval; null with a single pair (no spread to measure)
+ * @property {number} ratio geometric mean of the generations' ratios
+ * @property {[number, number]|null} ci the simultaneous interval; null with a single generation (no spread to measure)
  * @property {number|null} resolution the interval's half-width as a fraction (0.12: ±12%): differences
  *   smaller than this could not be told from none by this run; null without an interval
  * @property {'better'|'worse'|'equivalent'|'inconclusive'} call for the user: lower latency, bytes and CPU, higher msgs/s
- * @property {number} pairs how many trial pairs the estimate rests on (those of the look that made the call)
- * @property {number} look which look made the call, from 1
+ * @property {number} generations how many generations the estimate rests on (those where both formats have a usable value)
  */
 
 /**
- * The ratio candidate / baseline over paired trials, with a t interval on the log ratios at the
- * two-sided error rate `alpha`. Pairs where either side is missing, zero or not finite are left out.
- * @param {Array<number|null|undefined>} baseline one value per trial
- * @param {Array<number|null|undefined>} candidate one value per trial, same order
- * @param {number} [alpha] the interval misses the true ratio with at most this chance
- * @returns {{ratio: number, ci: [number, number]|null, resolution: number|null, pairs: number}|null} null when no pair is usable
+ * @typedef {object} Family the cells that share the error rate, and the critical value they share
+ * @property {'max-t'} method how the critical value was found
+ * @property {number} cells in the family: those with at least two usable generations whose ratio varies
+ * @property {number} exact cells whose ratio never varies (zero-width intervals, outside the family)
+ * @property {number} generations the most usable generations of any cell
+ * @property {number|null} df the fewest usable generations of a family cell, less one; null without a family
+ * @property {number|null} critical the t value every family interval uses; null without a family
+ * @property {number|null} bonferroni the t value Bonferroni would have used, t(1 - alpha / (2 cells), df), for comparison
+ * @property {number} draws simulated tables the critical value is a quantile of
+ * @property {number} alpha the chance of any false call in the table
  */
-export function pairedRatio (baseline, candidate, alpha = ALPHA) {
-  const logs = []
-  for (let i = 0; i < Math.min(baseline.length, candidate.length); i++) {
-    const a = baseline[i]
-    const b = candidate[i]
-    if (a > 0 && b > 0 && Number.isFinite(a) && Number.isFinite(b)) logs.push(Math.log(b / a))
-  }
-  if (logs.length === 0) return null
-  const mean = logs.reduce((sum, value) => sum + value, 0) / logs.length
-  if (logs.length === 1) return { ratio: Math.exp(mean), ci: null, resolution: null, pairs: 1 }
-  const deviations = logs.map((value) => value - mean)
-  const variance = deviations.reduce((sum, value) => sum + value ** 2, 0) / (logs.length - 1)
-  // Neighbouring pairs share the machine's state: a positive lag-1 correlation between their
-  // ratios widens the interval by the factor it adds to the variance of the mean (never narrows it).
-  const lagged = deviations.slice(1).reduce((sum, value, i) => sum + value * deviations[i], 0) / (logs.length - 1)
-  const inflation = variance > 0 ? 1 + 2 * Math.max(0, lagged / variance) : 1
-  // Rounding leaves a constant metric a variance of ~1e-33, not 0: treat it as no spread at all.
-  const spread = variance < 1e-20 ? 0 : Math.sqrt(inflation * variance / logs.length)
-  const halfWidth = spread && jStat.studentt.inv(1 - alpha / 2, logs.length - 1) * spread
-  return {
-    ratio: Math.exp(mean),
-    ci: [Math.exp(mean - halfWidth), Math.exp(mean + halfWidth)],
-    resolution: Math.exp(halfWidth) - 1,
-    pairs: logs.length
-  }
-}
 
 /**
  * The call for one metric from its interval: equivalent when the whole interval lies within
@@ -97,89 +85,203 @@ export function callOf (better, { ratio, ci }, margin = DEFAULT_EQUIVALENCE) {
 }
 
 /**
- * The error rate spent by the time a fraction of the planned pairs has been seen: Lan and
- * DeMets' O'Brien-Fleming-type function, 2 - 2Φ(z(1 - alpha/2) / √t). It spends almost nothing
- * at early looks, which stop only differences too large to doubt, and keeps nearly all of alpha
- * for the last, so a run that looks often loses almost no power against one that looks once.
- * @param {number} fraction of the planned pairs, 0 to 1
- * @param {number} [alpha]
- * @returns {number}
+ * Estimates and calls for every cell of a table at once, with simultaneous intervals: the chance of
+ * any false call anywhere in the table is at most alpha, accounting for how the cells correlate.
+ * Every interval of the family is exp(mean ± q·sd/√n) on the cell's log ratios, with one critical
+ * value q: the (1 - alpha) quantile of the largest |t| over the family, simulated (see maxTQuantile),
+ * never below a lone cell's Student t value.
+ * @param {Array<{baseline: Array<number|null>, candidate: Array<number|null>, better: 'lower'|'higher'}>} cells
+ *   one value per generation (same index = same generation); null/undefined/0/non-finite values are unusable
+ * @param {{alpha?: number, margin?: number, draws?: number, seed?: number}} [options] margin: the equivalence
+ *   margin, a fraction of 1; draws and seed: the simulation's size and seed
+ * @returns {{estimates: Array<Estimate|null>, family: Family}} estimates in the order of cells, null where no
+ *   generation is usable
  */
-export function spentAlpha (fraction, alpha = ALPHA) {
-  if (fraction <= 0) return 0
-  if (fraction >= 1) return alpha
-  return 2 - 2 * jStat.normal.cdf(jStat.normal.inv(1 - alpha / 2, 0, 1) / Math.sqrt(fraction), 0, 1)
+export function simultaneousEstimates (cells, options = {}) {
+  const { alpha = ALPHA, margin = DEFAULT_EQUIVALENCE, draws = DRAWS, seed = SEED } = options
+  const estimates = []
+  const members = []
+  let exact = 0
+  let generations = 0
+  for (const { baseline, candidate, better } of cells) {
+    const { logs, at } = usableLogs(baseline, candidate)
+    const n = logs.length
+    generations = Math.max(generations, n)
+    if (n === 0) {
+      estimates.push(null)
+      continue
+    }
+    const mean = logs.reduce((sum, value) => sum + value, 0) / n
+    const ratio = Math.exp(mean)
+    if (n === 1) {
+      estimates.push({ ratio, ci: null, resolution: null, call: 'inconclusive', generations: 1 })
+      continue
+    }
+    const squares = logs.reduce((sum, value) => sum + (value - mean) ** 2, 0)
+    // Rounding leaves a constant metric a variance of ~1e-33, not 0: treat it as no spread at all.
+    if (squares / (n - 1) < 1e-20) {
+      exact++
+      const call = callOf(better, { ratio, ci: [ratio, ratio] }, margin)
+      estimates.push({ ratio, ci: [ratio, ratio], resolution: 0, call, generations: n })
+      continue
+    }
+    members.push({ index: estimates.length, better, logs, at, mean, squares, n })
+    estimates.push(null) // until the critical value is known
+  }
+
+  const family = { method: 'max-t', cells: members.length, exact, generations, df: null, critical: null, bonferroni: null, draws, alpha }
+  if (members.length === 0) return { estimates, family }
+  const df = Math.min(...members.map(({ n }) => n - 1))
+  const lone = jStat.studentt.inv(1 - alpha / 2, df)
+  // One cell is its own max: its Student t value is exact, no simulation needed.
+  const critical = members.length === 1 ? lone : maxTQuantile(members, alpha, draws, seed, lone)
+  Object.assign(family, { df, critical, bonferroni: jStat.studentt.inv(1 - alpha / (2 * members.length), df) })
+  for (const { index, better, mean, squares, n } of members) {
+    const halfWidth = critical * Math.sqrt(squares / (n - 1) / n)
+    const estimate = { ratio: Math.exp(mean), ci: [Math.exp(mean - halfWidth), Math.exp(mean + halfWidth)] }
+    const call = callOf(better, estimate, margin)
+    estimates[index] = { ...estimate, resolution: Math.exp(halfWidth) - 1, call, generations: n }
+  }
+  return { estimates, family }
 }
 
 /**
- * @typedef {object} Design how a comparison's calls are made, recorded in its results
- * @property {number} family cells in the table (rows × formats after the first × metrics): the error is split over them
- * @property {number} plannedPairs the pairs the spending function is spread over (the most an adaptive run takes)
- * @property {number} [lookStep] pairs between looks, in an adaptive run
- * @property {number} margin the equivalence margin, a fraction of 1
- * @property {Record<string, number[]>} looks by row key (`test\nprofile`): the pairs seen at each look, in order
+ * A cell's log ratios candidate / baseline, leaving out generations where either side is missing,
+ * zero or not finite.
+ * @param {Array<number|null|undefined>} baseline one value per generation
+ * @param {Array<number|null|undefined>} candidate
+ * @returns {{logs: number[], at: number[]}} the log ratios, and the generation each comes from
  */
+function usableLogs (baseline, candidate) {
+  const logs = []
+  const at = []
+  for (let g = 0; g < Math.min(baseline.length, candidate.length); g++) {
+    const a = baseline[g]
+    const b = candidate[g]
+    if (a > 0 && b > 0 && Number.isFinite(a) && Number.isFinite(b)) {
+      logs.push(Math.log(b / a))
+      at.push(g)
+    }
+  }
+  return { logs, at }
+}
 
 /**
- * Each look's two-sided error rate per cell: the spending function's increment at that look
- * (a final look spends all that is left), split evenly over the table's cells.
- * @param {number[]} looks pairs seen at each look, increasing
- * @param {{family: number, plannedPairs: number}} design
- * @param {boolean} [final] whether the last look is the last there will be (false while a run goes on)
- * @returns {number[]} one rate per look
+ * The (1 - alpha) quantile of max over cells of |t_c|, by simulation, for normal log ratios with
+ * the cells' sample correlation. floor is a value the caller will not go below: a draw whose
+ * maximum stays under it need not be resolved.
+ *
+ * With r_c a cell's residuals scaled to unit length (zero where a generation is unusable), a draw
+ * is z_c = r_c · w with w standard normal per generation: Var z_c = 1 and corr(z_c, z_d) = r_c · r_d,
+ * the sample correlation over shared generations, for any number of generations against cells (no
+ * Cholesky). Each cell's t divides by its own spread, s_c = |A r_c|² with A a df × generations
+ * standard normal matrix: a χ² with df degrees of freedom, correlated between cells as they are.
+ * That is the joint law of the t statistics of normal data with that correlation (exactly, when
+ * every generation is usable in every cell). multcomp instead shares one χ² between all cells,
+ * right for its linear models' one σ but not here, where each cell estimates its own: that made the
+ * false-call rate of 40 independent cells over 10 generations 0.11; this way it is 0.06, and 0.05
+ * when half the cells are correlated. The correlation is estimated from few generations, so with
+ * many independent cells and very few generations the rate still runs over alpha (0.09 for 60
+ * cells over 5 generations, 0.07 over 8 to 10); cells that move together, the case this is for,
+ * stay at or under it.
+ * |A r|² is computed as |T r|² with T the upper triangular factor of A (Bartlett: χ on the diagonal,
+ * normal above it), a row at a time and only until it shows that the cell's |t| is not the largest.
+ * A cell short of the most usable generations gets a χ² of its own degrees of freedom, drawn
+ * independently: right for the cell alone, and if anything wider (independent spreads make the
+ * maximum larger).
+ * @param {Array<{logs: number[], at: number[], mean: number, squares: number, n: number}>} members the family's cells
+ * @param {number} alpha
+ * @param {number} draws
+ * @param {number} seed
+ * @param {number} floor
+ * @returns {number} the quantile, or floor if it is lower
  */
-export function lookLevels (looks, { family, plannedPairs }, final = true) {
-  let spent = 0
-  return looks.map((pairs, i) => {
-    const total = final && i === looks.length - 1 ? ALPHA : spentAlpha(pairs / plannedPairs)
-    const level = Math.max(0, total - spent)
-    spent = Math.max(spent, total)
-    return level / family
+function maxTQuantile (members, alpha, draws, seed, floor) {
+  const cells = members.length
+  const width = Math.max(...members.map(({ at }) => at[at.length - 1])) + 1
+  const dfs = Int32Array.from(members, ({ n }) => n - 1)
+  const df = Math.max(...dfs)
+  const residuals = new Float64Array(cells * width) // cell c's from c * width
+  members.forEach(({ logs, at, mean, squares }, c) => {
+    logs.forEach((value, i) => { residuals[c * width + at[i]] = (value - mean) / Math.sqrt(squares) })
   })
+  const { normals, chiSquare } = randomSource(seed)
+  // A draw's normal numbers: w, then the triangle's entries above the diagonal, row by row.
+  const noise = new Float64Array(width + df * (width - 1) - df * (df - 1) / 2)
+  const triangle = new Float64Array(df * width) // row i from i * width + i
+  const z = new Float64Array(cells)
+  const maxima = new Float64Array(draws)
+  for (let draw = 0; draw < draws; draw++) {
+    normals(noise)
+    for (let i = 0, next = width; i < df; i++) {
+      triangle[i * width + i] = Math.sqrt(chiSquare(df - i))
+      for (let j = i + 1; j < width; j++) triangle[i * width + j] = noise[next++]
+    }
+    let top = 0
+    for (let c = 0; c < cells; c++) {
+      let sum = 0
+      for (let g = 0, r = c * width; g < width; g++) sum += noise[g] * residuals[r + g]
+      z[c] = sum
+      if (Math.abs(sum) > Math.abs(z[top])) top = c
+    }
+    // The cell with the largest |z| first: it sets a high bar early, so the others stop sooner.
+    let max = floor
+    for (let k = -1; k < cells; k++) {
+      const c = k < 0 ? top : k
+      if (k === top) continue
+      // |t_c| > max exactly while the cell's χ² stays below this.
+      const limit = dfs[c] * (z[c] / max) ** 2
+      let spread = 0
+      if (dfs[c] < df) spread = chiSquare(dfs[c])
+      for (let i = 0, r = c * width; dfs[c] === df && i < df && spread < limit; i++) {
+        let row = 0
+        for (let j = i, t = i * width; j < width; j++) row += triangle[t + j] * residuals[r + j]
+        spread += row * row
+      }
+      if (spread < limit) max = Math.abs(z[c]) / Math.sqrt(spread / dfs[c])
+    }
+    maxima[draw] = max
+  }
+  maxima.sort()
+  return maxima[Math.min(draws - 1, Math.ceil((1 - alpha) * draws) - 1)]
 }
 
 /**
- * One metric's call over a sequence of looks: the first look whose interval decides it (better,
- * worse or equivalent) makes the call and gives the estimate shown; a metric no look decides is
- * inconclusive, with the estimate of the last look.
- * @param {Array<number|null>} baseline one value per pair, in pair order
- * @param {Array<number|null>} candidate
- * @param {'lower'|'higher'} better
- * @param {number[]} looks pairs seen at each look
- * @param {Design} design
- * @param {boolean} [final] see lookLevels
- * @returns {Estimate|null} null when no pair is usable
+ * Seeded random numbers, the same in every JavaScript engine so that a table's intervals can be
+ * reproduced: mulberry32 uniforms, normals by Marsaglia's polar method, and χ² values as -2 log of
+ * a product of uniforms (a sum of exponentials) plus, for an odd df, a squared Box-Muller normal:
+ * one log per χ² instead of one per squared normal.
+ * @param {number} seed
+ * @returns {{normals: (buffer: Float64Array) => void, chiSquare: (df: number) => number}} normals fills a buffer
  */
-export function sequentialEstimate (baseline, candidate, better, looks, design, final = true) {
-  const levels = lookLevels(looks, design, final)
-  let estimate = null
-  for (let i = 0; i < looks.length; i++) {
-    const seen = pairedRatio(baseline.slice(0, looks[i]), candidate.slice(0, looks[i]), levels[i])
-    if (!seen) continue
-    estimate = { ...seen, call: callOf(better, seen, design.margin), look: i + 1 }
-    if (estimate.call !== 'inconclusive') break
+function randomSource (seed) {
+  let state = seed >>> 0
+  const uniform = () => {
+    state = (state + 0x6D2B79F5) >>> 0
+    let t = Math.imul(state ^ (state >>> 15), state | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return 1 - ((t ^ (t >>> 14)) >>> 0) / 4294967296
   }
-  return estimate
-}
-
-/**
- * Every metric's estimate and call for one format against the baseline.
- * @param {Array<Record<string, number|null>>} baselineTrials per pair, values by metric name
- * @param {Array<Record<string, number|null>>} candidateTrials per pair, same order
- * @param {number[]} looks pairs seen at each look (one look at every pair for a fixed number of trials)
- * @param {Design} design
- * @param {boolean} [final] see lookLevels
- * @returns {Record<string, Estimate>} by metric name; a metric with no usable pair is absent
- */
-export function verdictsOf (baselineTrials, candidateTrials, looks, design, final = true) {
-  const verdicts = {}
-  for (const [name, { better }] of Object.entries(METRICS)) {
-    const valuesOf = (trials) => trials.map((trial) => trial?.[name] ?? null)
-    const [baseline, candidate] = [baselineTrials, candidateTrials].map(valuesOf)
-    const estimate = sequentialEstimate(baseline, candidate, better, looks, design, final)
-    if (estimate) verdicts[name] = estimate
+  const normals = (buffer) => {
+    for (let i = 0; i < buffer.length; i += 2) {
+      let u, v, square
+      do {
+        u = 2 * uniform() - 1
+        v = 2 * uniform() - 1
+        square = u * u + v * v
+      } while (square >= 1 || square === 0)
+      const factor = Math.sqrt(-2 * Math.log(square) / square)
+      buffer[i] = u * factor
+      if (i + 1 < buffer.length) buffer[i + 1] = v * factor
+    }
   }
-  return verdicts
+  const chiSquare = (df) => {
+    let product = 1
+    for (let i = 1; i < df; i += 2) product *= uniform()
+    const even = -2 * Math.log(product)
+    return df % 2 ? even - 2 * Math.log(uniform()) * Math.cos(2 * Math.PI * uniform()) ** 2 : even
+  }
+  return { normals, chiSquare }
 }
 
 /**
@@ -198,14 +300,14 @@ export function overallCall (verdicts) {
 }
 
 /**
- * The order of the formats in one trial pair, balanced in blocks of two: a rotation, then its
- * reverse (A B, B A, then B A, A B, ...), so over every two pairs each format sits at each
- * position equally often and a linear drift falls on every format alike.
+ * The order of the formats in one batch, balanced in blocks of two: a rotation, then its reverse
+ * (A B, B A, then B A, A B, ...), so over every two batches each format sits at each position
+ * equally often and a linear drift falls on every format alike.
  * @param {number} count formats
- * @param {number} pair 0-based
+ * @param {number} batch 0-based
  * @returns {number[]} format indexes
  */
-export function trialOrder (count, pair) {
-  const rotated = Array.from({ length: count }, (_, i) => (i + Math.floor(pair / 2)) % count)
-  return pair % 2 ? rotated.reverse() : rotated
+export function trialOrder (count, batch) {
+  const rotated = Array.from({ length: count }, (_, i) => (i + Math.floor(batch / 2)) % count)
+  return batch % 2 ? rotated.reverse() : rotated
 }

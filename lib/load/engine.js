@@ -98,17 +98,8 @@ const RECONNECT_BACKOFF_MS = 100
  * @returns {Promise<LoadResult>}
  */
 export async function runLoad (options) {
-  const { prepared: { natives, sizes: payloadSizes }, connections = 1, inflight = 1, warmup = {}, signal } = options
-  const run = new Run(options, natives)
-  // One connection that cannot open fails the run; the ones that did open are closed, not left behind.
-  const attempts = await Promise.allSettled(Array.from({ length: connections }, () => connect(options)))
-  const opened = attempts.filter((attempt) => attempt.status === 'fulfilled').map((attempt) => attempt.value)
-  const refused = attempts.find((attempt) => attempt.status === 'rejected')
-  if (refused) {
-    for (const { ws } of opened) ws.terminate()
-    throw refused.reason
-  }
-  run.channels.push(...opened.map(({ ws, socket }) => new Channel(ws, socket, inflight, run.sendOptions, run.phase)))
+  const { prepared: { sizes: payloadSizes }, warmup = {}, signal } = options
+  const run = await openRun(options)
   const reason = () => typeof signal.reason === 'string' ? signal.reason : 'interrupted'
   const stop = () => run.stop(reason())
   if (signal?.aborted) run.fail(reason()) // before the first send
@@ -128,11 +119,33 @@ export async function runLoad (options) {
     }
     const bytes = { payloadPerMessage: payloadSizes.mean, payloadSizes, ...measured.bytes }
     const interrupted = Boolean(signal?.aborted)
-    return { ...measured, bytes, compression: compression(options.compress, opened), interrupted }
+    return { ...measured, bytes, compression: run.compression, interrupted }
   } finally {
     signal?.removeEventListener('abort', stop)
-    await Promise.all(run.channels.map((channel) => channel.close()))
+    await run.close()
   }
+}
+
+/**
+ * Opens a run's connections, for phases run one after another on them (runLoad's warm-up and
+ * measured phase, or compare's batches); close() closes them. One connection that cannot open
+ * fails it, and the ones that did open are closed, not left behind.
+ * @param {LoadOptions} options
+ * @returns {Promise<Run>}
+ */
+export async function openRun (options) {
+  const { connections = 1, inflight = 1 } = options
+  const run = new Run(options, options.prepared.natives)
+  const attempts = await Promise.allSettled(Array.from({ length: connections }, () => connect(options)))
+  const opened = attempts.filter((attempt) => attempt.status === 'fulfilled').map((attempt) => attempt.value)
+  const refused = attempts.find((attempt) => attempt.status === 'rejected')
+  if (refused) {
+    for (const { ws } of opened) ws.terminate()
+    throw refused.reason
+  }
+  run.channels.push(...opened.map(({ ws, socket }) => new Channel(ws, socket, inflight, run.sendOptions, run.phase)))
+  run.compression = compression(options.compress, opened)
+  return run
 }
 
 /**
@@ -155,6 +168,8 @@ export class Run {
     this.failure = null
     this.errorReplies = []
     this.reconnects = { count: 0, gapMs: 0 }
+    /** With --compress: whether the server took permessage-deflate, once the connections are open. */
+    this.compression = null
     /** @type {import('./phase.js').Traffic} */
     this.traffic = {
       channels: this.channels,
@@ -178,6 +193,11 @@ export class Run {
     this.phase = new Phase(this.traffic, spec)
     const result = await this.phase.start()
     return { ...result, reconnects: { ...this.reconnects }, errorReplies: this.errorReplies, failure: this.failure }
+  }
+
+  /** Closes every connection. */
+  async close () {
+    await Promise.all(this.channels.map((channel) => channel.close()))
   }
 
   /** The run fails: the first reason stands, and the phase under way stops sending. */

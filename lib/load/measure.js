@@ -67,15 +67,26 @@ function lossOf (test, codec) {
 
 /**
  * Runs the load in this thread and builds its report.
- * @param {PreparedRun} prepared
+ * @param {PreparedRun} run
  * @param {import('./engine.js').LoadSettings} settings this thread's share of the work
  * @param {{connectUrl?: string, network: object|null, signal?: AbortSignal, onTick?: Function}} context
  * @returns {Promise<object>} the report
  */
-export async function measure (run, settings, { connectUrl, network, signal, onTick }) {
-  const { format, test, codec, prepared, payload, lossy } = run
+export async function measure (run, settings, context) {
   const load = settings.direction === 'fanout' ? (await import('./fanout.js')).runFanout : runLoad
-  const result = await load({
+  return reportOf(run, settings, context.network, await load(loadOptions(run, settings, context)))
+}
+
+/**
+ * What the engine is given for a prepared run: the settings, the test, its messages and codec, and
+ * for a format that decodes by the payload's schema, the handshake that has the server learn it first.
+ * @param {PreparedRun} run
+ * @param {import('./engine.js').LoadSettings} settings
+ * @param {{connectUrl?: string, signal?: AbortSignal, onTick?: Function}} context
+ * @returns {import('./engine.js').LoadOptions}
+ */
+export function loadOptions ({ format, test, codec, prepared, payload }, settings, { connectUrl, signal, onTick }) {
+  return {
     ...settings,
     connectUrl,
     test,
@@ -84,11 +95,21 @@ export async function measure (run, settings, { connectUrl, network, signal, onT
     repeat: payload.kind === 'repeated',
     signal,
     onTick,
-    // A format that decodes by the payload's schema has the server learn it from the client first.
     handshake: test.custom && format.registersSchema
       ? { frame: registrationFrame(test), expect: REGISTRATION_OK }
       : undefined
-  })
+  }
+}
+
+/**
+ * The report of a prepared run's result, naming what it measured.
+ * @param {PreparedRun} run
+ * @param {import('./engine.js').LoadSettings} settings
+ * @param {object|null} network the network profile in force
+ * @param {import('./engine.js').LoadResult} result
+ * @returns {object}
+ */
+export function reportOf ({ format, test, lossy, payload }, settings, network, result) {
   return buildReport(result, {
     ...settings, format: format.format, codecModule: format.file, test, network, lossy, payload
   })

@@ -84,7 +84,9 @@ function answerPublishes (ws, { test, format }, codec, { stats, topics, afterMes
     try {
       // Replayed is the server's mark, never a publisher's.
       if (!readFanoutHeader(data, header) || header.replayed) throw new Error(`a publish starts with the ${FANOUT_HEADER_BYTES}-byte fan-out header`)
+      const started = performance.now()
       codec.decode(data.subarray(FANOUT_HEADER_BYTES))
+      counters.codecMs += performance.now() - started
     } catch (err) {
       counters.errors++
       ws.send(`${ERROR_PREFIX}${format} decode failed for test ${test.name}: ${oneLine(err)}`)
@@ -117,12 +119,15 @@ function answerMessages (ws, target, codec, context) {
   let next = 0
   ws.on('message', (data) => {
     let reply
+    // The codec's own time, apart from framing and syscalls: what a format changes (compare's codec rows).
+    const started = performance.now()
     try {
       if (direction === 'down') {
         reply = codec.encode(natives[next])
         next = next + 1 === natives.length ? 0 : next + 1
       } else if (direction === 'echo') reply = codec.encode(codec.decode(data))
       else codec.decode(data)
+      counters.codecMs += performance.now() - started
     } catch (err) {
       counters.errors++
       ws.send(`${ERROR_PREFIX}${format} ${direction === 'down' ? 'encode' : 'decode'} failed for test ${test.name}: ${oneLine(err)}`)

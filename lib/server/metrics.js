@@ -44,14 +44,14 @@ export function sumMetrics (perProcess) {
 export function createMetrics (stats) {
   const registry = createProcessMetrics()
   const registers = [registry]
-  const byTarget = (name, help, field) => new client.Counter({
+  const byTarget = (name, help, field, scale = 1) => new client.Counter({
     name,
     help,
     labelNames: ['format', 'test'],
     registers,
     collect () {
       this.reset()
-      for (const { format, test, [field]: value } of stats.byTarget.values()) this.inc({ format, test }, value)
+      for (const { format, test, [field]: value } of stats.byTarget.values()) this.inc({ format, test }, value * scale)
     }
   })
   const total = (name, help, field) => new client.Counter({
@@ -65,6 +65,7 @@ export function createMetrics (stats) {
   })
   byTarget('wsbench_messages_total', 'Messages decoded and answered (fan-out: publishes), by format and test', 'messages')
   byTarget('wsbench_fanout_deliveries_total', 'Fan-out deliveries: publishes sent to a subscriber, by format and test', 'deliveries')
+  byTarget('wsbench_codec_seconds_total', 'Time spent in the codec: decoding messages and encoding replies, by format and test', 'codecMs', 1e-3)
   byTarget('wsbench_decode_errors_total', 'Messages that could not be decoded (answered ERR), by format and test', 'errors')
   total('wsbench_connections_total', 'WebSocket connections accepted', 'totalConnections')
   total('wsbench_refused_upgrades_total', 'Upgrades refused: connection limit, or no valid test, format or direction', 'refused')

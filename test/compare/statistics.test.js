@@ -1,154 +1,251 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import jstatModule from 'jstat'
 import {
-  ALPHA, DEFAULT_EQUIVALENCE, METRICS, callOf, lookLevels, overallCall, pairedRatio, sequentialEstimate, spentAlpha,
-  trialOrder, verdictsOf
+  ALPHA, DEFAULT_EQUIVALENCE, METRICS, callOf, overallCall, simultaneousEstimates, trialOrder
 } from '../../lib/compare/statistics.js'
 
-const oneLook = (pairs, family = 1) => ({ looks: [pairs], design: { family, plannedPairs: pairs, margin: DEFAULT_EQUIVALENCE } })
+const { jStat } = jstatModule
 
-test('a clear difference: the interval is tight around the ratio and excludes 1', () => {
-  const estimate = pairedRatio([100, 102, 98, 101, 99], [60, 61, 59, 61, 60])
-  assert.equal(estimate.pairs, 5)
-  assert.ok(Math.abs(estimate.ratio - 0.6) < 0.01, String(estimate.ratio))
-  assert.ok(estimate.ci[0] < estimate.ratio && estimate.ratio < estimate.ci[1])
-  assert.ok(estimate.ci[1] < 0.62 && estimate.ci[0] > 0.58, String(estimate.ci))
-  assert.equal(callOf('lower', estimate), 'better', 'lower latency is better')
-  assert.equal(callOf('higher', estimate), 'worse', 'fewer msgs/s is worse')
+/** Seeded standard normals (mulberry32 + Box-Muller), the test's own: synthetic data with a known truth. */
+function normalSource (seed) {
+  let state = seed >>> 0
+  const uniform = () => {
+    state = (state + 0x6D2B79F5) >>> 0
+    let t = Math.imul(state ^ (state >>> 15), state | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return 1 - ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+  return () => Math.sqrt(-2 * Math.log(uniform())) * Math.cos(2 * Math.PI * uniform())
+}
+
+/** A cell whose generations' log ratios are `logs`, on a baseline that itself varies (it must not matter). */
+function cellOf (logs, better = 'lower', normal = normalSource(99)) {
+  const baseline = logs.map(() => 100 * Math.exp(0.2 * normal()))
+  return { baseline, candidate: baseline.map((value, g) => value * Math.exp(logs[g])), better }
+}
+
+/**
+ * A table of cells with log ratio truth[c] + noise: `shared` of the cells follow one common noise per
+ * generation plus a little of their own (correlation ~0.96), the rest are independent; spreads differ.
+ */
+function tableOf ({ generations, cells, shared, truth = () => 0, sd = 0.02 }, normal) {
+  const common = Array.from({ length: generations }, () => normal())
+  return Array.from({ length: cells }, (_, c) => {
+    const spread = sd * (1 + c % 3) / 2
+    const logs = common.map((value) => truth(c) + spread * (c < shared ? value + 0.2 * normal() : normal()))
+    return cellOf(logs, c % 4 === 3 ? 'higher' : 'lower', normal)
+  })
+}
+
+const called = (estimate) => estimate?.call === 'better' || estimate?.call === 'worse'
+
+test('a clear effect is called, in the direction the metric counts as better, and the interval covers the truth', () => {
+  const normal = normalSource(1)
+  const logs = Array.from({ length: 10 }, () => Math.log(0.8) + 0.03 * normal())
+  const noise = Array.from({ length: 4 }, () => Array.from({ length: 10 }, () => 0.03 * normal()))
+  const { estimates, family } = simultaneousEstimates([cellOf(logs, 'lower'), cellOf(logs, 'higher'), ...noise.map((n) => cellOf(n))])
+  const [lower, higher] = estimates
+  assert.equal(lower.call, 'better', 'lower latency is better')
+  assert.equal(higher.call, 'worse', 'fewer msgs/s is worse')
+  assert.equal(lower.generations, 10)
+  assert.ok(Math.abs(lower.ratio - 0.8) < 0.02, String(lower.ratio))
+  assert.ok(lower.ci[0] < 0.8 && lower.ci[1] > 0.8, String(lower.ci))
+  assert.ok(lower.ci[0] < lower.ratio && lower.ratio < lower.ci[1])
+  assert.ok(Math.abs(lower.resolution - (Math.sqrt(lower.ci[1] / lower.ci[0]) - 1)) < 1e-12, 'the half-width, as a fraction')
+  assert.deepEqual(higher.ci, lower.ci, 'the same values: the same interval')
+  assert.equal(family.cells, 6)
+  assert.equal(family.method, 'max-t')
+  assert.equal(family.alpha, ALPHA)
 })
 
-test('the same values in both formats: ratio 1, a zero-width interval, equivalent', () => {
+test('the same values in both formats: ratio 1, a zero-width interval, equivalent, outside the family', () => {
   const values = [100, 130, 90, 115, 105]
-  const estimate = pairedRatio(values, values)
-  assert.equal(estimate.ratio, 1)
-  assert.deepEqual(estimate.ci, [1, 1])
-  assert.equal(estimate.resolution, 0)
-  assert.equal(callOf('lower', estimate), 'equivalent')
+  const { estimates, family } = simultaneousEstimates([{ baseline: values, candidate: values, better: 'lower' }])
+  assert.deepEqual(estimates, [{ ratio: 1, ci: [1, 1], resolution: 0, call: 'equivalent', generations: 5 }])
+  assert.deepEqual(family, {
+    method: 'max-t', cells: 0, exact: 1, generations: 5, df: null, critical: null, bonferroni: null, draws: 4000, alpha: ALPHA
+  })
 })
 
-test('an interval straddling 1 and reaching past the margin is inconclusive, whatever the point estimate says', () => {
-  const estimate = pairedRatio([100, 100, 100, 100], [80, 120, 90, 125])
-  assert.ok(estimate.ci[0] < 1 && estimate.ci[1] > 1, String(estimate.ci))
-  assert.equal(callOf('lower', estimate), 'inconclusive')
-  assert.ok(estimate.resolution > 0.2, 'it could not have told a 20% difference')
+test('constant ratios (bytes) are exact: a real difference is called, a small one is equivalent, and none joins the family', () => {
+  const constant = (a, b) => ({ baseline: [a, a, a], candidate: [b, b, b], better: 'lower' })
+  const noisy = cellOf([0.1, -0.05, 0.02])
+  const { estimates, family } = simultaneousEstimates([constant(296, 81), constant(1000, 1005), constant(1000, 1100), noisy])
+  assert.deepEqual(estimates.slice(0, 3).map((estimate) => estimate.call), ['better', 'equivalent', 'worse'])
+  assert.deepEqual(estimates[0].ci, [81 / 296, 81 / 296])
+  assert.equal(family.exact, 3)
+  assert.equal(family.cells, 1)
+  // A family of one: its own Student t value, exactly.
+  assert.ok(Math.abs(family.critical - jStat.studentt.inv(1 - ALPHA / 2, 2)) < 1e-12, String(family.critical))
+  assert.equal(family.critical, family.bonferroni)
+})
+
+test('correlated cells share the error rate cheaply: max-T well below Bonferroni; independent cells: close to it', () => {
+  const normal = normalSource(2)
+  const correlated = simultaneousEstimates(tableOf({ generations: 12, cells: 40, shared: 40 }, normal)).family
+  const independent = simultaneousEstimates(tableOf({ generations: 12, cells: 40, shared: 0 }, normal)).family
+  for (const family of [correlated, independent]) {
+    assert.equal(family.cells, 40)
+    assert.equal(family.df, 11)
+    assert.ok(Math.abs(family.bonferroni - jStat.studentt.inv(1 - ALPHA / 80, 11)) < 1e-12)
+    assert.ok(family.critical >= jStat.studentt.inv(1 - ALPHA / 2, 11), 'never narrower than a lone interval')
+  }
+  assert.ok(correlated.critical < 0.85 * correlated.bonferroni, `${correlated.critical} vs Bonferroni ${correlated.bonferroni}`)
+  assert.ok(independent.critical > 0.9 * independent.bonferroni && independent.critical < 1.02 * independent.bonferroni,
+    `${independent.critical} vs Bonferroni ${independent.bonferroni}`)
+})
+
+test('the critical value is the exact one where it is known: independent t (Šidák) for orthogonal cells, a lone t for identical ones', () => {
+  // Rows 1 to 15 of a 16 × 16 Hadamard matrix are orthogonal contrasts: 15 cells whose sample
+  // correlations are all 0, so their t statistics are independent t with 15 df.
+  let hadamard = [[1]]
+  for (let k = 0; k < 4; k++) hadamard = [...hadamard.map((row) => [...row, ...row]), ...hadamard.map((row) => [...row, ...row.map((x) => -x)])]
+  const orthogonal = hadamard.slice(1).map((row, c) => cellOf(row.map((x) => 0.01 * (1 + c) * x + 0.001 * c)))
+  const sidak = jStat.studentt.inv(1 - (1 - (1 - ALPHA) ** (1 / 15)) / 2, 15)
+  const { critical } = simultaneousEstimates(orthogonal).family
+  assert.ok(Math.abs(critical / sidak - 1) < 0.02, `${critical} vs ${sidak}`)
+  // Cells that move together (up to scale and rounding) are one test: the lone t value, however many.
+  const pattern = hadamard[3].map((x, g) => x + 0.3 * hadamard[5][g])
+  const identical = Array.from({ length: 10 }, (_, c) => cellOf(pattern.map((x) => 0.01 * (1 + c) * x)))
+  const lone = jStat.studentt.inv(1 - ALPHA / 2, 15)
+  const together = simultaneousEstimates(identical).family.critical
+  assert.ok(together >= lone && together < 1.02 * lone, `${together} vs ${lone}`)
+})
+
+test('reproducible: the same data give the same intervals; alpha, the seed and the draws are the caller\'s', () => {
+  const table = tableOf({ generations: 8, cells: 20, shared: 10 }, normalSource(3))
+  const first = simultaneousEstimates(table)
+  assert.deepEqual(simultaneousEstimates(table), first)
+  assert.equal(first.family.draws, 4000)
+  // Another seed, another simulation: a critical value a little different (1-2% at 4000 draws).
+  const otherSeed = simultaneousEstimates(table, { seed: 7 }).family.critical
+  assert.notEqual(otherSeed, first.family.critical)
+  assert.ok(Math.abs(otherSeed / first.family.critical - 1) < 0.06, `${otherSeed} vs ${first.family.critical}`)
+  assert.equal(simultaneousEstimates(table, { draws: 1000 }).family.draws, 1000)
+  const strict = simultaneousEstimates(table, { alpha: 0.01 })
+  assert.equal(strict.family.alpha, 0.01)
+  assert.ok(strict.family.critical > first.family.critical)
+  assert.ok(strict.estimates.every((estimate, c) => estimate.resolution > first.estimates[c].resolution))
+})
+
+/** The share of tables with at least one better or worse call where every true ratio is 1. */
+function falseCallRate ({ tables, ...shape }, seed) {
+  const normal = normalSource(seed)
+  let wrong = 0
+  for (let t = 0; t < tables; t++) {
+    // margin 0: no interval is narrow enough to be called equivalent, so every one that misses 1 is a call.
+    const { estimates } = simultaneousEstimates(tableOf(shape, normal), { draws: 600, margin: 0 })
+    if (estimates.some(called)) wrong++
+  }
+  return wrong / tables
+}
+
+test('null tables: the chance of any false call in a table is about alpha, correlated or not', () => {
+  const mixed = falseCallRate({ tables: 300, generations: 10, cells: 30, shared: 15 }, 4)
+  const correlated = falseCallRate({ tables: 300, generations: 10, cells: 30, shared: 30 }, 5)
+  console.log(`false-call rate over 300 null tables: ${mixed} (half correlated), ${correlated} (all correlated)`)
+  assert.ok(mixed <= 0.08, String(mixed))
+  assert.ok(correlated <= 0.08, String(correlated))
+  assert.ok(correlated > 0.01, `not needlessly conservative for correlated cells: ${correlated}`)
+})
+
+test('power: a real 5% difference in a few cells among correlated nulls is called, the nulls are not', () => {
+  const effects = { 3: Math.log(1.05), 10: Math.log(0.95), 17: Math.log(0.95), 23: Math.log(1.05) }
+  const table = tableOf({ generations: 12, cells: 30, shared: 30, truth: (c) => effects[c] ?? 0, sd: 0.02 }, normalSource(6))
+  const { estimates, family } = simultaneousEstimates(table)
+  assert.ok(family.critical < family.bonferroni)
+  for (const [c, estimate] of estimates.entries()) {
+    if (c in effects) {
+      // Cells 3 and 23 are msgs/s-like (higher is better): a 5% rise is better, like a 5% fall in the others.
+      assert.equal(estimate.call, 'better', `cell ${c}: ${estimate.ratio} ${estimate.ci}`)
+      assert.ok(estimate.ci[0] < Math.exp(effects[c]) && Math.exp(effects[c]) < estimate.ci[1])
+    } else {
+      assert.ok(!called(estimate), `null cell ${c} called ${estimate.call}: ${estimate.ci}`)
+    }
+  }
+})
+
+test('simultaneous coverage: every interval in a table covers its true ratio in at least ~95% of tables', () => {
+  const normal = normalSource(8)
+  const truth = (c) => 0.1 * Math.sin(c)
+  const tables = 200
+  let covered = 0
+  for (let t = 0; t < tables; t++) {
+    const { estimates } = simultaneousEstimates(tableOf({ generations: 12, cells: 30, shared: 20, truth }, normal), { draws: 600 })
+    if (estimates.every(({ ci }, c) => ci[0] <= Math.exp(truth(c)) && Math.exp(truth(c)) <= ci[1])) covered++
+  }
+  console.log(`simultaneous coverage over ${tables} tables: ${covered / tables}`)
+  assert.ok(covered / tables >= 0.92, String(covered / tables))
+})
+
+test('missing, zero or non-finite values leave their generation out; one usable generation: a ratio, no interval', () => {
+  const { estimates, family } = simultaneousEstimates([
+    { baseline: [100, null, 0, 100, NaN, 100, undefined, 100], candidate: [50, 40, 10, 55, 30, Infinity, 20, 45], better: 'lower' },
+    { baseline: [100, null], candidate: [50, 50], better: 'lower' },
+    { baseline: [null, 0], candidate: [1, 1], better: 'lower' },
+    { baseline: [], candidate: [], better: 'higher' }
+  ])
+  assert.equal(estimates[0].generations, 3)
+  assert.ok(Math.abs(estimates[0].ratio - Math.cbrt(0.5 * 0.55 * 0.45)) < 1e-12)
+  assert.deepEqual(estimates[1], { ratio: 0.5, ci: null, resolution: null, call: 'inconclusive', generations: 1 })
+  assert.equal(estimates[2], null)
+  assert.equal(estimates[3], null)
+  assert.equal(family.cells, 1, 'only the cell with two or more usable generations')
+  assert.equal(family.df, 2)
+  assert.equal(family.generations, 3)
+})
+
+test('cells with different usable generations: df from the fewest, and the simulation still covers them', () => {
+  const normal = normalSource(9)
+  const table = tableOf({ generations: 10, cells: 12, shared: 12 }, normal)
+  table[0].candidate[4] = null
+  table[5].baseline[0] = 0
+  table[5].baseline[9] = null
+  const { estimates, family } = simultaneousEstimates(table)
+  assert.deepEqual([estimates[0].generations, estimates[5].generations, estimates[1].generations], [9, 8, 10])
+  assert.equal(family.df, 7)
+  assert.equal(family.generations, 10)
+  assert.ok(family.critical >= jStat.studentt.inv(1 - ALPHA / 2, 7) && family.critical < family.bonferroni, String(family.critical))
 })
 
 test('equivalent: the whole interval within ±margin of 1, even where it excludes 1; the margin is the caller\'s', () => {
   const tight = { ratio: 1.02, ci: [1.01, 1.03] }
+  assert.equal(DEFAULT_EQUIVALENCE, 0.05)
   assert.equal(callOf('lower', tight), 'equivalent', 'a 2% difference is below the default 5% margin')
   assert.equal(callOf('lower', tight, 0.01), 'worse', 'and above a 1% one')
   assert.equal(callOf('lower', { ratio: 0.97, ci: [0.94, 1.0] }), 'inconclusive', '0.94 is more than 5% below 1 (1/1.05 = 0.952)')
   assert.equal(callOf('lower', { ratio: 0.97, ci: [0.953, 0.99] }), 'equivalent')
+  assert.equal(callOf('lower', { ratio: 0.9, ci: null }), 'inconclusive')
+  // simultaneousEstimates passes its margin on.
+  const table = [cellOf([0.02, 0.021, 0.019, 0.02, 0.0205])]
+  assert.equal(simultaneousEstimates(table).estimates[0].call, 'equivalent')
+  assert.equal(simultaneousEstimates(table, { margin: 0.01 }).estimates[0].call, 'worse')
 })
 
-test('the interval is a Student t interval on the log ratios at the error rate asked for', () => {
-  assert.equal(ALPHA, 0.05)
-  // Two pairs with log ratios ln 0.5 and ln 2: mean 0, sd ln 2 * sqrt 2, t(0.975, 1) = 12.706; the
-  // two deviations are opposite, so no correlation widens it.
-  const { ratio, ci, resolution } = pairedRatio([1, 1], [0.5, 2])
-  assert.ok(Math.abs(ratio - 1) < 1e-12)
-  const halfWidth = 12.706204736 * Math.log(2)
-  assert.ok(Math.abs(Math.log(ci[1]) - halfWidth) < 1e-6, String(ci))
-  assert.ok(Math.abs(resolution - (Math.exp(halfWidth) - 1)) < 1e-6)
-  // At 1% instead of 5%: t(0.995, 1) = 63.657.
-  const strict = pairedRatio([1, 1], [0.5, 2], 0.01)
-  assert.ok(Math.abs(Math.log(strict.ci[1]) - 63.65674 * Math.log(2)) < 1e-4, String(strict.ci))
-})
-
-test('neighbouring pairs that move together widen the interval; alternating ones do not narrow it', () => {
-  const baseline = Array(8).fill(100)
-  const trending = pairedRatio(baseline, [90, 92, 94, 96, 104, 106, 108, 110])
-  const shuffled = pairedRatio(baseline, [104, 90, 108, 94, 110, 92, 106, 96])
-  assert.ok(Math.abs(Math.log(trending.ratio) - Math.log(shuffled.ratio)) < 1e-12, 'the same values, so the same mean')
-  assert.ok(trending.resolution > 1.5 * shuffled.resolution, `${trending.resolution} vs ${shuffled.resolution}`)
-})
-
-test('a single pair: a ratio but no interval, so never called', () => {
-  const estimate = pairedRatio([100], [50])
-  assert.deepEqual(estimate, { ratio: 0.5, ci: null, resolution: null, pairs: 1 })
-  assert.equal(callOf('lower', estimate), 'inconclusive')
-})
-
-test('constant metrics (bytes) get a zero-width interval: a real difference is called, a small one is equivalent', () => {
-  assert.equal(callOf('lower', pairedRatio([296, 296, 296], [81, 81, 81])), 'better')
-  assert.equal(callOf('lower', pairedRatio([1000, 1000, 1000], [1005, 1005, 1005])), 'equivalent')
-  assert.equal(callOf('lower', pairedRatio([1000, 1000, 1000], [1100, 1100, 1100])), 'worse')
-})
-
-test('missing, zero or non-finite values leave their pair out; none usable is null', () => {
-  assert.equal(pairedRatio([100, null, 0, 100], [50, 40, 10, 50]).pairs, 2)
-  assert.equal(pairedRatio([null, 0], [1, 1]), null)
-  assert.equal(pairedRatio([], []), null)
-})
-
-test('alpha spending: O\'Brien-Fleming type, almost nothing early, all of ALPHA at the end', () => {
-  assert.equal(spentAlpha(0), 0)
-  assert.equal(spentAlpha(1), ALPHA)
-  assert.ok(spentAlpha(0.2) < 1e-4, String(spentAlpha(0.2)))
-  assert.ok(Math.abs(spentAlpha(0.5) - 0.00557) < 1e-4, String(spentAlpha(0.5)))
-  for (const t of [0.1, 0.3, 0.5, 0.7, 0.9]) assert.ok(spentAlpha(t) < spentAlpha(t + 0.1))
-})
-
-test('lookLevels: each look spends its increment, a final look the rest, split over the family', () => {
-  const design = { family: 10, plannedPairs: 20 }
-  const interim = lookLevels([4, 8], design, false)
-  assert.ok(Math.abs(interim[0] - spentAlpha(0.2) / 10) < 1e-15)
-  assert.ok(Math.abs(interim[1] - (spentAlpha(0.4) - spentAlpha(0.2)) / 10) < 1e-15)
-  const final = lookLevels([4, 8], design)
-  assert.ok(Math.abs(final[0] + final[1] - ALPHA / 10) < 1e-15, 'all of ALPHA spent once the last look is final')
-  assert.deepEqual(lookLevels([10], { family: 4, plannedPairs: 10 }), [ALPHA / 4])
-})
-
-test('sequentialEstimate: the first look that decides makes the call and gives the interval shown', () => {
-  const baseline = Array(8).fill(100)
-  const candidate = [60, 61, 59, 60, 60, 61, 59, 60]
-  const design = { family: 1, plannedPairs: 8, margin: 0.05 }
-  const early = sequentialEstimate(baseline, candidate, 'lower', [4, 8], design)
-  assert.equal(early.call, 'better')
-  assert.equal(early.look, 1)
-  assert.equal(early.pairs, 4)
-  // Undecided at every look: the last look's estimate, inconclusive.
-  const noisy = sequentialEstimate(baseline, [80, 125, 90, 120, 85, 118, 95, 110], 'lower', [4, 8], design)
-  assert.equal(noisy.call, 'inconclusive')
-  assert.equal(noisy.look, 2)
-  assert.equal(noisy.pairs, 8)
-})
-
-test('a bigger family widens every interval: a call is a claim about the whole table', () => {
-  const baseline = [100, 102, 98, 101, 99]
-  const candidate = [90, 99, 84, 95, 86]
-  const alone = verdictsOf(baseline.map((p50) => ({ p50 })), candidate.map((p50) => ({ p50 })), ...Object.values(oneLook(5)))
-  const inTable = verdictsOf(baseline.map((p50) => ({ p50 })), candidate.map((p50) => ({ p50 })), ...Object.values(oneLook(5, 48)))
-  assert.equal(alone.p50.call, 'better')
-  assert.equal(inTable.p50.call, 'inconclusive')
-  assert.ok(inTable.p50.ci[0] < alone.p50.ci[0] && inTable.p50.ci[1] > alone.p50.ci[1])
-})
-
-test('verdictsOf: every metric that both sides have, with its call; overallCall sums them up', () => {
-  const baseline = [1, 2, 3, 4].map((i) => ({ p50: 1 + i / 100, p99: 2 + (i % 2) / 2, rate: 1000 + i, bytes: 300, clientCpu: 10, serverCpu: null }))
-  const candidate = [1, 2, 3, 4].map((i) => ({ p50: 0.5 + i / 100, p99: 2 + ((i + 1) % 2) / 2, rate: 1500 + i, bytes: 100, clientCpu: 12, serverCpu: 3 }))
-  const verdicts = verdictsOf(baseline, candidate, ...Object.values(oneLook(4, 5)))
-  assert.deepEqual(Object.keys(verdicts), ['p50', 'p99', 'rate', 'bytes', 'clientCpu'], 'serverCpu missing on one side')
-  assert.equal(verdicts.p50.call, 'better')
-  assert.equal(verdicts.p99.call, 'inconclusive')
-  assert.equal(verdicts.rate.call, 'better')
-  assert.equal(verdicts.bytes.call, 'better')
-  assert.equal(verdicts.clientCpu.call, 'worse')
-  assert.equal(overallCall(verdicts), 'mixed')
-  assert.equal(overallCall({ p50: verdicts.p50, bytes: verdicts.bytes, p99: verdicts.p99 }), 'better', 'inconclusive metrics do not change the direction')
-  assert.equal(overallCall({ p99: verdicts.p99 }), 'inconclusive')
-  assert.equal(overallCall({ bytes: { call: 'equivalent' }, p50: { call: 'equivalent' } }), 'equivalent')
-  assert.equal(overallCall({ bytes: { call: 'equivalent' }, p50: { call: 'inconclusive' } }), 'inconclusive')
+test('overallCall sums a format\'s metrics up; METRICS in table order', () => {
+  const better = { call: 'better' }
+  const worse = { call: 'worse' }
+  const inconclusive = { call: 'inconclusive' }
+  const equivalent = { call: 'equivalent' }
+  assert.equal(overallCall({ p50: better, bytes: worse }), 'mixed')
+  assert.equal(overallCall({ p50: better, bytes: better, p99: inconclusive }), 'better', 'inconclusive metrics do not change the direction')
+  assert.equal(overallCall({ p50: worse, bytes: equivalent }), 'worse')
+  assert.equal(overallCall({ p99: inconclusive }), 'inconclusive')
+  assert.equal(overallCall({ bytes: equivalent, p50: equivalent }), 'equivalent')
+  assert.equal(overallCall({ bytes: equivalent, p50: inconclusive }), 'inconclusive')
   assert.equal(overallCall({}), 'inconclusive')
-  assert.deepEqual(Object.keys(METRICS), ['p50', 'p99', 'rate', 'bytes', 'clientCpu', 'serverCpu'])
+  assert.deepEqual(Object.keys(METRICS), ['p50', 'p99', 'rate', 'bytes', 'clientCpu', 'serverCpu', 'clientCodec', 'serverCodec'])
+  assert.deepEqual(METRICS.clientCodec, { label: 'client codec', better: 'lower', unit: '/msg' })
+  assert.deepEqual(METRICS.serverCodec, { label: 'server codec', better: 'lower', unit: '/msg' })
 })
 
 test('trialOrder: balanced blocks A B, B A, B A, A B: each format at each position equally often', () => {
-  assert.deepEqual([0, 1, 2, 3].map((pair) => trialOrder(2, pair)), [[0, 1], [1, 0], [1, 0], [0, 1]])
+  assert.deepEqual([0, 1, 2, 3].map((batch) => trialOrder(2, batch)), [[0, 1], [1, 0], [1, 0], [0, 1]])
   for (const count of [2, 3, 4]) {
     const positions = Array.from({ length: count }, () => 0)
-    const pairs = 2 * count
-    for (let pair = 0; pair < pairs; pair++) trialOrder(count, pair).forEach((format, position) => { positions[format] += position })
+    const batches = 2 * count
+    for (let batch = 0; batch < batches; batch++) trialOrder(count, batch).forEach((format, position) => { positions[format] += position })
     assert.ok(positions.every((sum) => sum === positions[0]), `${count} formats: position sums ${positions}`)
   }
 })

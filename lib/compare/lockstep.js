@@ -1,0 +1,364 @@
+// How a comparison measures: in generations. Each format keeps a server process for the whole
+// run; each generation starts a fresh client process per format and runs every row (a test on a
+// network) in short batches that take turns (A B, B A, ...) and never overlap, so both formats meet
+// the same moment of the machine. Its figures are one value per format and row, and intervals are
+// formed over generations (batches inside one share its processes and are not independent).
+//
+// Per row and generation: warm-up batches (not recorded), closed-loop batches at the user's
+// in-flight count for latency and msgs/s, then open-loop batches, every format on the same
+// schedule, for CPU and codec time: a slow client cannot make its server look cheaper by sending
+// less often. Server CPU is read from the kernel around each open-loop batch (lib/cpu-time.js).
+// Servers swap formats from one generation to the next, so a server process's own quirks become
+// spread between generations, which the intervals count, instead of a bias they cannot see.
+import { once } from 'node:events'
+import { performance } from 'node:perf_hooks'
+import parsePrometheusTextFormat from 'parse-prometheus-text-format'
+import { forkNodeScript, startServerProcess } from '../processes.js'
+import { loadAverage, machineBusyNs, processCpuNs } from '../cpu-time.js'
+import { METRICS_PATH } from '../protocol.js'
+import { UsageError } from '../errors.js'
+import { trialOrder } from './statistics.js'
+
+/** A closed-loop batch lasts about this long for the slower format (at least one message). */
+export const BATCH_MS = 25
+/** Batches never hold more messages than this, however fast the row. */
+export const MAX_BATCH_MESSAGES = 200
+/** Open-loop batches run at this share of the slower format's closed-loop rate: both keep up. */
+export const OPEN_LOOP_SHARE = 0.5
+/** Each row's share of a generation, ms over all formats: half closed loop, half open loop. */
+export const ROW_MS = 1000
+/** Batch pairs of each kind per row and generation, at least. */
+const MIN_PAIRS = 2
+/** Unrecorded batches per format and row at the start of each generation: a fresh client's JIT warms up. */
+const WARMUP_BATCHES = 3
+/** Past this share of one core over its batches, a process was the bottleneck of the row. */
+const SATURATED_SHARE = 0.9
+
+/**
+ * @typedef {object} LockstepRow a row as the parent plans it
+ * @property {string} key `test\nprofile`
+ * @property {string|null} test a built-in test, null with a payload of one's own
+ * @property {object|null} custom the user's payload files
+ * @property {string} profile network profile
+ */
+
+/**
+ * @typedef {object} Generation what one generation measured
+ * @property {number} index from 1 (0 is the unrecorded warm-up)
+ * @property {object[]} reports one per row and format: the client's report with `label`, `trial`
+ *   (the generation), `server` (CPU per message, the server it ran on) and `codec` (client and server µs per message)
+ * @property {number} ms how long it took
+ * @property {number|null} loadAverage the one-minute load average at its end
+ * @property {number|null} neighbourCores other processes' CPU over it, in cores on average
+ * @property {string[]} saturated the processes that were a bottleneck: `server json 3 medium` ...
+ */
+
+/**
+ * Runs a comparison in lockstep generations.
+ * @param {object} options
+ * @param {string[]} options.formats
+ * @param {string[]} options.labels column labels, one per format
+ * @param {LockstepRow[]} options.rows
+ * @param {string[]} options.codecModules
+ * @param {object} options.load what every client sends: direction, inflight, connections, compress, repeat;
+ *   fan-out: rate, decode, heartbeatMs
+ * @param {string[]} options.serverArgs
+ * @param {{server: string, clients: string}|null} options.cpus
+ * @param {number|undefined} options.generations a fixed number; else as many as fit the budget
+ * @param {number} options.budgetMs
+ * @param {number|undefined} options.batchMessages messages per batch instead of about BATCH_MS worth
+ * @param {(line: string) => void} options.progress
+ * @returns {Promise<{generations: Generation[], plan: Record<string, object>, budgetMs: number|null, servers: number}>}
+ */
+export async function runLockstep (options) {
+  const { formats, serverArgs, cpus, progress, generations: fixed } = options
+  const started = performance.now()
+  // One server per format, each serving them all: they swap from one generation to the next.
+  const servers = await Promise.all(formats.map(() => startServerProcess(serverArgs, { cpus: cpus?.server })))
+  try {
+    const plan = new Map()
+    // Unrecorded warm-up: every format on every server, and each row's batch sizes and rates measured.
+    for (let shift = 0; shift < servers.length; shift++) {
+      progress(`warm-up ${shift + 1} of ${servers.length}: every test in every format, not recorded`)
+      await runGeneration(options, servers, shift, plan, null)
+    }
+    const generations = []
+    // Without --trials: at least two, then as many as the budget fits, judged by the longest so far.
+    const more = () => fixed === undefined
+      ? generations.length < 2 || performance.now() - started + longest(generations) <= options.budgetMs
+      : generations.length < fixed
+    while (more()) {
+      const index = generations.length + 1
+      progress(`generation ${index}${fixed ? ` of ${fixed}` : ''}: ${formats.length} formats, ${options.rows.length} tests in lockstep`)
+      generations.push(await runGeneration(options, servers, index, plan, index))
+    }
+    const budgetMs = fixed === undefined ? options.budgetMs : null
+    return { generations, plan: Object.fromEntries(plan), budgetMs, servers: servers.length }
+  } finally {
+    await Promise.all(servers.map((server) => server.stop()))
+  }
+}
+
+/**
+ * One generation: a fresh client process per format, every row in lockstep batches.
+ * @param {object} options runLockstep's
+ * @param {object[]} servers
+ * @param {number} shift which server each format uses: (format + shift) mod servers
+ * @param {Map<string, object>} plan each row's batch sizes and rate, made in the warm-up
+ * @param {number|null} index the generation, null for the warm-up
+ * @returns {Promise<Generation|null>}
+ */
+async function runGeneration (options, servers, shift, plan, index) {
+  const { formats, labels, rows, codecModules, load, cpus, batchMessages } = options
+  const serverOf = (format) => servers[(format + shift) % servers.length]
+  const machine = new MachineWatch(servers.map((server) => server.child.pid))
+  const planned = rows.map(({ key, test, custom, profile }) => ({ key, test, custom, profile }))
+  const plans = formats.map((format, i) => ({ format, codecModules, url: serverOf(i).url, load, rows: planned }))
+  const clients = await startClients(plans, cpus?.clients)
+  const saturated = []
+  const costs = new Map()
+  try {
+    for (const row of rows) {
+      if (!plan.has(row.key)) plan.set(row.key, await planRow(row, clients, load, batchMessages))
+      const sizes = plan.get(row.key)
+      for (let batch = 0; batch < WARMUP_BATCHES; batch++) {
+        for (const format of trialOrder(formats.length, batch)) {
+          await clients[format].batch(row.key, sizes.closedCount, sizes.timedRate, false)
+        }
+      }
+      if (index === null) continue
+      const where = `${row.label}${row.profile === 'none' ? '' : ` on ${row.profile}`}`
+      const onSaturated = (who, format) => saturated.push(`${who} ${where} (${labels[format]})`)
+      costs.set(row.key, await measureRow(row, sizes, clients, serverOf, load, onSaturated))
+    }
+    if (index === null) return null
+    const reports = await Promise.all(clients.map((client) => client.reports()))
+    return {
+      index,
+      ...machine.read(clients.map((client) => client.pid)),
+      saturated,
+      reports: formats.flatMap((format, i) => rows.map((row) => {
+        const report = reports[i][row.key]
+        if (!report) return null
+        const { codecUs, ...server } = costs.get(row.key)[i]
+        return {
+          ...report,
+          label: labels[i],
+          trial: index,
+          server: { ...server, process: `server ${servers.indexOf(serverOf(i)) + 1}` },
+          codec: { clientUs: report.codec.clientUs, serverUs: codecUs }
+        }
+      }).filter(Boolean))
+    }
+  } finally {
+    await Promise.all(clients.map((client) => client.close()))
+  }
+}
+
+/**
+ * The measured part of one row in one generation: closed-loop pairs for latency and msgs/s (and
+ * whose process was the bottleneck), then open-loop pairs, one schedule for every format, for CPU
+ * and codec time, the server's read from the kernel and from its /metrics. Fan-out's timed
+ * batches are already open loop, at its rate, and serve for both.
+ * @returns {Promise<Array<{cpuUs: number, messages: number, perMessageUs: number|null, codecUs: number|null}>>}
+ *   the server's cost per format
+ */
+async function measureRow (row, sizes, clients, serverOf, load, onSaturated) {
+  const fanout = load.direction === 'fanout'
+  const formats = clients.map((client) => client.format)
+  const scrapeCodec = () => Promise.all(formats.map((name, i) => serverCodec(serverOf(i), name, row.testName)))
+  let codecBefore = fanout ? await scrapeCodec() : null
+  const timed = await runPairs(clients, serverOf, row.key, sizes.closedPairs, sizes.closedCount, sizes.timedRate)
+  timed.forEach(({ serverNs, clientNs, ms }, format) => {
+    if (serverNs / 1e6 / ms > SATURATED_SHARE) onSaturated('server', format)
+    if (clientNs / 1e6 / ms > SATURATED_SHARE) onSaturated('client', format)
+  })
+  if (!fanout) codecBefore = await scrapeCodec()
+  const costed = fanout
+    ? timed
+    : await runPairs(clients, serverOf, row.key, sizes.openPairs, sizes.openCount, sizes.openRate)
+  const codecAfter = await scrapeCodec()
+  return costed.map(({ serverNs, sent }, format) => {
+    const messages = fanout ? sent * load.connections : sent
+    const [before, after] = [codecBefore[format], codecAfter[format]]
+    const codecMessages = before && after ? after.messages - before.messages : 0
+    return {
+      cpuUs: Math.round(serverNs / 1000),
+      messages,
+      perMessageUs: messages > 0 ? round2(serverNs / 1000 / messages) : null,
+      codecUs: codecMessages > 0 ? round2((after.seconds - before.seconds) * 1e6 / codecMessages) : null
+    }
+  })
+}
+
+/**
+ * What the machine did over a generation besides our work: the load average at its end, and the
+ * CPU other processes took (the machine's busy time less this process's, the servers' and the clients').
+ */
+class MachineWatch {
+  /** @param {number[]} servers their pids */
+  constructor (servers) {
+    this.servers = servers
+    this.started = performance.now()
+    this.busy = machineBusyNs()
+    this.own = process.cpuUsage()
+    this.serverNs = servers.map((pid) => processCpuNs(pid))
+  }
+
+  /**
+   * @param {number[]} clients the generation's client pids, still running
+   * @returns {{ms: number, loadAverage: number|null, neighbourCores: number|null}}
+   */
+  read (clients) {
+    const ms = performance.now() - this.started
+    const own = process.cpuUsage(this.own)
+    const ourNs = (own.user + own.system) * 1000 +
+      clients.reduce((sum, pid) => sum + (processCpuNs(pid) ?? 0), 0) +
+      this.servers.reduce((sum, pid, i) => sum + (processCpuNs(pid) ?? 0) - (this.serverNs[i] ?? 0), 0)
+    const busy = machineBusyNs()
+    const neighbourCores = busy === null || this.busy === null
+      ? null
+      : Math.max(0, round2((busy - this.busy - ourNs) / 1e6 / ms))
+    return { ms: Math.round(ms), loadAverage: loadAverage(), neighbourCores }
+  }
+}
+
+/**
+ * Starts one batch client per format; if one cannot start, the others are closed, not left behind.
+ * @param {import('./batch-client.js').ClientPlan[]} plans
+ * @param {string} [cpus]
+ * @returns {Promise<BatchClient[]>}
+ */
+async function startClients (plans, cpus) {
+  const clients = plans.map((plan) => new BatchClient(forkNodeScript('lib/compare/batch-client.js', { cpus }), plan.format))
+  const opened = await Promise.allSettled(clients.map((client, i) => client.ask({ type: 'open', plan: plans[i] })))
+  const failed = opened.find((attempt) => attempt.status === 'rejected')
+  if (failed) {
+    await Promise.all(clients.map((client) => client.close()))
+    throw failed.reason
+  }
+  return clients
+}
+
+/**
+ * Runs batch pairs of one row in turn (A B, B A, ...), reading each batch's server and client CPU
+ * from the kernel around it.
+ * @returns {Promise<Array<{serverNs: number, clientNs: number, ms: number, sent: number}>>} per format
+ */
+async function runPairs (clients, serverOf, key, pairs, count, rate) {
+  const totals = clients.map(() => ({ serverNs: 0, clientNs: 0, ms: 0, sent: 0 }))
+  for (let pair = 0; pair < pairs; pair++) {
+    for (const format of trialOrder(clients.length, pair)) {
+      const server = serverOf(format).child.pid
+      const client = clients[format].pid
+      const before = [processCpuNs(server), processCpuNs(client), performance.now()]
+      const { sent } = await clients[format].batch(key, count, rate, true)
+      const total = totals[format]
+      total.ms += performance.now() - before[2]
+      total.serverNs += processCpuNs(server) - before[0]
+      total.clientNs += processCpuNs(client) - before[1]
+      total.sent += sent
+    }
+  }
+  return totals
+}
+
+/**
+ * A row's batch sizes and rates, from short closed-loop probes of every format: batches of about
+ * BATCH_MS for the slower one, and open-loop batches at OPEN_LOOP_SHARE of its rate.
+ */
+async function planRow (row, clients, load, batchMessages) {
+  if (load.direction === 'fanout') {
+    // Fan-out has its rate: batches of about ROW_MS/4 of publishes, every one timed and costed.
+    const count = batchMessages ?? Math.max(1, Math.round(load.rate * ROW_MS / 4000))
+    return { closedCount: count, timedRate: load.rate, closedPairs: MIN_PAIRS, openCount: 0, openRate: null, openPairs: 0 }
+  }
+  let slowest = Infinity
+  for (const client of clients) {
+    await client.batch(row.key, 1, null, false)
+    const { durationMs } = await client.batch(row.key, 1, null, false)
+    const probe = batchMessages ?? clamp(Math.round(BATCH_MS / Math.max(durationMs, 0.01)))
+    const { sent, durationMs: probeMs } = await client.batch(row.key, probe, null, false)
+    slowest = Math.min(slowest, sent * 1000 / Math.max(probeMs, 0.01))
+  }
+  const closedCount = batchMessages ?? clamp(Math.round(slowest * BATCH_MS / 1000))
+  const openRate = slowest * OPEN_LOOP_SHARE
+  const openCount = batchMessages ?? clamp(Math.round(openRate * BATCH_MS / 1000))
+  const pairs = (batchMs) => Math.max(MIN_PAIRS, Math.floor(ROW_MS / 2 / (clients.length * batchMs)))
+  return {
+    closedCount,
+    timedRate: null,
+    closedPairs: pairs(closedCount * 1000 / slowest),
+    openCount,
+    openRate: Math.round(openRate * 10) / 10,
+    openPairs: pairs(openCount * 1000 / openRate)
+  }
+}
+
+const longest = (generations) => Math.max(...generations.map(({ ms }) => ms))
+const clamp = (count) => Math.max(1, Math.min(MAX_BATCH_MESSAGES, count))
+const round2 = (value) => Math.round(value * 100) / 100
+
+/**
+ * A server's codec seconds and messages for one format and test, from its /metrics.
+ * @returns {Promise<{seconds: number, messages: number}|null>} null when it does not say
+ */
+async function serverCodec (server, format, test) {
+  try {
+    const response = await fetch(`${server.url.replace(/^ws/, 'http')}${METRICS_PATH}`)
+    const families = parsePrometheusTextFormat(await response.text())
+    const value = (name) => {
+      const metric = families.find((family) => family.name === name)?.metrics
+        .find(({ labels }) => labels?.format === format && labels?.test === test)
+      return metric ? Number(metric.value) : 0
+    }
+    return { seconds: value('wsbench_codec_seconds_total'), messages: value('wsbench_messages_total') }
+  } catch {
+    return null
+  }
+}
+
+/** The parent's handle on one batch client process (lib/compare/batch-client.js). */
+class BatchClient {
+  /**
+   * @param {import('node:child_process').ChildProcess} child
+   * @param {string} format
+   */
+  constructor (child, format) {
+    this.child = child
+    this.format = format
+    this.pid = child.pid
+    this.stderr = ''
+    child.stderr.setEncoding('utf8').on('data', (chunk) => { this.stderr += chunk })
+    this.exited = once(child, 'exit')
+  }
+
+  /** Sends one request and waits for its answer; an error from the client fails the comparison. */
+  async ask (request) {
+    this.child.send(request)
+    const answer = await Promise.race([
+      once(this.child, 'message').then(([message]) => message),
+      this.exited.then(([code]) => ({ type: 'error', message: `exited with ${code}: ${this.stderr.trim().split('\n').at(-1) ?? ''}` }))
+    ])
+    if (answer.type === 'error') throw new UsageError(`the ${this.format} client failed: ${answer.message}`)
+    return answer
+  }
+
+  /** Runs one batch: closed loop with rate null. */
+  batch (key, count, rate, measured) {
+    return this.ask({ type: 'batch', key, count, rate, measured })
+  }
+
+  /** @returns {Promise<Record<string, object|null>>} one report per row key */
+  async reports () {
+    return (await this.ask({ type: 'report' })).reports
+  }
+
+  /** Ends the process: it exits once its channel closes. */
+  async close () {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return
+    if (this.child.connected) this.child.disconnect()
+    else this.child.kill()
+    await this.exited
+  }
+}
