@@ -10,18 +10,40 @@ import os from 'node:os'
  * @returns {number|null} null where the kernel does not say (not Linux, or the process is gone)
  */
 export function processCpuNs (pid) {
-  let total = 0
-  try {
-    for (const task of fs.readdirSync(`/proc/${pid}/task`)) {
-      // The first field is the time on the CPU; a thread that ended between the two reads is skipped.
+  return new CpuClock(pid).read()
+}
+
+/**
+ * One process's CPU time, read again and again: its threads are listed once (a process's threads
+ * hardly change), and again when one has gone or the count looks stale.
+ */
+export class CpuClock {
+  /** @param {number} pid */
+  constructor (pid) {
+    this.pid = pid
+    /** Paths of its threads' schedstat files; null until listed. */
+    this.files = null
+  }
+
+  /** @returns {number|null} nanoseconds on a CPU so far, null where the kernel does not say */
+  read () {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      if (!this.files || attempt > 0) {
+        try {
+          this.files = fs.readdirSync(`/proc/${this.pid}/task`).map((task) => `/proc/${this.pid}/task/${task}/schedstat`)
+        } catch {
+          return null
+        }
+      }
+      let total = 0
       try {
-        total += Number(fs.readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'latin1').split(' ', 1)[0])
-      } catch {}
+        // The first field is the time on a CPU.
+        for (const file of this.files) total += Number(fs.readFileSync(file, 'latin1').split(' ', 1)[0])
+        return total
+      } catch {} // a thread ended: list them again
     }
-  } catch {
     return null
   }
-  return total
 }
 
 /**

@@ -37,6 +37,16 @@ export function runNodeScript (script, args, { env = {}, cpus, root = PROJECT_RO
 }
 
 /**
+ * Moves a running process, every thread of it, onto the given CPUs (taskset -a -p).
+ * @param {number} pid
+ * @param {string} cpus taskset's list, e.g. `1`
+ * @returns {boolean} whether it moved
+ */
+export function pinProcess (pid, cpus) {
+  return spawnSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' }).status === 0
+}
+
+/**
  * Starts a Node script of this project with an IPC channel (process.send on both sides), for a
  * child the parent drives step by step: compare's batch clients.
  * @param {string} script path relative to the project root

@@ -2,6 +2,7 @@
 import { UsageError } from '../errors.js'
 import { DEFAULT_BUDGET_MS, DEFAULT_FANOUT_RATE, DEFAULT_FORMATS, MAX_TRIALS } from '../defaults.js'
 import { DEFAULT_EQUIVALENCE } from '../compare/statistics.js'
+import { CALIBRATION_TESTS, DEFAULT_PLANTED_US, PLANTED_FORMAT, PLANTED_MODULE } from '../compare/calibration.js'
 import { DIRECTIONS } from '../protocol.js'
 import { checkCarries, formatNames, loadFormat } from '../codecs/registry.js'
 import { ALL_TESTS, resolveTest } from '../payloads/catalog.js'
@@ -12,7 +13,7 @@ import { CODEC_MODULE_OPTION, PAYLOAD_OPTIONS, codecModulesFor, commaList, comma
  * Parses `npm run compare`'s command line. Messages per batch stay undefined unless given, so
  * each test gets batches that suit its speed (see planRow in lib/compare/lockstep.js).
  * @param {string[]} argv process.argv
- * @returns {Promise<{formats: string[], tests: string[], custom: {payload: string, proto?: string, type?: string}|null, allowLossy: boolean,
+ * @returns {Promise<{formats: string[], calibrate: number|null, tests: string[], custom: {payload: string, proto?: string, type?: string}|null, allowLossy: boolean,
  *   profiles: string[], compress: boolean, direction: string, trials?: number, budgetMs?: number, margin: number,
  *   pin: boolean, messages?: number, inflight: number, rate?: number, connections: number,
  *   repeat: boolean,
@@ -33,6 +34,7 @@ export async function parseCompareArgs (argv) {
       direction: { describe: 'up: clients send the payload; down: the server sends it; echo: both; fanout: one publisher, --connections subscribers', choices: DIRECTIONS, default: 'up' },
       rate: { describe: `fanout: publishes per second [default: ${DEFAULT_FANOUT_RATE}]`, type: 'string' },
       trials: { alias: 't', describe: `a fixed number of generations (each: fresh clients, every test in lockstep batches), 2 to ${MAX_TRIALS} [default: as many as fit --budget]` },
+      calibrate: { describe: `plant a known cost (µs per message, default ${DEFAULT_PLANTED_US}) in the encode of one of two otherwise identical JSON codecs, and report whether it was found and the smallest difference this machine tells in the budget [default tests: ${CALIBRATION_TESTS.join(',')}]`, type: 'string' },
       budget: { describe: `run generations while the next one fits in this much time from the start: 90s, 5m [default: ${DEFAULT_BUDGET_MS / 1000}s]`, type: 'string', nargs: 1 },
       equivalence: { describe: 'equivalent: the whole interval within ± this percentage of 1', default: DEFAULT_EQUIVALENCE * 100, type: 'string', nargs: 1 },
       pin: { describe: 'server and clients on CPUs of their own (taskset), so they never share a core: --no-pin to let them', type: 'boolean', default: true },
@@ -51,6 +53,7 @@ export async function parseCompareArgs (argv) {
     .example('npm run compare -- --formats json,protobuf,msgpack,cbor', 'MessagePack and CBOR beside them')
     .example('npm run compare -- --formats json,json', 'an A/A run: the same format twice should call nothing')
     .example('npm run compare -- --tests 3,4 --budget 5m --equivalence 2', 'longer, to decide smaller differences')
+    .example('npm run compare -- --calibrate', 'what this machine can tell: a planted 20 µs encode cost, found or not')
     .example('npm run compare -- --direction fanout --connections 200 --tests 3,4 --compress', 'a broadcast to 200 subscribers')
     .parseAsync()
   const profiles = commaList(args.throttle)
@@ -58,11 +61,15 @@ export async function parseCompareArgs (argv) {
   const custom = payloadFiles(args)
   if (custom && argv.some((arg) => arg === '--tests' || arg.startsWith('--tests='))) throw new UsageError('give either --tests or --payload, not both')
   if (custom && args.direction === 'down') throw new UsageError('--direction down needs built-in tests: the server cannot know your payload')
-  const tests = custom ? [] : commaList(args.tests)
+  const calibrate = args.calibrate === undefined ? null : args.calibrate === '' ? DEFAULT_PLANTED_US : positiveNumber('calibrate', args.calibrate)
+  const given = (name) => argv.some((arg) => arg === `--${name}` || arg.startsWith(`--${name}=`))
+  if (calibrate !== null && (given('formats') || custom)) throw new UsageError('--calibrate compares JSON with itself plus a planted cost: it takes no --formats or --payload')
+  const tests = custom ? [] : calibrate !== null && !given('tests') ? CALIBRATION_TESTS : commaList(args.tests)
   for (const test of tests) resolveTest(test)
-  const formats = commaList(args.formats)
+  const formats = calibrate === null ? commaList(args.formats) : ['json', PLANTED_FORMAT]
   if (formats.length === 0) throw new UsageError(`--formats needs at least one of ${formatNames().join(', ')}`)
-  const codecModules = await codecModulesFor(args.codecModule, formats)
+  const modules = calibrate === null ? args.codecModule : [...args.codecModule, PLANTED_MODULE]
+  const codecModules = await codecModulesFor(modules, formats)
   if (custom) for (const format of formats) checkCarries(await loadFormat(format))
   const trials = args.trials === undefined ? undefined : wholeNumber('trials', args.trials, 2)
   if (trials > MAX_TRIALS) throw new UsageError(`--trials must be at most ${MAX_TRIALS}, got ${trials}`)
@@ -75,6 +82,7 @@ export async function parseCompareArgs (argv) {
   return {
     formats,
     codecModules,
+    calibrate,
     tests,
     custom,
     allowLossy: args.allowLossy,

@@ -23,6 +23,7 @@ export async function runCompareCli (argv) {
     process.stdout.write(`${formatComparisonTable(results.rows, results.formats)}\n` +
       `${verdicts.length ? `${verdicts.join('\n')}\n\n${open ? `${open}\n\n` : ''}${verdictMeaning(results.family, results.settings.margin)}\n` : ''}`)
   }
+  if (results.calibration && !options.json) process.stdout.write(`\n${results.calibration.lines.join('\n')}\n`)
   const note = machineNote(results)
   if (note) process.stderr.write(`note: ${note}\n`)
   const generations = Math.max(0, ...results.rows.map((row) => row.generations))

@@ -10,6 +10,7 @@ import { loadOptions, prepareRun, reportOf } from '../load/measure.js'
 import { addCodecModules } from '../codecs/registry.js'
 import { resolveNetwork } from '../network/profiles.js'
 import { mergeReports } from '../report/merge.js'
+import { createLatencyHistogram } from '../histogram.js'
 import { cpuPerMessage } from '../report/report.js'
 import { oneLine } from '../errors.js'
 
@@ -38,13 +39,21 @@ class Row {
     this.connections = null
     /** Time spent in the codec, ms, kept by the timed codec. */
     this.codecClock = { ms: 0 }
-    /** Reports of the batches that measure latency and msgs/s. */
-    this.timed = []
+    /** The batches that measure latency and msgs/s, added up (fan-out: their reports, merged at the end). */
+    this.timed = { histogram: createLatencyHistogram(), durationMs: 0, acked: 0, generator: null, batches: 0 }
+    this.fanoutReports = []
     /** Sums over the batches that measure CPU and codec time. */
     this.costs = { sent: 0, delivered: 0, userUs: 0, systemUs: 0, codecMs: 0, process: null }
-    this.accounting = { sent: 0, acked: 0, errors: 0, lost: 0 }
+    /** Every measured message, closed and open loop, and the bytes they took on the sockets. */
+    this.messages = { sent: 0, acked: 0, errors: 0, lost: 0 }
+    this.bytes = { written: 0, read: 0 }
+    this.errorReplies = []
+    this.failure = null
   }
 }
+
+/** At most this many messages lead each measured closed-loop batch in, unrecorded. */
+const LEAD_IN = 5
 
 const rows = new Map()
 
@@ -73,7 +82,8 @@ async function open ({ format, codecModules, url, rows: planned, load }) {
   for (const { key, test, custom, profile } of planned) {
     const run = await prepareRun(format, { test, custom, load })
     const network = profile === 'none' ? null : resolveNetwork({ profile })
-    const shaping = network && await startShaping(network, { target: { host: server.hostname, port: Number(server.port) } })
+    const target = { host: server.hostname, port: Number(server.port) }
+    const shaping = network && await startShaping(network, { target })
     const where = {
       connectUrl: shaping?.backend === 'proxy' ? `ws://${shaping.host}:${shaping.port}` : undefined,
       network: shaping ? { ...network, backend: shaping.backend, reason: shaping.reason } : null,
@@ -109,63 +119,132 @@ function timedCodec (codec, clock) {
 /**
  * Runs one batch on a row: `count` messages, closed loop (rate null) or at `rate` per second.
  * Measured batches are kept: closed-loop (and fan-out) ones for latency and msgs/s, open-loop
- * ones for CPU and codec time.
+ * ones for CPU and codec time. Answers with what the parent needs between batches, no more.
  */
 async function batch ({ key, count, rate, measured }) {
   const row = rows.get(key)
   const codecBefore = row.codecClock.ms
-  const fanout = row.settings.direction === 'fanout'
-  let result
-  if (fanout) {
-    const { runFanout } = await import('../load/fanout.js')
-    result = await runFanout({ ...loadOptions(row.run, row.settings, row.where), messages: count, rate, warmup: {} })
-  } else {
-    const phase = await row.connections.runPhase({ count, rate: rate ?? 0, recording: measured })
-    const { prepared: { sizes } } = row.run
-    result = { ...phase, bytes: { payloadPerMessage: sizes.mean, payloadSizes: sizes, ...phase.bytes }, compression: row.connections.compression }
-  }
-  const { sent, acked, errors, lost } = result.messages
+  if (row.settings.direction === 'fanout') return fanoutBatch(row, count, rate, measured, codecBefore)
+  // A closed-loop batch starts after an idle moment (the other format's turn): its first replies
+  // wait on wake-ups, not on the format, so they lead in unrecorded.
+  const lead = Math.min(LEAD_IN, Math.floor(count / 10))
+  if (measured && rate === null && lead > 0) await row.connections.runPhase({ count: lead })
+  const result = await row.connections.runPhase({ count, rate: rate ?? 0, recording: measured })
   if (measured) {
-    for (const name of ['sent', 'acked', 'errors', 'lost']) row.accounting[name] += result.messages[name]
-    const batchReport = reportOf(row.run, row.settings, row.where.network, result)
-    if (rate === null || fanout) row.timed.push(batchReport)
-    if (rate !== null) {
-      const costs = row.costs
-      costs.sent += sent
-      costs.delivered += batchReport.fanout?.delivered ?? 0
-      costs.userUs += result.cpu?.userUs ?? 0
-      costs.systemUs += result.cpu?.systemUs ?? 0
-      costs.process = result.cpu?.process ?? costs.process
-      costs.codecMs += row.codecClock.ms - codecBefore
+    keep(row, result)
+    if (rate === null) {
+      const timed = row.timed
+      timed.histogram.add(result.histogram)
+      timed.durationMs += result.durationMs
+      timed.acked += result.messages.acked
+      timed.batches++
+      timed.generator = busiest(timed.generator, result.generator)
+    } else {
+      cost(row, result, result.messages.sent, 0, codecBefore)
     }
   }
-  return { type: 'batch', sent, acked, errors, lost, durationMs: result.durationMs, failure: result.failure ?? null }
+  return { type: 'batch', sent: result.messages.sent, durationMs: result.durationMs, cpuUs: cpuUsOf(result) }
+}
+
+/** A fan-out batch: subscribers and publisher connect, publish `count` at `rate`, and close. */
+async function fanoutBatch (row, count, rate, measured, codecBefore) {
+  const { runFanout } = await import('../load/fanout.js')
+  const options = loadOptions(row.run, row.settings, row.where)
+  const result = await runFanout({ ...options, messages: count, rate, warmup: {} })
+  if (measured) {
+    keep(row, result)
+    const report = reportOf(row.run, row.settings, row.where.network, result)
+    row.fanoutReports.push(report)
+    cost(row, result, result.messages.sent, report.fanout.delivered, codecBefore)
+  }
+  return { type: 'batch', sent: result.messages.sent, durationMs: result.durationMs, cpuUs: cpuUsOf(result) }
+}
+
+/** This process's CPU over a recorded batch, µs (0 when not recorded). */
+const cpuUsOf = ({ cpu }) => cpu ? cpu.userUs + cpu.systemUs : 0
+
+/** Accounts for a measured batch's messages, and keeps its failure and first error replies. */
+function keep (row, result) {
+  for (const name of ['sent', 'acked', 'errors', 'lost']) row.messages[name] += result.messages[name]
+  row.bytes.written += result.bytes.written
+  row.bytes.read += result.bytes.read
+  row.failure ??= result.failure ?? null
+  if (row.errorReplies.length < 5) row.errorReplies.push(...result.errorReplies.slice(0, 5 - row.errorReplies.length))
+}
+
+/** Adds a costed batch's client CPU and codec time. */
+function cost (row, result, sent, delivered, codecBefore) {
+  const costs = row.costs
+  costs.sent += sent
+  costs.delivered += delivered
+  costs.userUs += result.cpu?.userUs ?? 0
+  costs.systemUs += result.cpu?.systemUs ?? 0
+  costs.process = result.cpu?.process ?? costs.process
+  costs.codecMs += row.codecClock.ms - codecBefore
+}
+
+/** The busier of two generators' figures (null: none yet). */
+function busiest (a, b) {
+  if (!a) return b
+  const most = (pick) => Math.max(pick(a), pick(b))
+  return {
+    cpuShare: most((g) => g.cpuShare),
+    loopBusy: most((g) => g.loopBusy),
+    loopDelayMs: { p99: most((g) => g.loopDelayMs.p99), max: most((g) => g.loopDelayMs.max) }
+  }
 }
 
 /**
  * One report for a row over its measured batches: latency, msgs/s and bytes from the timed ones
  * (msgs/s over their summed time, not the span with the other format's turns in it), client CPU
- * and codec time per message from the open-loop ones, and every measured message accounted for.
+ * and codec time per message from the costed ones, and every measured message accounted for.
  */
 function report (row) {
-  if (row.timed.length === 0) return null
-  const merged = mergeReports(row.timed)
-  const durationMs = row.timed.reduce((sum, part) => sum + part.durationMs, 0)
-  const counted = row.timed.reduce((sum, part) => sum + (part.fanout?.subscribers > 0 ? part.fanout.delivered : part.messages.acked), 0)
   const { sent, delivered, userUs, systemUs, codecMs, process: where } = row.costs
-  const per = merged.fanout ? delivered : sent
+  const fanout = row.settings.direction === 'fanout'
+  const per = fanout ? delivered : sent
   const cpu = per > 0 ? cpuPerMessage({ userUs, systemUs, process: where }, per) : null
-  const { windows, mergedFrom, timeSeries, ...rest } = merged
+  const codec = { clientUs: sent > 0 ? Math.round(codecMs * 1e5 / sent) / 100 : null }
+  if (fanout) {
+    if (row.fanoutReports.length === 0) return null
+    const { windows, mergedFrom, timeSeries, ...merged } = mergeReports(row.fanoutReports)
+    const durationMs = row.fanoutReports.reduce((sum, part) => sum + part.durationMs, 0)
+    return {
+      ...merged,
+      messages: { ...row.messages },
+      durationMs,
+      rate: durationMs > 0 ? Math.round(merged.fanout.delivered * 1e4 / durationMs) / 10 : 0,
+      cpu,
+      fanout: { ...merged.fanout, cpuPerDeliveryUs: cpu?.perMessageUs ?? null },
+      codec,
+      batches: row.fanoutReports.length
+    }
+  }
+  const timed = row.timed
+  if (timed.batches === 0) return null
+  const { prepared: { sizes } } = row.run
+  const result = {
+    messages: { ...row.messages },
+    startedAt: Date.now(),
+    durationMs: timed.durationMs,
+    histogram: timed.histogram,
+    uncorrectedHistogram: null,
+    bytes: { payloadPerMessage: sizes.mean, payloadSizes: sizes, ...row.bytes },
+    cpu: null,
+    generator: timed.generator,
+    target: null,
+    reconnects: { count: 0, gapMs: 0 },
+    compression: row.connections.compression,
+    interrupted: false,
+    errorReplies: row.errorReplies,
+    failure: row.failure
+  }
   return {
-    ...rest,
-    messages: { ...row.accounting },
-    durationMs: Math.round(durationMs * 1000) / 1000,
-    rate: durationMs > 0 ? Math.round(counted * 1e4 / durationMs) / 10 : 0,
+    ...reportOf(row.run, row.settings, row.where.network, result),
+    rate: timed.durationMs > 0 ? Math.round(timed.acked * 1e4 / timed.durationMs) / 10 : 0,
     cpu,
-    fanout: merged.fanout && { ...merged.fanout, cpuPerDeliveryUs: cpu?.perMessageUs ?? null },
-    codec: { clientUs: sent > 0 ? Math.round(codecMs * 1e5 / sent) / 100 : null },
-    batches: row.timed.length,
-    ok: row.timed.every((part) => part.ok) && row.accounting.sent === row.accounting.acked
+    codec,
+    batches: timed.batches
   }
 }
 

@@ -13,8 +13,8 @@
 import { once } from 'node:events'
 import { performance } from 'node:perf_hooks'
 import parsePrometheusTextFormat from 'parse-prometheus-text-format'
-import { forkNodeScript, startServerProcess } from '../processes.js'
-import { loadAverage, machineBusyNs, processCpuNs } from '../cpu-time.js'
+import { forkNodeScript, pinProcess, startServerProcess } from '../processes.js'
+import { CpuClock, loadAverage, machineBusyNs, processCpuNs } from '../cpu-time.js'
 import { METRICS_PATH } from '../protocol.js'
 import { UsageError } from '../errors.js'
 import { trialOrder } from './statistics.js'
@@ -24,13 +24,11 @@ export const BATCH_MS = 25
 /** Batches never hold more messages than this, however fast the row. */
 export const MAX_BATCH_MESSAGES = 200
 /** Open-loop batches run at this share of the slower format's closed-loop rate: both keep up. */
-export const OPEN_LOOP_SHARE = 0.5
+export const OPEN_LOOP_SHARE = Number(process.env.XSHARE ?? 0.8)
 /** Each row's share of a generation, ms over all formats: half closed loop, half open loop. */
-export const ROW_MS = 1000
-/** Batch pairs of each kind per row and generation, at least. */
-const MIN_PAIRS = 2
-/** Unrecorded batches per format and row at the start of each generation: a fresh client's JIT warms up. */
-const WARMUP_BATCHES = 3
+export const ROW_MS = 700
+/** Unrecorded batches per format and row at the start of each generation (a fresh client's JIT warms up): about this long. */
+const WARMUP_MS = 100
 /** Past this share of one core over its batches, a process was the bottleneck of the row. */
 const SATURATED_SHARE = 0.9
 
@@ -75,6 +73,7 @@ export async function runLockstep (options) {
   const started = performance.now()
   // One server per format, each serving them all: they swap from one generation to the next.
   const servers = await Promise.all(formats.map(() => startServerProcess(serverArgs, { cpus: cpus?.server })))
+  for (const server of servers) server.clock = new CpuClock(server.child.pid)
   try {
     const plan = new Map()
     // Unrecorded warm-up: every format on every server, and each row's batch sizes and rates measured.
@@ -119,14 +118,19 @@ async function runGeneration (options, servers, shift, plan, index) {
   const costs = new Map()
   try {
     for (const row of rows) {
-      if (!plan.has(row.key)) plan.set(row.key, await planRow(row, clients, load, batchMessages))
+      // Planned in each warm-up, the last one's plan kept: by then the servers' code is optimised.
+      if (index === null) plan.set(row.key, await planRow(row, clients, load, batchMessages))
       const sizes = plan.get(row.key)
-      for (let batch = 0; batch < WARMUP_BATCHES; batch++) {
+      for (let batch = 0; batch < sizes.warmupBatches; batch++) {
         for (const format of trialOrder(formats.length, batch)) {
           await clients[format].batch(row.key, sizes.closedCount, sizes.timedRate, false)
         }
       }
-      if (index === null) continue
+      if (index === null) {
+        // The last warm-up runs the whole schedule, unrecorded: the first measured generation meets warm servers.
+        if (shift === servers.length - 1) await measureRow(row, sizes, clients, serverOf, load, () => {})
+        continue
+      }
       const where = `${row.label}${row.profile === 'none' ? '' : ` on ${row.profile}`}`
       const onSaturated = (who, format) => saturated.push(`${who} ${where} (${labels[format]})`)
       costs.set(row.key, await measureRow(row, sizes, clients, serverOf, load, onSaturated))
@@ -230,13 +234,15 @@ class MachineWatch {
  * @returns {Promise<BatchClient[]>}
  */
 async function startClients (plans, cpus) {
-  const clients = plans.map((plan) => new BatchClient(forkNodeScript('lib/compare/batch-client.js', { cpus }), plan.format))
+  // They start on every CPU, each making its tests ready at once; then they move to the clients' CPU.
+  const clients = plans.map((plan) => new BatchClient(forkNodeScript('lib/compare/batch-client.js'), plan.format))
   const opened = await Promise.allSettled(clients.map((client, i) => client.ask({ type: 'open', plan: plans[i] })))
   const failed = opened.find((attempt) => attempt.status === 'rejected')
   if (failed) {
     await Promise.all(clients.map((client) => client.close()))
     throw failed.reason
   }
+  if (cpus) for (const client of clients) pinProcess(client.pid, cpus)
   return clients
 }
 
@@ -249,14 +255,13 @@ async function runPairs (clients, serverOf, key, pairs, count, rate) {
   const totals = clients.map(() => ({ serverNs: 0, clientNs: 0, ms: 0, sent: 0 }))
   for (let pair = 0; pair < pairs; pair++) {
     for (const format of trialOrder(clients.length, pair)) {
-      const server = serverOf(format).child.pid
-      const client = clients[format].pid
-      const before = [processCpuNs(server), processCpuNs(client), performance.now()]
-      const { sent } = await clients[format].batch(key, count, rate, true)
+      const server = serverOf(format).clock
+      const before = server.read()
+      const { sent, durationMs, cpuUs } = await clients[format].batch(key, count, rate, true)
       const total = totals[format]
-      total.ms += performance.now() - before[2]
-      total.serverNs += processCpuNs(server) - before[0]
-      total.clientNs += processCpuNs(client) - before[1]
+      total.serverNs += server.read() - before
+      total.clientNs += cpuUs * 1000
+      total.ms += durationMs
       total.sent += sent
     }
   }
@@ -271,27 +276,35 @@ async function planRow (row, clients, load, batchMessages) {
   if (load.direction === 'fanout') {
     // Fan-out has its rate: batches of about ROW_MS/4 of publishes, every one timed and costed.
     const count = batchMessages ?? Math.max(1, Math.round(load.rate * ROW_MS / 4000))
-    return { closedCount: count, timedRate: load.rate, closedPairs: MIN_PAIRS, openCount: 0, openRate: null, openPairs: 0 }
+    return {
+      closedCount: count, timedRate: load.rate, closedPairs: 2, openCount: 0, openRate: null, openPairs: 0, warmupBatches: 1
+    }
   }
   let slowest = Infinity
   for (const client of clients) {
-    await client.batch(row.key, 1, null, false)
-    const { durationMs } = await client.batch(row.key, 1, null, false)
-    const probe = batchMessages ?? clamp(Math.round(BATCH_MS / Math.max(durationMs, 0.01)))
-    const { sent, durationMs: probeMs } = await client.batch(row.key, probe, null, false)
-    slowest = Math.min(slowest, sent * 1000 / Math.max(probeMs, 0.01))
+    // Probes of growing size, each sized by the last one's rate: a single message times mostly wake-ups.
+    let rate = 0
+    for (let count = 1, probe = 0; probe < 3; probe++) {
+      const { sent, durationMs } = await client.batch(row.key, count, null, false)
+      rate = sent * 1000 / Math.max(durationMs, 0.01)
+      count = batchMessages ?? clamp(Math.round(rate * BATCH_MS / 1000))
+    }
+    slowest = Math.min(slowest, rate)
   }
   const closedCount = batchMessages ?? clamp(Math.round(slowest * BATCH_MS / 1000))
   const openRate = slowest * OPEN_LOOP_SHARE
   const openCount = batchMessages ?? clamp(Math.round(openRate * BATCH_MS / 1000))
-  const pairs = (batchMs) => Math.max(MIN_PAIRS, Math.floor(ROW_MS / 2 / (clients.length * batchMs)))
+  const closedMs = closedCount * 1000 / slowest
+  // Rows whose batches are long (big payloads, slow networks) get fewer, down to one pair of each kind.
+  const pairs = (batchMs) => Math.max(1, Math.floor(ROW_MS / 2 / (clients.length * batchMs)))
   return {
     closedCount,
     timedRate: null,
-    closedPairs: pairs(closedCount * 1000 / slowest),
+    closedPairs: pairs(closedMs),
     openCount,
     openRate: Math.round(openRate * 10) / 10,
-    openPairs: pairs(openCount * 1000 / openRate)
+    openPairs: pairs(openCount * 1000 / openRate),
+    warmupBatches: Math.max(1, Math.round(WARMUP_MS / closedMs))
   }
 }
 

@@ -324,6 +324,7 @@ export function formatComparisonMarkdown (results) {
     '',
     ...(verdicts.length ? ['## Verdict', '', ...verdicts.map((text) => `- ${text}`), '', verdictMeaning(results.family, results.settings.margin), ''] : []),
     ...(note ? [`**Note:** ${note}.`, ''] : []),
+    ...(results.calibration ? ['## Calibration', '', ...results.calibration.lines.map((text) => `- ${text}`), ''] : []),
     '## Figures',
     '',
     line(header),
@@ -407,13 +408,15 @@ export function describeRun ({ settings, machine, generatedAt, rows }) {
  * @property {string} generatedAt ISO time
  * @property {{cpu: string, cores: number, node: string, platform: string}} machine
  * @property {{profiles: string[], compress: boolean, repeat: boolean, direction: string, inflight: number, connections: number,
- *   rate?: number, margin: number, trials: number|null, budgetMs: number|null, budgetAsked: number|null, pinning: string,
- *   servers: number, batches: Record<string, object>, generations: Array<Omit<import('./lockstep.js').Generation, 'reports'>>,
+ *   rate?: number, margin: number, trials: number|null, budgetMs: number|null, budgetAsked: number|null,
+ *   pinning: string, servers: number, batches: Record<string, object>,
+ *   generations: Array<Omit<import('./lockstep.js').Generation, 'reports'>>,
  *   elapsedMs: number}} settings what ran: trials, a fixed number of generations, or null when as many as fit
  *   budgetMs (budgetAsked: --budget, null for the default); batches: each row's batch sizes and rates;
  *   generations: how long each took, the load average, neighbours' CPU and what was saturated
  * @property {string[]} formats format labels, the columns (a format named twice gets `#2`)
  * @property {import('./statistics.js').Family} family how the table's calls were made
+ * @property {{plantedUs: number, rows: object[], lines: string[]}} [calibration] with --calibrate: what was found (see calibration.js)
  * @property {ComparisonRow[]} rows
  * @property {object[]} reports every client report, histograms included
  */

@@ -10,6 +10,7 @@ import { testLabel } from '../report/report.js'
 import { buildComparisonResults, formatComparisonMarkdown } from './results.js'
 import { DEFAULT_EQUIVALENCE } from './statistics.js'
 import { runLockstep } from './lockstep.js'
+import { calibrationLines, calibrationOf } from './calibration.js'
 import { renderHtmlReport } from './html.js'
 import { loadCustomTest } from '../payloads/custom.js'
 
@@ -100,6 +101,7 @@ export async function scrapeServer (url, format, test) {
  * @param {{payload: string, proto?: string, type?: string}|null} [options.custom] a user's payload instead of tests
  * @param {boolean} [options.allowLossy] run a custom payload even if its schema changes values
  * @param {string[]} [options.codecModules] codec modules a user wrote, handed to the servers and every client
+ * @param {number|null} [options.calibrate] µs per message planted in the second format's encode (--calibrate)
  * @param {string[]} options.profiles network profiles ('none' for no shaping)
  * @param {boolean} options.compress permessage-deflate on both ends
  * @param {boolean} [options.repeat] send each test's one message over and over instead of its stream
@@ -116,13 +118,15 @@ export async function scrapeServer (url, format, test) {
  * @returns {Promise<import('./results.js').ComparisonResults>}
  */
 export async function compareFormats ({
-  formats = DEFAULT_FORMATS, tests, custom = null, allowLossy = false, codecModules = [], profiles, compress, repeat = false, direction = 'up',
+  formats = DEFAULT_FORMATS, tests, custom = null, allowLossy = false, codecModules = [], calibrate = null, profiles, compress, repeat = false, direction = 'up',
   trials, budgetMs, margin = DEFAULT_EQUIVALENCE, pin = true, messages, inflight, rate, connections, progress
 }) {
   const startedAt = performance.now()
   const rows = await rowsToRun(tests, custom, profiles)
   const labels = formatLabels(formats)
   const cpus = pin ? cpuPinning() : null
+  // The planted codec reads its cost from the environment every client and server inherits.
+  if (calibrate !== null) process.env.WSBENCH_PLANTED_US = String(calibrate)
   const load = {
     direction,
     inflight,
@@ -151,7 +155,7 @@ export async function compareFormats ({
     node: process.versions.node,
     platform: `${os.type()} ${os.release()}`
   }
-  return buildComparisonResults(run.generations.flatMap((generation) => generation.reports), labels, machine, {
+  const results = buildComparisonResults(run.generations.flatMap((generation) => generation.reports), labels, machine, {
     profiles,
     compress,
     repeat,
@@ -167,8 +171,14 @@ export async function compareFormats ({
     servers: run.servers,
     batches: Object.fromEntries(rows.map((row) => [`${row.label}${row.profile === 'none' ? '' : ` on ${row.profile}`}`, run.plan[row.key]])),
     generations: run.generations.map(({ reports, ...generation }) => generation),
-    elapsedMs: Math.round(performance.now() - startedAt)
+    elapsedMs: Math.round(performance.now() - startedAt),
+    calibrate
   })
+  if (calibrate !== null) {
+    const calibration = calibrationOf(results.rows, labels, calibrate)
+    results.calibration = { ...calibration, lines: calibrationLines(calibration) }
+  }
+  return results
 }
 
 /**

@@ -80,7 +80,9 @@ export class ServerStats {
     return {
       ...Object.fromEntries(COUNTERS.map((field) => [field, this[field]])),
       byTarget: [...this.byTarget.values()]
-        .map(({ format, test, messages, errors, deliveries, codecMs }) => ({ format, test, messages, errors, deliveries, codecMs })),
+        .map(({ format, test, messages, errors, deliveries, codecMs }) => ({
+          format, test, messages, errors, deliveries, codecMs
+        })),
       memory: processMemory()
     }
   }
@@ -93,8 +95,9 @@ export class ServerStats {
    */
   sum (snapshots, own = processMemory()) {
     for (const field of COUNTERS) this[field] = snapshots.reduce((total, snapshot) => total + snapshot[field], 0)
-    for (const counters of this.byTarget.values()) counters.messages = counters.errors = counters.deliveries = counters.codecMs = 0
-    for (const { format, test, messages, errors, deliveries, codecMs } of snapshots.flatMap((snapshot) => snapshot.byTarget)) {
+    const zero = { messages: 0, errors: 0, deliveries: 0, codecMs: 0 }
+    for (const counters of this.byTarget.values()) Object.assign(counters, zero)
+    for (const { format, test, messages, errors, deliveries, codecMs } of snapshots.flatMap(({ byTarget }) => byTarget)) {
       const counters = this.forTarget(format, test)
       counters.messages += messages
       counters.errors += errors
@@ -114,14 +117,16 @@ export class ServerStats {
    * The counters of one format and test, shared by every connection that names them.
    * @param {string} format
    * @param {string} test
-   * @returns {{format: string, test: string, messages: number, errors: number, deliveries: number, codecMs: number,
-   *   lastMessages: number, lastDeliveries: number}} messages counts publishes for fan-out, deliveries what they became;
-   *   codecMs the time spent in the codec (decoding, and encoding replies), wall clock around each call
+   * @returns {{format: string, test: string, messages: number, errors: number, deliveries: number,
+   *   codecMs: number, lastMessages: number, lastDeliveries: number}} messages counts publishes for fan-out,
+   *   deliveries what they became; codecMs the time in the codec (decoding, encoding replies), timed around each call
    */
   forTarget (format, test) {
     const key = `${format} ${test}`
     if (!this.byTarget.has(key)) {
-      const counters = { format, test, messages: 0, errors: 0, deliveries: 0, codecMs: 0, lastMessages: 0, lastDeliveries: 0 }
+      const counters = {
+        format, test, messages: 0, errors: 0, deliveries: 0, codecMs: 0, lastMessages: 0, lastDeliveries: 0
+      }
       this.byTarget.set(key, counters)
     }
     return this.byTarget.get(key)
