@@ -2,9 +2,9 @@
 // npm run bench:verdicts — do a comparison's calls hold? Runs A/A comparisons (`npm run compare --
 // --formats json,json`: the same format twice, where every better or worse is a false call) with
 // each design and counts their false calls among the latency, throughput and CPU cells, beside
-// the smallest difference each could tell. Designs: this commit's default, this commit with
-// --no-pin, and BENCH_BEFORE=<git ref> (the code of that commit, in a temporary worktree sharing
-// node_modules), all in one run, interleaved, so they meet the same machine.
+// the smallest difference each could tell. Designs: this commit's default, with BENCH_NO_PIN=1
+// also this commit with --no-pin, and with BENCH_BEFORE=<git ref> the code of that commit (in a
+// temporary worktree sharing node_modules), all in one run, interleaved, so they meet the same machine.
 // BENCH_RUNS (default 3) A/A runs of each; BENCH_ARGS adds compare options to every run
 // (e.g. "--tests 3,5"); the result file is docs/results/verdicts.json.
 import { execFileSync } from 'node:child_process'
@@ -19,13 +19,13 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 3)
 const BEFORE = process.env.BENCH_BEFORE
 const EXTRA = (process.env.BENCH_ARGS ?? '').split(' ').filter(Boolean)
 /** The cells whose calls can be false in an A/A run: bytes do not vary by chance. */
-const TIMED = ['p50', 'p99', 'rate', 'clientCpu', 'serverCpu']
+const TIMED = ['p50', 'p99', 'rate', 'clientCpu', 'serverCpu', 'clientCodec', 'serverCodec']
 
 const results = startResults('verdicts', 'npm run bench:verdicts')
 const before = BEFORE && checkout(BEFORE)
 const designs = [
   ...(before ? [{ name: `before (${BEFORE})`, dir: before.dir, args: [] }] : []),
-  { name: 'this commit, --no-pin', dir: PROJECT_ROOT, args: ['--no-pin'] },
+  ...(process.env.BENCH_NO_PIN ? [{ name: 'this commit, --no-pin', dir: PROJECT_ROOT, args: ['--no-pin'] }] : []),
   { name: 'this commit', dir: PROJECT_ROOT, args: [] }
 ]
 const outcomes = new Map(designs.map((design) => [design, []]))
@@ -46,7 +46,8 @@ const rows = designs.map((design) => {
   const runs = outcomes.get(design)
   const cells = runs.flatMap((outcome) => outcome.cells)
   const falseCalls = cells.filter((cell) => cell.call === 'better' || cell.call === 'worse')
-  const pairs = runs.flatMap((outcome) => outcome.pairs)
+  const generations = runs.flatMap((outcome) => outcome.generations)
+  const loads = runs.flatMap((outcome) => outcome.loads)
   return [
     design.name,
     runs.length,
@@ -56,16 +57,17 @@ const rows = designs.map((design) => {
     falseCalls.map((cell) => `${cell.test} ${cell.metric} ${cell.call}`).join('; ') || 'none',
     percent(median(cells.filter((cell) => cell.metric === 'p50').map((cell) => cell.resolution))),
     percent(median(cells.map((cell) => cell.resolution).filter((value) => value !== null))),
-    `${Math.min(...pairs)}-${Math.max(...pairs)}`,
-    Math.round(Math.max(...runs.map((outcome) => outcome.seconds)))
+    `${Math.min(...generations)}-${Math.max(...generations)}`,
+    Math.round(Math.max(...runs.map((outcome) => outcome.seconds))),
+    loads.length ? `${Math.min(...loads)}-${Math.max(...loads)}` : 'n/a'
   ]
 })
 const table = {
-  columns: ['design', 'A/A runs', 'timed cells', 'false calls', 'runs with a false call', 'which', 'median p50 resolution', 'median resolution', 'pairs per test', 'longest run s'],
+  columns: ['design', 'A/A runs', 'timed cells', 'false calls', 'runs with a false call', 'which', 'median p50 resolution', 'median resolution', 'generations (or pairs) per test', 'longest run s', 'load average'],
   rows,
   notes: [
     `Each A/A run is \`npm run compare -- --formats json,json${EXTRA.length ? ` ${EXTRA.join(' ')}` : ''}\` with the design's code and options; ` +
-      'timed cells are p50, p99, msgs/s, client CPU and server CPU of every test; a false call is one called better or worse.',
+      'timed cells are p50, p99, msgs/s, client and server CPU, and client and server codec time of every test (where a design has them); a false call is one called better or worse.',
     'Resolution: the half-width of the interval behind each call, as a fraction of 1 (a difference smaller than it could not be told from none).',
     ...(before ? [`${BEFORE}: ${execFileSync('git', ['log', '-1', '--format=%s', BEFORE], { cwd: PROJECT_ROOT, encoding: 'utf8' }).trim().slice(0, 100)}`] : [])
   ]
@@ -88,6 +90,7 @@ async function aaRun ({ dir, args }) {
     const resolution = estimate.resolution ?? (estimate.ci ? Math.sqrt(estimate.ci[1] / estimate.ci[0]) - 1 : null)
     return { test: row.test, metric, call: estimate.call, resolution }
   }))
-  const pairs = comparison.rows.map((row) => row.pairs ?? comparison.settings.trials)
-  return { cells, pairs, seconds: (Date.now() - started) / 1000 }
+  const generations = comparison.rows.map((row) => row.generations ?? row.pairs ?? comparison.settings.trials)
+  const loads = (comparison.settings.generations ?? []).map((generation) => generation.loadAverage).filter((value) => value !== null)
+  return { cells, generations, loads, seconds: (Date.now() - started) / 1000 }
 }

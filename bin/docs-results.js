@@ -219,7 +219,7 @@ async function recordComparison (file, { name, command, note }, resultsDir) {
   }
   if (!Array.isArray(results.rows) || !results.settings || !results.formats) throw new UsageError(`--from-compare: ${file} is not an npm run compare results.json`)
   const { METRICS } = await import('../lib/compare/statistics.js')
-  const { cellText, ratioMeaning, tableCells, verdictMeaning } = await import('../lib/compare/results.js')
+  const { cellText, machineNote, ratioMeaning, tableCells, verdictMeaning } = await import('../lib/compare/results.js')
   const { formats, rows, settings } = results
   const metrics = Object.keys(METRICS)
   const verdictRows = rows.flatMap((row) => formats.slice(1).map((label) => {
@@ -247,35 +247,32 @@ async function recordComparison (file, { name, command, note }, resultsDir) {
       ...common,
       columns: ['test', 'network', 'format', ...metrics.map((metric) => `${METRICS[metric].label}${METRICS[metric].unit ?? ''}`), 'verdict'],
       rows: verdictRows,
-      notes: [runSummary(settings, rows), verdictMeaning(settings), ...note]
+      notes: [runSummary(settings, rows), verdictMeaning(results.family, settings.margin), ...(machineNote(results) ? [`Note: ${machineNote(results)}`] : []), ...note]
     }),
     write({
       name: `${name}-figures`,
       ...common,
       columns: header,
       rows: body,
-      notes: [runSummary(settings, rows), `Figures are medians over the trials; ratios are ${ratioMeaning(formats)}, marked + better, - worse, = equivalent, ? inconclusive`, ...note]
+      notes: [runSummary(settings, rows), `Figures are medians over the generations; ratios are ${ratioMeaning(formats)}, marked + better, - worse, = equivalent, ? inconclusive`, ...note]
     })
   ]
 }
 
-/** How a comparison ran, in one sentence: trials, run lengths (the usual one, then the exceptions), load shape. */
-function runSummary ({ trials, budgetMs, pinning, runs, connections, inflight, rate, direction = 'up', compress, repeat }, rows) {
-  const unit = direction === 'fanout' ? 'publishes' : 'messages'
-  const length = ({ messages, warmup }) => `${messages} ${unit} after ${warmup} of warm-up`
-  const counts = new Map()
-  for (const run of Object.values(runs)) counts.set(length(run), (counts.get(length(run)) ?? 0) + 1)
-  const usual = [...counts].sort((a, b) => b[1] - a[1])[0][0]
-  const exceptions = Object.entries(runs).filter(([, run]) => length(run) !== usual).map(([test, run]) => `${test}: ${length(run)}`)
-  const pairs = rows.map((row) => `${row.test} ${row.pairs}`).join(', ')
-  const how = trials ? `${trials} trial pairs` : `trial pairs added until every cell was decided or ${budgetMs / 1000} s had passed (${pairs})`
-  return `${how}, after one warm-up run of each format, in balanced order (A B, B A, B A, A B), each a fresh client process; ` +
-    `per trial ${usual}${exceptions.length ? ` (${exceptions.join('; ')})` : ''}; ` +
+/** How a comparison ran, in one sentence: generations, batches, load shape, and what the machine was doing. */
+function runSummary ({ trials, budgetMs, pinning, connections, inflight, rate, direction = 'up', compress, repeat, generations = [] }, rows) {
+  const count = Math.max(0, ...rows.map((row) => row.generations))
+  const loads = generations.map((generation) => generation.loadAverage).filter((value) => value !== null)
+  const neighbours = generations.map((generation) => generation.neighbourCores).filter((value) => value !== null)
+  const how = trials ? `${trials} generations` : `${count} generations, as many as fit ${budgetMs / 1000} s`
+  return `${how}, after unrecorded warm-ups, each a fresh client process per format running every test in short batches ` +
+    'that take turns (closed loop for latency and msgs/s, then open loop on one schedule for CPU and codec time); ' +
     (direction === 'fanout'
       ? `${connections} subscribers and one publisher at ${rate}/s`
       : `${connections} connection${connections === 1 ? '' : 's'} × ${inflight} in flight`) +
-    `, direction ${direction}, permessage-deflate ${compress ? 'on' : 'off'}${repeat ? ', one message repeated' : ''}, a server of its own on loopback` +
-    `${pinning ? `; CPUs: ${pinning}` : ''}`
+    `, direction ${direction}, permessage-deflate ${compress ? 'on' : 'off'}${repeat ? ', one message repeated' : ''}, servers on loopback` +
+    `${pinning ? `; CPUs: ${pinning}` : ''}` +
+    (loads.length ? `; load average ${Math.min(...loads)}-${Math.max(...loads)}, other processes' CPU at most ${Math.max(...neighbours)} cores` : '')
 }
 
 /** The command line that reproduces a comparison, read back from its results. */
@@ -283,10 +280,10 @@ async function compareCommand ({ formats, rows, settings, reports }) {
   const { DEFAULT_BUDGET_MS, DEFAULT_FORMATS } = await import('../lib/defaults.js')
   const { DEFAULT_EQUIVALENCE } = await import('../lib/compare/statistics.js')
   const { ALL_TESTS } = await import('../lib/payloads/catalog.js')
-  const { runLength } = await import('../lib/compare/runner.js')
   const args = []
   const asked = formats.map((label) => label.replace(/#\d+$/, ''))
-  if (asked.join() !== DEFAULT_FORMATS.join()) args.push('--formats', asked.join(','))
+  if (settings.calibrate) args.push('--calibrate', String(settings.calibrate))
+  else if (asked.join() !== DEFAULT_FORMATS.join()) args.push('--formats', asked.join(','))
   const custom = reports.find((report) => report.payloadFile)
   const tests = [...new Set(rows.map((row) => row.testName))]
   if (custom) args.push('--payload', custom.payloadFile, ...(custom.schema && custom.schema !== 'inferred' ? ['--proto', '<file.proto>', '--type', custom.schema] : []))
@@ -294,23 +291,13 @@ async function compareCommand ({ formats, rows, settings, reports }) {
   if (settings.profiles.join() !== 'none') args.push('--throttle', settings.profiles.join(','))
   if (settings.trials) args.push('--trials', String(settings.trials))
   else if (settings.budgetAsked && settings.budgetAsked !== DEFAULT_BUDGET_MS) args.push('--budget', `${settings.budgetAsked / 1000}s`)
-  if (settings.design?.margin !== undefined && settings.design.margin !== DEFAULT_EQUIVALENCE) args.push('--equivalence', String(settings.design.margin * 100))
+  if (settings.margin !== undefined && settings.margin !== DEFAULT_EQUIVALENCE) args.push('--equivalence', String(settings.margin * 100))
   if (settings.pinning?.startsWith('off')) args.push('--no-pin')
   if (settings.direction && settings.direction !== 'up') args.push('--direction', settings.direction)
   if (settings.compress) args.push('--compress')
   if (settings.repeat) args.push('--repeat')
   if (settings.inflight !== 1) args.push('--inflight', String(settings.inflight))
   if (settings.connections !== 1) args.push('--connections', String(settings.connections))
-  // Messages and warm-up: explicit when every test ran the same count that the defaults would not give.
-  const runs = Object.values(settings.runs)
-  const defaults = rows.map((row) => {
-    const json = reports.find((report) => report.test === row.testName && report.format === 'json')
-    return json ? runLength(json.bytes.payloadPerMessage, {}) : null
-  })
-  for (const [key, flag] of [['messages', '-n'], ['warmup', '-w']]) {
-    const counts = new Set(runs.map((run) => run[key]))
-    if (counts.size === 1 && defaults.some((length) => length && length[key] !== runs[0][key])) args.push(flag, String(runs[0][key]))
-  }
   return `npm run compare${args.length ? ` -- ${args.join(' ')}` : ''}`
 }
 

@@ -177,11 +177,11 @@ function renderResults (reports, formats) {
     merged.map((m) => `<th>${escapeHtml(m.format)}</th>`).join('') + '</tr></thead><tbody>' +
     rows.map(([label, show]) => `<tr><th>${label}</th>${merged.map((m) => `<td data-format="${escapeHtml(m.format)}">${escapeHtml(show(m))}</td>`).join('')}</tr>`).join('') +
     '</tbody></table>'
-  // The same calls as npm run compare, from the same code: paired trials, one look after the last.
-  const [row] = comparisonRows(reports.map((r) => ({ ...r, label: r.format, network: { profile: 'none' } })), formats)
+  // The same calls as npm run compare, from the same code: each trial a generation, one look after the last.
+  const { rows: [row], family } = comparisonRows(reports.map((r) => ({ ...r, label: r.format, network: { profile: 'none' } })), formats)
   const verdicts = formats.length > 1
     ? `<h2>Verdict</h2><ul id="verdicts">${verdictLines([row], formats).map((line) => `<li>${escapeHtml(line)}</li>`).join('')}</ul>` +
-      `<p>${escapeHtml(verdictMeaning({ trials: merged[0].trials, design: { family: (formats.length - 1) * Object.keys(METRICS).length } }))}</p>` +
+      `<p>${escapeHtml(verdictMeaning(family))}</p>` +
       formats.slice(1).map((label) => ratioChart({
         title: `${label} vs ${formats[0]}: ${name} (${row.calls[label]})`,
         rows: Object.entries(row.verdicts[label]).map(([metric, estimate]) => ({ label: METRICS[metric].label, ...estimate }))

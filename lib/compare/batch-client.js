@@ -32,13 +32,13 @@ class Row {
    * @param {{connectUrl?: string, network: object|null, shaping: object|null}} where
    */
   constructor (run, settings, where) {
-    this.run = run
+    /** Time spent in the codec, ms, kept by the timed codec. */
+    this.codecClock = { ms: 0 }
+    this.run = { ...run, codec: timedCodec(run.codec, this.codecClock) }
     this.settings = settings
     this.where = where
     /** The engine's run holding the connections (null for fan-out, which connects per batch). */
     this.connections = null
-    /** Time spent in the codec, ms, kept by the timed codec. */
-    this.codecClock = { ms: 0 }
     /** The batches that measure latency and msgs/s, added up (fan-out: their reports, merged at the end). */
     this.timed = { histogram: createLatencyHistogram(), durationMs: 0, acked: 0, generator: null, batches: 0 }
     this.fanoutReports = []
@@ -90,7 +90,6 @@ async function open ({ format, codecModules, url, rows: planned, load }) {
       shaping
     }
     const row = new Row(run, { ...load, url }, where)
-    row.run = { ...run, codec: timedCodec(run.codec, row.codecClock) }
     if (load.direction !== 'fanout') row.connections = await openRun(loadOptions(row.run, row.settings, where))
     rows.set(key, row)
   }

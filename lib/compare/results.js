@@ -363,8 +363,8 @@ export function verdictMeaning (family, margin = DEFAULT_EQUIVALENCE) {
   const critical = family?.critical
     ? `a critical t of ${family.critical.toFixed(2)} over its ${family.cells} varying cells (Bonferroni would need ${family.bonferroni.toFixed(2)}), `
     : ''
-  return 'Each ratio is the geometric mean of the per-generation ratios (each generation a fresh set of client processes, the ' +
-    'formats taking turns in short batches), with a simultaneous interval: the table\'s cells are one family, their correlation ' +
+  return 'Each ratio is the geometric mean of the per-generation ratios (a generation: every format measured once, taking turns), ' +
+    'with a simultaneous interval: the table\'s cells are one family, their correlation ' +
     `estimated from the generations (single-step max-T, multivariate t), ${critical}so the chance of any false call anywhere in the ` +
     `table is at most ${ALPHA * 100}%; a figure that never varies (bytes) is exact. better or worse (+/-): the interval excludes 1, better meaning ` +
     `lower latency, bytes, CPU and codec time or more msgs/s; equivalent (=): the whole interval lies within ±${percent(margin)} of 1; ` +

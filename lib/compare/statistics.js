@@ -254,7 +254,7 @@ function maxTQuantile (members, alpha, draws, seed, floor) {
  * @param {number} seed
  * @returns {{normals: (buffer: Float64Array) => void, chiSquare: (df: number) => number}} normals fills a buffer
  */
-function randomSource (seed) {
+export function randomSource (seed) {
   let state = seed >>> 0
   const uniform = () => {
     state = (state + 0x6D2B79F5) >>> 0

@@ -2,24 +2,21 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import jstatModule from 'jstat'
 import {
-  ALPHA, DEFAULT_EQUIVALENCE, METRICS, callOf, overallCall, simultaneousEstimates, trialOrder
+  ALPHA, DEFAULT_EQUIVALENCE, METRICS, callOf, overallCall, randomSource, simultaneousEstimates, trialOrder
 } from '../../lib/compare/statistics.js'
 
 const { jStat } = jstatModule
 
-/** Seeded standard normals (mulberry32 + Box-Muller), the test's own: synthetic data with a known truth. */
+/** Seeded standard normals for synthetic data with a known truth (the module's generator, seeds of the test's own). */
 function normalSource (seed) {
-  let state = seed >>> 0
-  const uniform = () => {
-    state = (state + 0x6D2B79F5) >>> 0
-    let t = Math.imul(state ^ (state >>> 15), state | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return 1 - ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  const { normals } = randomSource(seed)
+  const buffer = new Float64Array(1)
+  return () => {
+    normals(buffer)
+    return buffer[0]
   }
-  return () => Math.sqrt(-2 * Math.log(uniform())) * Math.cos(2 * Math.PI * uniform())
 }
 
-/** A cell whose generations' log ratios are `logs`, on a baseline that itself varies (it must not matter). */
 function cellOf (logs, better = 'lower', normal = normalSource(99)) {
   const baseline = logs.map(() => 100 * Math.exp(0.2 * normal()))
   return { baseline, candidate: baseline.map((value, g) => value * Math.exp(logs[g])), better }
