@@ -15,10 +15,11 @@ const usage = (message) => (err) => {
 }
 
 describe('parseCompareArgs', () => {
-  test('defaults: every test, json then protobuf, no shaping, adaptive trials within the default budget, ±5%, pinned, lengths left to each test', async () => {
+  test('defaults: every test, json then protobuf, no shaping, as many generations as fit the default budget, ±5%, pinned, batch sizes left to each test, no calibration', async () => {
     assert.deepEqual(await compare(), {
       formats: ['json', 'protobuf'],
       codecModules: [],
+      calibrate: null,
       tests: ['numbers', 'strings', 'medium', 'large', 'small', 'people', 'person', 'counters'],
       custom: null,
       allowLossy: false,
@@ -31,7 +32,6 @@ describe('parseCompareArgs', () => {
       margin: 0.05,
       pin: true,
       messages: undefined,
-      warmup: undefined,
       inflight: 1,
       rate: undefined,
       connections: 1,
@@ -40,11 +40,11 @@ describe('parseCompareArgs', () => {
     })
   })
 
-  test('options as given: tests by number or name, -n, -w, -i, -c, -t, -o', async () => {
-    const options = await compare('--tests', '1, small', '-n', '50', '-w', '5', '-i', '8', '-c', '2', '-t', '3', '-o', 'out', '--json', '--compress', '--direction', 'echo')
+  test('options as given: tests by number or name, -n (messages per batch), -i, -c, -t, -o', async () => {
+    const options = await compare('--tests', '1, small', '-n', '50', '-i', '8', '-c', '2', '-t', '3', '-o', 'out', '--json', '--compress', '--direction', 'echo')
     assert.deepEqual(options.tests, ['1', 'small'])
     assert.equal(options.messages, 50)
-    assert.equal(options.warmup, 5)
+    assert.equal((await compare('--messages', '1')).messages, 1, 'a batch of one message is allowed')
     assert.equal(options.inflight, 8)
     assert.equal(options.connections, 2)
     assert.equal(options.trials, 3)
@@ -111,11 +111,18 @@ describe('parseCompareArgs: profiles and trials', () => {
       usage(`unknown --throttle 'moon': expected none or one of ${Object.keys(PROFILES).join(', ')}`))
   })
 
-  test('--trials from 1 to 50', async () => {
-    assert.equal((await compare('--trials', '1')).trials, 1)
-    assert.equal((await compare('--trials', '50')).trials, 50)
-    await assert.rejects(compare('--trials', '0'), usage("--trials must be a whole number >= 1, got '0'"))
+  test('--trials: 2 to 50 generations (one generation has no spread to measure)', async () => {
+    assert.equal((await compare('--trials', '2')).trials, 2)
+    assert.equal((await compare('-t', '50')).trials, 50)
+    await assert.rejects(compare('--trials', '1'), usage("--trials must be a whole number >= 2, got '1'"))
+    await assert.rejects(compare('--trials', '0'), usage("--trials must be a whole number >= 2, got '0'"))
+    await assert.rejects(compare('--trials', '2.5'), usage("--trials must be a whole number >= 2, got '2.5'"))
     await assert.rejects(compare('--trials', '51'), usage('--trials must be at most 50, got 51'))
+  })
+
+  test('--warmup is gone: strict parsing refuses it, in either spelling, with one line', async () => {
+    await assert.rejects(compare('--warmup', '5'), usage('Unknown argument: warmup (see --help)'))
+    await assert.rejects(compare('-w', '5'), usage('Unknown argument: w (see --help)'))
   })
 
   test('--budget is a duration, --equivalence a percentage; --trials and --budget do not go together', async () => {
@@ -129,12 +136,11 @@ describe('parseCompareArgs: profiles and trials', () => {
     await assert.rejects(compare('--equivalence', '0'), usage("--equivalence must be a percentage above 0 and below 100, got '0'"))
     await assert.rejects(compare('--equivalence', 'abc'), usage("--equivalence must be a percentage above 0 and below 100, got 'abc'"))
     await assert.rejects(compare('--equivalence', '100'), usage("--equivalence must be a percentage above 0 and below 100, got '100'"))
-    await assert.rejects(compare('--trials', '4', '--budget', '30s'), usage('give either --trials (a fixed number of pairs) or --budget (adaptive), not both'))
+    await assert.rejects(compare('--trials', '4', '--budget', '30s'), usage('give either --trials (a fixed number of generations) or --budget (as many as fit), not both'))
   })
 
   test('bad counts name their option', async () => {
     await assert.rejects(compare('-n', '0'), usage("--messages must be a whole number >= 1, got '0'"))
-    await assert.rejects(compare('-w', '-1'), usage("--warmup must be a whole number >= 0, got '-1'"))
     await assert.rejects(compare('-i', 'x'), usage("--inflight must be a whole number >= 1, got 'x'"))
     await assert.rejects(compare('-c', '1.5'), usage("--connections must be a whole number >= 1, got '1.5'"))
   })

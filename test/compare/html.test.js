@@ -10,7 +10,7 @@ const FORMATS = ['json', 'protobuf', 'msgpack']
 // A user's file name is theirs to choose: markup in it must stay text.
 const ODD_FILE = '<img src=x onerror=alert(1)>&.json'
 
-/** One trial's client report, built as the client builds it, with a real histogram. */
+/** One generation's client report, built as the client builds it, with a real histogram, its server CPU and codec time. */
 function trialReport (format, trial, testInfo, microseconds) {
   const histogram = createLatencyHistogram()
   for (let i = 0; i < 50; i++) histogram.recordValue(microseconds + i * 10 + trial)
@@ -30,7 +30,9 @@ function trialReport (format, trial, testInfo, microseconds) {
       errorReplies: [],
       failure: null
     }, { format, test: testInfo, url: 'ws://127.0.0.1:1', connections: 1, inflight: 1, warmup: 0 }),
-    trial
+    trial,
+    server: { cpuUs: 2000 + trial, messages: 50, perMessageUs: 40 + trial, process: 'server 1' },
+    codec: { clientUs: format === 'json' ? 3 + trial / 10 : 1.5, serverUs: format === 'json' ? 4 : 2 + trial / 10 }
   }
 }
 
@@ -44,7 +46,19 @@ function results () {
     }
   }
   const machine = { cpu: 'Test CPU <9000> & "friends"', cores: 2, node: 'v20.19.0', platform: 'linux x64' }
-  const settings = { trials: 3, runs: { '3 medium': { messages: 50, warmup: 0 } }, connections: 1, inflight: 1, profiles: ['none'], compress: false, direction: 'up' }
+  const settings = {
+    trials: 3,
+    budgetMs: null,
+    servers: 3,
+    batches: { '3 medium': { closedCount: 50, timedRate: null, closedPairs: 2, openCount: 50, openRate: 500, openPairs: 2, warmupBatches: 1 } },
+    generations: [1, 2, 3].map((index) => ({ index, ms: 800, loadAverage: 0.4, neighbourCores: 0, saturated: [] })),
+    connections: 1,
+    inflight: 1,
+    margin: 0.05,
+    profiles: ['none'],
+    compress: false,
+    direction: 'up'
+  }
   return buildComparisonResults(reports, FORMATS, machine, settings)
 }
 
@@ -104,6 +118,22 @@ test('a format with no run on a test is a line of n/a, not a crash', () => {
   const all = results()
   const partial = buildComparisonResults(all.reports.filter((r) => !(r.format === 'msgpack' && r.test === 'custom')), FORMATS, all.machine, all.settings)
   const html = renderHtmlReport(partial)
-  assert.match(html, /<td>msgpack<\/td>(<td>n\/a<\/td>){7}<td>not run<\/td>/)
+  // Every figure column (bytes, wire bytes, msgs/s, p50, p99, client and server CPU, client and server codec) n/a.
+  assert.match(html, /<td>msgpack<\/td>(<td>n\/a<\/td>){9}<td>not run<\/td>/)
   assert.doesNotMatch(html, /NaN|undefined|Infinity/)
+})
+
+test('the table carries the codec columns; how the calls were made and what the machine did are said once', () => {
+  const all = results()
+  const html = renderHtmlReport(all)
+  const header = html.slice(html.indexOf('<thead>'), html.indexOf('</thead>'))
+  assert.match(header, /<th>client codec µs\/msg<\/th><th>server codec µs\/msg<\/th><th>sent\/acked\/errors\/lost<\/th>/)
+  // json's codec figures, medians over the three generations: client 3.2, server 4.
+  assert.match(html, /<td>3 medium<\/td><td>none<\/td><td>json<\/td>(<td>[^<]*<\/td>){7}<td>3\.20<\/td><td>4\.00<\/td><td>150\/150\/0\/0<\/td>/)
+  assert.match(html, /a critical t of \d+\.\d\d over its \d+ varying cells/)
+  assert.match(html, /3 server processes on loopback, swapping formats between generations/)
+  assert.doesNotMatch(html, /class="saturation"/, 'a quiet machine: no note')
+  const busy = { ...all, settings: { ...all.settings, generations: [{ index: 1, ms: 800, loadAverage: 3, neighbourCores: 1.2, saturated: ['server 3 medium (json)'] }] } }
+  const noted = renderHtmlReport(busy)
+  assert.match(noted, /<p class="saturation"><strong>Note:<\/strong> saturated: server 3 medium \(json\): .*; contaminated: other processes took up to 1\.2 cores in 1 of 1 generations .*\.<\/p>/)
 })

@@ -1,18 +1,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { formatLabels, runLength, scrapeServer } from '../../lib/compare/runner.js'
-import { DEFAULT_MESSAGES, DEFAULT_WARMUP } from '../../lib/defaults.js'
-import { ALL_TESTS, loadPayload, resolveTest } from '../../lib/payloads/catalog.js'
+import { formatLabels, scrapeServer } from '../../lib/compare/runner.js'
 import { startServer } from '../../lib/server/server.js'
 import { openConnection } from '../helpers.js'
-
-test('runLength: defaults capped by bytes for big payloads, explicit counts honoured', () => {
-  const peopleBytes = Buffer.byteLength(JSON.stringify(loadPayload(resolveTest('people'))))
-  assert.deepEqual(runLength(22, {}), { messages: DEFAULT_MESSAGES, warmup: DEFAULT_WARMUP })
-  assert.deepEqual(runLength(peopleBytes, {}), { messages: 10, warmup: 1 }, '64 MiB / 12.85 MB per message, at least 10')
-  assert.deepEqual(runLength(peopleBytes, { messages: 3, warmup: 0 }), { messages: 3, warmup: 0 })
-  assert.deepEqual(ALL_TESTS, ['numbers', 'strings', 'medium', 'large', 'small', 'people', 'person', 'counters'])
-})
 
 test('formatLabels: a format named twice (an A/A run) gets #2 on its second column', () => {
   assert.deepEqual(formatLabels(['json', 'protobuf']), ['json', 'protobuf'])

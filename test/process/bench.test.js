@@ -63,14 +63,14 @@ test('bench:codec BENCH_FORMATS: only the codecs named; an unknown name is one l
 })
 
 test('bench:verdicts: A/A comparisons per design, their timed cells counted; a short smoke run with BENCH_ARGS', async () => {
-  const env = { BENCH_RUNS: '1', BENCH_ARGS: '--tests 5 -n 20 -w 0 --trials 2' }
+  const env = { BENCH_RUNS: '1', BENCH_ARGS: '--tests 5 -n 20 --trials 2' }
   const run = await runScript('bench/verdicts.js', [], { env })
   assert.equal(run.code, 0, run.stderr)
   const rows = run.stdout.trim().split('\n').slice(1).map((line) => line.split('|').slice(1, -1).map((cell) => cell.trim()))
   assert.deepEqual(rows.map((row) => row.slice(0, 3)), [['this commit, --no-pin', '1', '5'], ['this commit', '1', '5']], 'five timed cells of one test')
   for (const row of rows) {
     assert.ok(Number(row[3]) <= 5 && /^(none|5 small .+)$/.test(row[5]), row.join(' | '))
-    assert.equal(row[8], '2-2', 'two pairs, as --trials said')
+    assert.equal(row[8], '2-2', 'two generations, as --trials said')
   }
   assert.match(run.stderr, /^A\/A run 1\/1: this commit$/m)
 })

@@ -131,11 +131,18 @@ test('--processes 2: every worker process adds the modules', async () => {
 
 test('npm run compare -- --codec-module M --formats json,NAME hands the module to the server and every client', async () => {
   const out = path.join(scratch, 'compare')
-  const { code, stdout, stderr } = await runScript('bin/compare.js', ['--codec-module', BINARY, '--formats', 'protobuf,pbjs-reflect', '--tests', '5', '--trials', '1', '-n', '100', '-w', '10', '--out', out, '--json'])
+  const { code, stdout, stderr } = await runScript('bin/compare.js', ['--codec-module', BINARY, '--formats', 'protobuf,pbjs-reflect', '--tests', '5', '--trials', '2', '-n', '20', '--repeat', '--out', out, '--json'])
   assert.equal(code, 0, stderr)
   const results = JSON.parse(stdout)
-  assert.deepEqual([...new Set(results.reports.map((report) => report.format))].sort(), ['pbjs-reflect', 'protobuf'])
+  assert.deepEqual(results.reports.map((report) => `${report.format}/${report.trial}`), ['protobuf/1', 'pbjs-reflect/1', 'protobuf/2', 'pbjs-reflect/2'])
+  const planted = results.reports.filter((report) => report.format === 'pbjs-reflect')
+  for (const report of planted) {
+    assert.equal(report.codecModule, path.resolve(BINARY), 'the batch client loaded the module')
+    assert.ok(report.codec.serverUs > 0, 'the server decoded with it and timed it')
+    assert.equal(report.messages.errors, 0)
+  }
   assert.equal(results.rows[0].ratios['pbjs-reflect'].wireBytes, 1, 'the same protobuf bytes on the wire: a ratio of exactly 1')
+  assert.equal(results.rows[0].verdicts['pbjs-reflect'].bytes.call, 'equivalent')
 })
 
 test('pbjson check --format NAME --codec-module M: the format is told the .proto, and its fidelity is checked message by message', async () => {

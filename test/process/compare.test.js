@@ -1,11 +1,16 @@
+// Process-level: `npm run compare` (bin/compare.js) as a user runs it, with its real server and batch
+// client processes, in lockstep generations. Each run is kept short: --trials 2 (the fewest), small
+// batches (-n 20) and one or two rows; a row's batches still take about ROW_MS per generation.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { runScript } from '../helpers.js'
+import { METRICS } from '../../lib/compare/statistics.js'
 
 const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), 'compare-'))
+const CALLS = ['better', 'worse', 'mixed', 'equivalent', 'inconclusive']
 
 test('npm run compare: bad options are refused before anything runs', async () => {
   const out = tempDir()
@@ -14,19 +19,21 @@ test('npm run compare: bad options are refused before anything runs', async () =
     [['--tests', '5,9'], /^unknown test '9'/],
     [['-n', '0'], /^--messages must be a whole number >= 1/],
     [['--formats', 'json,xml'], /^unknown format 'xml': expected one of .*, or add it with --codec-module <file\.js>\n$/],
-    [['--trials', '0'], /^--trials must be a whole number >= 1, got '0'/],
-    [['--trials', 'many'], /^--trials must be a whole number >= 1, got 'many'/],
+    [['--trials', '1'], /^--trials must be a whole number >= 2, got '1'/],
+    [['--trials', 'many'], /^--trials must be a whole number >= 2, got 'many'/],
     [['--trials', '51'], /^--trials must be at most 50, got 51/],
-    [['--tests', 'people', '--trials', '50', '-n', '10'], /^--trials 50 would send 7\.2 GB of JSON per format for people \(at most 4 GiB\): use fewer --trials or fewer messages \(-n\)\n$/],
+    [['--warmup', '10'], /^Unknown argument: warmup \(see --help\)\n$/],
     [['--formats', ','], /^--formats needs at least one of avro, cbor, .*json, .*protobuf/],
     [['--equivalence', '0'], /^--equivalence must be a percentage above 0 and below 100, got '0'/],
     [['--equivalence', 'abc'], /^--equivalence must be a percentage above 0 and below 100, got 'abc'/],
     [['--budget', '-1s'], /^--budget must be a duration such as 30s, 500ms or 2m, got '-1s'/],
-    [['--trials', '3', '--budget', '1m'], /^give either --trials \(a fixed number of pairs\) or --budget \(adaptive\), not both/],
-    [['--formats', 'json,avro', '--payload', 'test/fixtures/infer/geojson.json'], /^format 'avro' does not carry a payload of your own/]
+    [['--trials', '3', '--budget', '1m'], /^give either --trials \(a fixed number of generations\) or --budget \(as many as fit\), not both/],
+    [['--formats', 'json,avro', '--payload', 'test/fixtures/infer/geojson.json'], /^format 'avro' does not carry a payload of your own/],
+    [['--calibrate', '--formats', 'json,json'], /^--calibrate compares JSON with itself plus a planted cost: it takes no --formats or --payload\n$/],
+    [['--calibrate', '0'], /^--calibrate must be a number > 0, got '0'\n$/]
   ]) {
     const { code, stdout, stderr } = await runScript('bin/compare.js', [...args, '--out', out])
-    assert.equal(code, 2, stderr)
+    assert.equal(code, 2, `${args.join(' ')}: ${stderr}`)
     assert.match(stderr, error)
     assert.equal(stderr.trim().split('\n').length, 1, 'one line, no stack trace')
     assert.equal(stdout, '')
@@ -34,141 +41,179 @@ test('npm run compare: bad options are refused before anything runs', async () =
   assert.deepEqual(fs.readdirSync(out), [], 'nothing written')
 })
 
-test('npm run compare: both formats per test and profile, exact accounting, results written', async () => {
+test('npm run compare: two generations of both formats on each test and profile, exact accounting, the table, results written', async () => {
   const out = tempDir()
-  const run = await runScript('bin/compare.js', ['--tests', '5,person', '--throttle', 'none,fois', '-n', '20', '-w', '0', '--trials', '2', '--compress', '--json', '--out', out])
+  const run = await runScript('bin/compare.js', ['--tests', '5', '--throttle', 'none,fois', '-n', '20', '--trials', '2', '--compress', '--out', out])
   assert.equal(run.code, 0, run.stderr)
-  const results = JSON.parse(run.stdout)
-  // Two pairs of each, the second in the other order: drift falls on both formats alike. The
-  // warm-up run of each format before them is not recorded.
-  assert.deepEqual(results.reports.map((r) => `${r.test}/${r.network.profile}/${r.format}/${r.trial}`), [
-    'small/none/json/1', 'small/none/protobuf/1', 'small/none/protobuf/2', 'small/none/json/2',
-    'small/fois/json/1', 'small/fois/protobuf/1', 'small/fois/protobuf/2', 'small/fois/json/2',
-    'person/none/json/1', 'person/none/protobuf/1', 'person/none/protobuf/2', 'person/none/json/2',
-    'person/fois/json/1', 'person/fois/protobuf/1', 'person/fois/protobuf/2', 'person/fois/json/2'
+  const results = JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8'))
+  assert.deepEqual(results.formats, ['json', 'protobuf'])
+  // Per generation: each format's client runs every row; the next generation the same, with fresh clients.
+  assert.deepEqual(results.reports.map((r) => `${r.test}/${r.network.profile}/${r.label}/${r.trial}`), [
+    'small/none/json/1', 'small/fois/json/1', 'small/none/protobuf/1', 'small/fois/protobuf/1',
+    'small/none/json/2', 'small/fois/json/2', 'small/none/protobuf/2', 'small/fois/protobuf/2'
   ])
-  assert.deepEqual(results.settings.order.slice(0, 4), [
-    { test: '5 small', profile: 'none', format: 'json', trial: 1 }, { test: '5 small', profile: 'none', format: 'protobuf', trial: 1 },
-    { test: '5 small', profile: 'none', format: 'protobuf', trial: 2 }, { test: '5 small', profile: 'none', format: 'json', trial: 2 }
-  ])
+  assert.deepEqual(Object.keys(results.settings.batches), ['5 small', '5 small on fois'])
   for (const report of results.reports) {
-    assert.deepEqual(report.messages, { sent: 20, acked: 20, errors: 0, lost: 0 })
-    // CPU per message on both sides: the client's over its measured phase, the server's from /metrics.
-    assert.ok(report.cpu.perMessageUs > 0 && report.cpu.userUs + report.cpu.systemUs > 0, JSON.stringify(report.cpu))
+    const plan = results.settings.batches[`5 small${report.network.profile === 'none' ? '' : ' on fois'}`]
+    assert.deepEqual([plan.closedCount, plan.openCount, plan.timedRate], [20, 20, null], '-n: the messages of every batch')
+    const what = `${report.label} ${report.network.profile} ${report.trial}`
+    // Every measured message, the closed-loop batches' and the open-loop batches'.
+    assert.deepEqual(report.messages, { sent: 20 * (plan.closedPairs + plan.openPairs), acked: 20 * (plan.closedPairs + plan.openPairs), errors: 0, lost: 0 }, what)
+    assert.ok(report.cpu.perMessageUs > 0, `${what}: ${JSON.stringify(report.cpu)}`)
     assert.equal(typeof report.generator.saturated, 'boolean', 'every report says whether its client was saturated')
-    assert.equal(report.server.messages, 20, 'the server counted exactly this run\'s messages for its format and test')
-    assert.ok(report.server.perMessageUs > 0)
+    assert.equal(report.server.messages, 20 * plan.openPairs, `${what}: the server's CPU is over the open-loop messages`)
+    assert.ok(report.server.perMessageUs > 0, what)
+    assert.ok(report.codec.clientUs > 0 && report.codec.serverUs > 0, `${what}: ${JSON.stringify(report.codec)}`)
+    assert.deepEqual(report.compression, { accepted: true }, 'permessage-deflate, asked for and taken')
   }
-  assert.deepEqual(results.rows.map((row) => `${row.test}/${row.profile}`), ['5 small/none', '5 small/fois', 'person/none', 'person/fois'])
+  const shaped = results.reports.find((r) => r.network.profile === 'fois').network
+  assert.deepEqual([shaped.up, shaped.down, shaped.rtt], [5000, 20000, 2])
+  assert.ok(['tc', 'proxy'].includes(shaped.backend), shaped.backend)
+  assert.deepEqual(results.rows.map((row) => `${row.test}/${row.profile}`), ['5 small/none', '5 small/fois'])
   const small = results.rows[0]
   // The mean over the stream of small messages (the one message is 22 and 6 bytes).
   assert.equal(small.figures.json.payloadBytes, 24)
   assert.equal(small.figures.protobuf.payloadBytes, 7)
   assert.equal(small.ratios.protobuf.payloadBytes, 0.292)
-  assert.deepEqual(results.settings.runs, { '5 small': { messages: 20, warmup: 0 }, person: { messages: 20, warmup: 0 } })
   assert.equal(results.settings.compress, true)
   assert.equal(results.settings.trials, 2)
   assert.equal(results.settings.budgetMs, null)
-  assert.deepEqual(results.settings.design.looks, { 'small\nnone': [2], 'small\nfois': [2], 'person\nnone': [2], 'person\nfois': [2] })
-  assert.equal(results.settings.design.family, 4 * 6)
-  assert.match(results.settings.pinning, /^server on CPU \d+, clients on CPU \d+$|^not possible here/)
+  assert.equal(results.settings.servers, 2)
+  assert.equal(results.settings.calibrate, null)
+  assert.deepEqual(results.settings.generations.map((generation) => generation.index), [1, 2])
+  for (const generation of results.settings.generations) {
+    assert.ok(generation.ms > 0 && Array.isArray(generation.saturated))
+    assert.ok(generation.neighbourCores === null || generation.neighbourCores >= 0)
+    assert.equal(generation.reports, undefined, 'the reports are in results.reports, not repeated here')
+  }
+  assert.match(results.settings.pinning, /^servers on CPU \d+, clients on CPU \d+$|^not possible here/)
   assert.ok(results.settings.elapsedMs > 0)
+  assert.equal(results.family.method, 'max-t')
+  assert.equal(results.family.generations, 2)
   assert.equal(small.trials.json.length, 2)
-  assert.deepEqual(Object.keys(small.verdicts.protobuf), ['p50', 'p99', 'rate', 'bytes', 'clientCpu', 'serverCpu'])
-  assert.equal(small.verdicts.protobuf.bytes.call, 'better', 'fewer bytes on the wire every trial')
-  assert.equal(small.pairs, 2)
-  assert.ok(['better', 'worse', 'mixed', 'equivalent', 'inconclusive'].includes(small.calls.protobuf))
+  assert.equal(small.generations, 2)
+  assert.deepEqual(Object.keys(small.verdicts.protobuf), Object.keys(METRICS))
+  assert.equal(small.verdicts.protobuf.bytes.call, 'better', 'fewer bytes on the wire in every generation')
+  assert.ok(CALLS.includes(small.calls.protobuf))
 
-  assert.deepEqual(JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8')).rows, results.rows)
-  const markdown = fs.readFileSync(path.join(out, 'results.md'), 'utf8')
-  assert.match(markdown, /^## Verdict\n\n- 5 small, loopback: protobuf vs json: p50 [\d.]+x \([\d.]+-[\d.>]+\)/m)
-  assert.match(markdown, /^- person, fois: protobuf vs json: .*wire bytes 0\.\d\dx/m)
-  assert.match(markdown, /^\| test \| network \| format \| B\/msg \| wire B\/msg \| msgs\/s \| p50 ms \| p99 ms \| client CPU µs\/msg \| server CPU µs\/msg \|/m)
-  assert.match(markdown, /^\| 5 small \| none \| json \| 24 \|/m)
-  assert.match(markdown, /^\| {2}\| {2}\| protobuf\/json \| 0\.29x \|/m)
-  assert.match(markdown, /permessage-deflate on/)
-  assert.match(fs.readFileSync(path.join(out, 'report.html'), 'utf8'), /^<!doctype html>/)
-  assert.match(run.stderr, /^test 5 small, network fois, warm-up: protobuf, 20 messages$/m)
-  assert.match(run.stderr, /^test 5 small, network fois, pair 2: protobuf, 20 messages$/m)
-  assert.match(run.stderr, new RegExp(`wrote ${out}/results.json, .*; 8 trial pairs in [\\d.]+ s$`, 'm'))
-})
-
-test('npm run compare: the human table, one line per format and one for the ratio', async () => {
-  const human = await runScript('bin/compare.js', ['--tests', '5', '-n', '20', '-w', '0', '--trials', '3', '--out', tempDir()])
-  assert.equal(human.code, 0, human.stderr)
-  const lines = human.stdout.trimEnd().split('\n')
-  assert.match(lines[0], /^test\s+network\s+format\s+B\/msg\s+wire B\/msg\s+msgs\/s\s+p50 ms\s+p99 ms\s+client CPU µs\/msg\s+server CPU µs\/msg\s+sent\/acked\/errors\/lost$/)
-  assert.match(lines[1], /^5 small\s+none\s+json\s+24\s+\d+\s+[\d,.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+60\/60\/0\/0$/)
+  // The human table on stdout: one line per format, one for the ratio; the answer in words; how it was made.
+  const lines = run.stdout.trimEnd().split('\n')
+  assert.match(lines[0], /^test\s+network\s+format\s+B\/msg\s+wire B\/msg\s+msgs\/s\s+p50 ms\s+p99 ms\s+client CPU µs\/msg\s+server CPU µs\/msg\s+client codec µs\/msg\s+server codec µs\/msg\s+sent\/acked\/errors\/lost$/)
+  assert.match(lines[1], new RegExp(`^5 small\\s+none\\s+json\\s+24\\s+\\d+\\s+[\\d,.]+(\\s+[\\d.]+){6}\\s+${small.figures.json.accounting}$`))
   assert.match(lines[2], /^\s+protobuf\s+7\s/)
   assert.match(lines[3], /^\s+protobuf\/json\s+0\.29x\s/)
-  assert.equal(lines[4], '')
-  // The answer in words, what stayed inconclusive, then how the calls were made.
+  assert.match(lines[4], /^5 small\s+fois\s+json\s+24\s/)
+  assert.equal(lines[7], '')
   const call = '(better|worse|equivalent|inconclusive, ±[\\d.>]+%)'
-  assert.match(lines[5], new RegExp(`^5 small, loopback: protobuf vs json: p50 [\\d.]+x \\([\\d.]+-[\\d.>]+\\) ${call}, p99 .*, ` +
-    `wire bytes 0\\.43x \\(0\\.43-0\\.43\\) better, client CPU/msg .* ${call}, server CPU/msg .* ${call}: (better|worse|mixed .*)$`))
-  const rest = lines.slice(7)
-  if (rest.length === 3) assert.match(rest.shift(), /^inconclusive after 3 pairs: 5 small: /)
-  assert.equal(rest[0], '')
-  assert.match(rest[1], /^Each ratio is the geometric mean of the paired trials' ratios .* one look after the last pair; .* all 6 cells of the table/)
-  assert.equal(rest.length, 2)
+  assert.match(lines[8], new RegExp(`^5 small, loopback: protobuf vs json: p50 [\\d.]+x \\([\\d.]+-[\\d.>]+\\) ${call}, p99 .*, ` +
+    `wire bytes 0\\.\\d\\dx \\(0\\.\\d\\d-0\\.\\d\\d\\) better, client CPU/msg .* ${call}, server CPU/msg .* ${call}, ` +
+    `client codec/msg .* ${call}, server codec/msg .* ${call}: (better|worse|mixed .*)$`))
+  assert.match(lines[9], /^5 small, fois: protobuf vs json: /)
+  const rest = lines.slice(10)
+  assert.equal(rest.shift(), '')
+  if (rest.length === 3) {
+    assert.match(rest.shift(), /^inconclusive after 2 generations: 5 small: /)
+    assert.equal(rest.shift(), '')
+  }
+  assert.match(rest[0], /^Each ratio is the geometric mean of the per-generation ratios .* a critical t of [\d.]+ over its \d+ varying cells/)
+  assert.equal(rest.length, 1)
+
+  const markdown = fs.readFileSync(path.join(out, 'results.md'), 'utf8')
+  assert.match(markdown, /^## Verdict\n\n- 5 small, loopback: protobuf vs json: p50 [\d.]+x \([\d.]+-[\d.>]+\)/m)
+  assert.match(markdown, /^- 5 small, fois: protobuf vs json: .*wire bytes 0\.\d\dx/m)
+  assert.match(markdown, /^\| test \| network \| format \| B\/msg \| wire B\/msg \| msgs\/s \| p50 ms \| p99 ms \| client CPU µs\/msg \| server CPU µs\/msg \| client codec µs\/msg \| server codec µs\/msg \| sent\/acked\/errors\/lost \|$/m)
+  assert.match(markdown, /^\| 5 small \| none \| json \| 24 \|/m)
+  assert.match(markdown, /^\| {2}\| {2}\| protobuf\/json \| 0\.29x \|/m)
+  assert.match(markdown, /2 generations after unrecorded warm-ups/)
+  assert.match(markdown, /2 server processes on loopback, swapping formats between generations/)
+  assert.match(markdown, /permessage-deflate on/)
+  assert.match(fs.readFileSync(path.join(out, 'report.html'), 'utf8'), /^<!doctype html>/)
+  const progress = run.stderr.split('\n').filter((line) => /^(warm-up|generation) /.test(line))
+  assert.deepEqual(progress, [
+    'warm-up 1 of 2: every test in every format, not recorded',
+    'warm-up 2 of 2: every test in every format, not recorded',
+    'generation 1 of 2: 2 formats, 2 tests in lockstep',
+    'generation 2 of 2: 2 formats, 2 tests in lockstep'
+  ])
+  assert.match(run.stderr, new RegExp(`^wrote ${out}/results.json, ${out}/results.md, ${out}/report.html; 2 generations in [\\d.]+ s$`, 'm'))
 })
 
-test('npm run compare --formats: every format through the server, in the order given, ratios against the first', async () => {
-  const formats = ['msgpack', 'json', 'protobuf', 'protobuf-es', 'google-protobuf', 'fast-json', 'cbor', 'avro']
-  const run = await runScript('bin/compare.js', ['--tests', '5,counters', '--formats', formats.join(','), '-n', '20', '-w', '0', '--trials', '1', '--json', '--out', tempDir()])
+test('npm run compare --formats, --direction down: every format through the server in the order given, ratios against the first, wire bytes read', async () => {
+  // --repeat: one message, so every reply has the same size and the figures are exact.
+  const formats = ['msgpack', 'json', 'protobuf']
+  const run = await runScript('bin/compare.js', ['--tests', 'person', '--formats', formats.join(','), '-n', '20', '--trials', '2', '--direction', 'down', '--repeat', '--json', '--out', tempDir()])
   assert.equal(run.code, 0, run.stderr)
   const results = JSON.parse(run.stdout)
   assert.deepEqual(results.formats, formats)
-  assert.deepEqual(results.reports.map((r) => r.format), [...formats, ...formats])
-  for (const report of results.reports) assert.deepEqual(report.messages, { sent: 20, acked: 20, errors: 0, lost: 0 }, report.format)
-  const [small, counters] = results.rows
-  // Real encoded sizes (means over the stream): the protobuf implementations agree byte for byte, JSON and typed JSON too.
-  assert.deepEqual(formats.map((f) => small.figures[f].payloadBytes), [18, 24, 7, 7, 7, 24, 19, 6])
-  assert.equal(counters.figures.protobuf.payloadBytes, counters.figures['protobuf-es'].payloadBytes)
-  assert.equal(counters.figures.protobuf.payloadBytes, counters.figures['google-protobuf'].payloadBytes)
-  assert.deepEqual(Object.keys(small.ratios), formats.slice(1))
-  assert.equal(small.ratios.json.payloadBytes, 1.333, '24 / 18')
-})
-
-test('npm run compare --direction down: the server sends, wire bytes are the bytes read', async () => {
-  // --repeat: one message, so every reply has the same size and the figures are exact.
-  const run = await runScript('bin/compare.js', ['--tests', 'person', '-n', '20', '-w', '0', '--trials', '1', '--direction', 'down', '--repeat', '--json', '--out', tempDir()])
-  assert.equal(run.code, 0, run.stderr)
-  const results = JSON.parse(run.stdout)
+  assert.deepEqual(results.reports.map((r) => `${r.format}/${r.trial}`), [...formats.map((f) => `${f}/1`), ...formats.map((f) => `${f}/2`)])
   assert.equal(results.settings.direction, 'down')
   assert.equal(results.settings.repeat, true)
+  assert.equal(results.settings.servers, 3, 'one server per format')
   for (const report of results.reports) {
     assert.equal(report.direction, 'down')
     assert.deepEqual(report.payload, { kind: 'repeated', messages: 1, seed: null }, 'the clients were told --repeat')
-    assert.deepEqual(report.messages, { sent: 20, acked: 20, errors: 0, lost: 0 })
+    const { sent, acked, errors, lost } = report.messages
+    assert.equal(sent, acked + errors + lost)
+    assert.deepEqual([errors, lost], [0, 0], report.format)
+    assert.ok(report.codec.serverUs > 0, `${report.format}: the server encodes every reply`)
+  }
+  // In each generation the formats are on different servers.
+  for (const trial of [1, 2]) {
+    assert.equal(new Set(results.reports.filter((r) => r.trial === trial).map((r) => r.server.process)).size, 3)
   }
   const [row] = results.rows
-  assert.deepEqual([row.figures.json.payloadBytes, row.figures.protobuf.payloadBytes], [106, 48])
-  assert.deepEqual([row.figures.json.wireBytes, row.figures.protobuf.wireBytes], [108, 50], 'payload + 2-byte unmasked server frame header')
+  assert.deepEqual(formats.map((f) => row.figures[f].payloadBytes), [86, 106, 48])
+  assert.deepEqual(formats.map((f) => row.figures[f].wireBytes), [88, 108, 50], 'payload + 2-byte unmasked server frame header')
+  assert.deepEqual(Object.keys(row.ratios), ['json', 'protobuf'])
+  assert.equal(row.ratios.json.payloadBytes, 1.233, '106 / 86')
+  assert.equal(row.verdicts.protobuf.bytes.call, 'better')
+  assert.equal(row.verdicts.json.bytes.call, 'worse')
 })
 
-test('npm run compare --formats json,json: an adaptive A/A run within its budget, json#2 beside json, bytes equivalent', async () => {
-  const run = await runScript('bin/compare.js', ['--tests', '5', '--formats', 'json,json', '-n', '50', '-w', '10', '--budget', '12s', '--json', '--out', tempDir()])
+test('npm run compare --formats json,json --budget: an A/A run, json#2 beside json; a budget shorter than two generations still gets two', async () => {
+  const run = await runScript('bin/compare.js', ['--tests', '5', '--formats', 'json,json', '-n', '20', '--budget', '1s', '--json', '--out', tempDir()])
   assert.equal(run.code, 0, run.stderr)
   const results = JSON.parse(run.stdout)
   assert.deepEqual(results.formats, ['json', 'json#2'])
+  assert.deepEqual(results.reports.map((r) => `${r.format}:${r.label}:${r.trial}`), ['json:json:1', 'json:json#2:1', 'json:json:2', 'json:json#2:2'])
   const [row] = results.rows
-  assert.ok(row.pairs >= 2, `${row.pairs} pairs`)
-  assert.deepEqual(results.reports.slice(0, 4).map((r) => `${r.format}:${r.label}:${r.trial}`), ['json:json:1', 'json:json#2:1', 'json:json#2:2', 'json:json:2'])
-  assert.equal(results.settings.budgetMs, 12_000)
-  assert.equal(results.settings.budgetAsked, 12_000)
-  assert.ok(results.settings.elapsedMs < 12_000 + 5_000, `${results.settings.elapsedMs} ms: no pair starts that would overrun the budget by much`)
-  const looks = results.settings.design.looks['small\nnone']
-  assert.equal(looks.at(-1), row.pairs)
-  assert.ok(looks.slice(0, -1).every((pairs, i) => pairs === 4 * (i + 1)), `looks every 4 pairs: ${looks}`)
-  assert.match(results.settings.stops['small\nnone'], /^(budget|decided)$/)
+  assert.equal(row.generations, 2, 'the fewest that give an interval, however short the budget')
+  assert.equal(results.settings.trials, null)
+  assert.equal(results.settings.budgetMs, 1000)
+  assert.equal(results.settings.budgetAsked, 1000)
+  assert.equal(results.settings.generations.length, 2)
   assert.equal(row.verdicts['json#2'].bytes.ratio, 1)
   assert.equal(row.verdicts['json#2'].bytes.call, 'equivalent')
+  assert.match(run.stderr, /^generation 1: 2 formats, 1 tests in lockstep$/m, 'no fixed count to name')
+  assert.match(run.stderr, /; 2 generations in [\d.]+ s$/m)
 })
 
-test('npm run compare: a budget too short for two pairs after the warm-up is one line and exit 2', async () => {
-  const run = await runScript('bin/compare.js', ['--tests', '5,person', '--budget', '1s', '-n', '20', '--out', tempDir()])
-  assert.equal(run.code, 2, run.stderr)
-  assert.match(run.stderr, /^--budget 1\.0s is too short for two trial pairs of every test and network: the warm-up suggests [\d.]+s; give a longer --budget, fewer tests, or --trials$/m)
-  assert.equal(run.stderr.trim().split('\n').filter((line) => !line.startsWith('test ')).length, 1, 'one line besides progress, no stack trace')
+test('npm run compare --calibrate 200: json against json with a planted 200 µs encode, what was found written beside the table', async () => {
+  const out = tempDir()
+  const run = await runScript('bin/compare.js', ['--calibrate', '200', '--tests', 'small', '--trials', '2', '-n', '20', '--repeat', '--out', out])
+  assert.equal(run.code, 0, run.stderr)
+  const results = JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8'))
+  assert.deepEqual(results.formats, ['json', 'json-planted'])
+  assert.equal(results.settings.calibrate, 200)
+  const [row] = results.rows
+  // Every planted encode spins 200 µs: the client's codec time per message cannot be less.
+  assert.ok(row.figures['json-planted'].clientCodec >= 200, `${row.figures['json-planted'].clientCodec} µs`)
+  const { calibration } = results
+  assert.equal(calibration.plantedUs, 200)
+  assert.equal(calibration.rows.length, results.rows.length)
+  const [found] = calibration.rows
+  assert.deepEqual([found.test, found.profile], ['5 small', 'none'])
+  assert.deepEqual(Object.keys(found.metrics), ['p50', 'clientCpu', 'serverCpu'])
+  assert.deepEqual(Object.values(found.metrics).map((metric) => metric.expected), ['found', 'found', 'absent'])
+  for (const [name, metric] of Object.entries(found.metrics)) {
+    assert.equal(metric.call, row.verdicts['json-planted'][name].call, `${name}: the table's call`)
+    assert.ok(metric.ci[0] <= metric.differenceUs && metric.differenceUs <= metric.ci[1], `${name}: ${JSON.stringify(metric)}`)
+  }
+  assert.equal(found.found, found.metrics.p50.call === 'worse' && found.metrics.clientCpu.call === 'worse')
+  assert.equal(found.falseCall, ['better', 'worse'].includes(found.metrics.serverCpu.call))
+  assert.equal(calibration.lines.length, 1)
+  assert.match(calibration.lines[0], /^5 small: planted \+200 µs per encode: p50 [+-][\d.]+ µs \([+-][\d.]+ to [+-][\d.]+\) \w+, tells ±[\d.]+ µs; client CPU .*; server CPU .*: (found where planted, and nowhere else|not found: this run could not tell it|a false call: the cost showed where it was not planted)$/)
+  // Printed after the verdicts, and in results.md.
+  assert.equal(run.stdout.trimEnd().split('\n').at(-1), calibration.lines[0])
+  assert.match(fs.readFileSync(path.join(out, 'results.md'), 'utf8'), /^## Calibration\n\n- 5 small: planted \+200 µs per encode: /m)
 })

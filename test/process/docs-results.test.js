@@ -113,13 +113,13 @@ test('--from-compare records a real comparison as the verdict table and the figu
   const root = tempProject('<!-- results:compare -->\n<!-- /results:compare -->\n\n<!-- results:compare-figures -->\n<!-- /results:compare-figures -->\n')
   t.after(() => fs.rmSync(root, { recursive: true, force: true }))
   const out = path.join(root, 'compare-report')
-  const compare = await runScript('bin/compare.js', ['--tests', 'small', '--trials', '2', '-n', '50', '-w', '5', '--out', out])
+  const compare = await runScript('bin/compare.js', ['--tests', 'small', '--trials', '2', '-n', '50', '--out', out])
   assert.equal(compare.code, 0, compare.stderr)
 
   const run = await runScript(SCRIPT, ['--root', root, '--from-compare', path.join(out, 'results.json')])
   assert.equal(run.code, 0, run.stderr)
   const verdicts = JSON.parse(fs.readFileSync(path.join(root, 'docs/results/compare.json'), 'utf8'))
-  assert.equal(verdicts.command, 'npm run compare -- --tests small --trials 2 -n 50 -w 5')
+  assert.equal(verdicts.command, 'npm run compare -- --tests small --trials 2 -n 50')
   assert.deepEqual(verdicts.columns, ['test', 'network', 'format', 'p50', 'p99', 'msgs/s', 'wire bytes', 'client CPU/msg', 'server CPU/msg', 'verdict'])
   assert.equal(verdicts.rows.length, 1)
   assert.deepEqual(verdicts.rows[0].slice(0, 3), ['5 small', 'loopback', 'protobuf vs json'])
@@ -128,7 +128,7 @@ test('--from-compare records a real comparison as the verdict table and the figu
   assert.deepEqual(figures.rows.map((row) => row[2]), ['json', 'protobuf', 'protobuf/json'])
   const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8')
   assert.match(readme, /\| 5 small \| loopback \| protobuf vs json \|/)
-  assert.match(readme, /`npm run compare -- --tests small --trials 2 -n 50 -w 5` on \d+ cores/)
+  assert.match(readme, /`npm run compare -- --tests small --trials 2 -n 50` on \d+ cores/)
 })
 
 test('the committed README and docs are up to date with docs/results and every --help', async () => {

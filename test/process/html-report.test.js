@@ -8,7 +8,7 @@ import { browserUnavailable, openBrowserPage, runScript } from '../helpers.js'
 
 test('the HTML report of a real comparison renders offline in Chromium with every chart drawn, every format in each', { skip: browserUnavailable() }, async () => {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'report-'))
-  const run = await runScript('bin/compare.js', ['--tests', '1,5', '--formats', 'json,protobuf,msgpack', '-n', '200', '-w', '0', '--trials', '3', '--out', out])
+  const run = await runScript('bin/compare.js', ['--tests', '1,5', '--formats', 'json,protobuf,msgpack', '-n', '20', '--trials', '2', '--out', out])
   assert.equal(run.code, 0, run.stderr)
 
   const { browser, page, blocked } = await openBrowserPage()
@@ -38,14 +38,14 @@ test('the HTML report of a real comparison renders offline in Chromium with ever
       'protobuf vs json: 1 numbers', 'msgpack vs json: 1 numbers', 'protobuf vs json: 5 small', 'msgpack vs json: 5 small'
     ])
     for (const chart of verdicts) {
-      assert.deepEqual(chart.ratios.map((r) => r.metric), ['p50', 'p99', 'msgs/s', 'wire bytes', 'client CPU', 'server CPU'])
+      assert.deepEqual(chart.ratios.map((r) => r.metric), ['p50', 'p99', 'msgs/s', 'wire bytes', 'client CPU', 'server CPU', 'client codec', 'server codec'])
       for (const ratio of chart.ratios) {
         assert.ok(ratio.dot, `${chart.title}: ${ratio.metric} has its dot`)
         assert.ok(ratio.interval > 0 || ratio.metric === 'wire bytes', `${chart.title}: ${ratio.metric} has its interval drawn`)
       }
     }
     const bytes = verdicts[0].ratios.find((r) => r.metric === 'wire bytes')
-    assert.equal(bytes.call, 'better', 'protobuf puts fewer bytes on the wire, every trial')
+    assert.equal(bytes.call, 'better', 'protobuf puts fewer bytes on the wire, every generation')
     const lines = await page.$$eval('ul.verdicts li', (items) => items.map((li) => li.textContent))
     assert.equal(lines.length, 4)
     assert.match(lines[0], /^1 numbers, loopback: protobuf vs json: p50 [\d.]+x \(/)

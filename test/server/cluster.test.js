@@ -27,6 +27,7 @@ test('two worker processes on one port: every message answered, counters and /me
   }
   const text = await (await fetch(`${server.url.replace('ws:', 'http:')}/metrics`)).text()
   assert.equal(metric(text, 'wsbench_messages_total'), 8)
+  assert.ok(metric(text, 'wsbench_codec_seconds_total') > 0, 'the workers\' codec time, summed')
   assert.equal(metric(text, 'wsbench_connections_total'), 8)
   assert.equal(metric(text, 'wsbench_open_connections'), 8)
   assert.ok(metric(text, 'process_cpu_seconds_total') > 0)
@@ -36,6 +37,7 @@ test('two worker processes on one port: every message answered, counters and /me
   assert.deepEqual(await Promise.all(closed), Array(8).fill(1001))
   assert.equal(server.stats.totalConnections, 8)
   assert.deepEqual(server.stats.totals(), { messages: 8, errors: 0, deliveries: 0 })
+  assert.ok(server.stats.forTarget('json', 'small').codecMs > 0, 'codec time summed from the workers\' snapshots')
   assert.equal(server.stats.processes, 3, 'the workers and the primary')
   assert.match(server.stats.countsLine(), /summed over 3 processes$/)
   for (const pid of pids) assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, `worker ${pid} is gone`)

@@ -63,6 +63,62 @@ test('GET /metrics on the server port: what a run sent, decode errors, connectio
   }
 })
 
+test('createMetrics: wsbench_codec_seconds_total is the codec time ServerStats keeps in ms, in seconds, by format and test', async () => {
+  const stats = new ServerStats()
+  const registry = createMetrics(stats)
+  stats.forTarget('json', 'small').codecMs = 1500
+  stats.forTarget('protobuf', 'small').codecMs = 2.5
+  const text = await registry.metrics()
+  assert.equal(valueOf(text, 'wsbench_codec_seconds_total', { format: 'json', test: 'small' }), 1.5)
+  assert.equal(valueOf(text, 'wsbench_codec_seconds_total', { format: 'protobuf', test: 'small' }), 0.0025)
+  assert.match(text, /^# TYPE wsbench_codec_seconds_total counter$/m)
+  stats.forTarget('json', 'small').codecMs = 2000
+  assert.equal(valueOf(await registry.metrics(), 'wsbench_codec_seconds_total', { format: 'json', test: 'small' }), 2, 'read again at each scrape')
+})
+
+test('GET /metrics: the server\'s codec time grows with the messages it decodes (up) and encodes (down), each format and test apart', async () => {
+  const server = await startServer({ port: 0 })
+  const base = server.url.replace('ws:', 'http:')
+  const scrape = async () => (await fetch(`${base}/metrics`)).text()
+  const codecSeconds = (text, format, test) => valueOf(text, 'wsbench_codec_seconds_total', { format, test })
+  try {
+    const { ws, nextReply } = await openConnection(`${server.url}/?test=small&format=json`)
+    const send = async (count) => {
+      for (let i = 0; i < count; i++) {
+        ws.send('{"id":1,"status":"ok"}')
+        assert.equal(await nextReply(), 'ACK')
+      }
+    }
+    await send(20)
+    const first = await scrape()
+    assert.equal(valueOf(first, 'wsbench_messages_total', { format: 'json', test: 'small' }), 20)
+    assert.ok(codecSeconds(first, 'json', 'small') > 0, 'twenty decodes took some time')
+    await send(200)
+    const second = await scrape()
+    assert.ok(codecSeconds(second, 'json', 'small') > codecSeconds(first, 'json', 'small'), 'more decodes, more codec time')
+    // A message that does not decode is an error, not codec time: the counter stays where it was.
+    ws.send('{"id":')
+    assert.match(await nextReply(), /^ERR json decode failed/)
+    assert.equal(codecSeconds(await scrape(), 'json', 'small'), codecSeconds(second, 'json', 'small'))
+    assert.equal(codecSeconds(second, 'protobuf', 'small'), undefined, 'no protobuf traffic yet: no sample')
+    ws.close()
+
+    // Down: the server encodes each reply, and that is its codec time, under its own format and test.
+    const down = await openConnection(`${server.url}/?test=medium&format=protobuf&direction=down`)
+    for (let i = 0; i < 10; i++) {
+      down.ws.send('GET')
+      await down.nextReply()
+    }
+    const third = await scrape()
+    assert.ok(codecSeconds(third, 'protobuf', 'medium') > 0)
+    assert.equal(valueOf(third, 'wsbench_messages_total', { format: 'protobuf', test: 'medium' }), 10)
+    assert.equal(codecSeconds(third, 'json', 'small'), codecSeconds(second, 'json', 'small'), 'the json counter is its own')
+    down.ws.close()
+  } finally {
+    await server.close()
+  }
+})
+
 test('/metrics obeys --token: 401 without it, 200 with the bearer token or ?token=', async () => {
   const server = await startServer({ port: 0, token: 's3cret' })
   const base = server.url.replace('ws:', 'http:')
@@ -81,9 +137,11 @@ test('/metrics obeys --token: 401 without it, 200 with the bearer token or ?toke
 test('aggregateMetrics: several processes\' metrics summed as prom-client sums a cluster\'s', async () => {
   const first = new ServerStats()
   first.forTarget('json', 'small').messages = 7
+  first.forTarget('json', 'small').codecMs = 250
   first.openConnections = 2
   const second = new ServerStats()
   second.forTarget('json', 'small').messages = 5
+  second.forTarget('json', 'small').codecMs = 500
   second.forTarget('protobuf', 'small').errors = 1
   second.openConnections = 3
   const process = createProcessMetrics()
@@ -94,6 +152,7 @@ test('aggregateMetrics: several processes\' metrics summed as prom-client sums a
   ])
   assert.equal(valueOf(text, 'wsbench_messages_total', { format: 'json', test: 'small' }), 12)
   assert.equal(valueOf(text, 'wsbench_decode_errors_total', { format: 'protobuf', test: 'small' }), 1)
+  assert.equal(valueOf(text, 'wsbench_codec_seconds_total', { format: 'json', test: 'small' }), 0.75, 'codec seconds summed too')
   assert.equal(valueOf(text, 'wsbench_open_connections'), 5)
   const own = valueOf(await process.metrics(), 'process_resident_memory_bytes')
   assert.ok(valueOf(text, 'process_resident_memory_bytes') > own * 2, 'three processes\' memory, summed')

@@ -28,15 +28,19 @@ test('a snapshot is plain data; sum sets every counter to the snapshots\' sum an
   one.totalConnections = 3
   one.dropped = 1
   one.forTarget('json', 'small').messages = 100
+  one.forTarget('json', 'small').codecMs = 12.5
   const two = new ServerStats()
   two.openConnections = 1
   two.totalConnections = 1
   two.refused = 4
   two.forTarget('json', 'small').messages = 50
   two.forTarget('protobuf', 'small').errors = 2
+  two.forTarget('json', 'small').codecMs = 7.5
+  two.forTarget('protobuf', 'small').codecMs = 1
   const first = one.snapshot()
   const second = two.snapshot()
   assert.deepEqual(JSON.parse(JSON.stringify(first)), first, 'survives IPC as JSON')
+  assert.deepEqual(first.byTarget, [{ format: 'json', test: 'small', messages: 100, errors: 0, deliveries: 0, codecMs: 12.5 }], 'codec time travels with the counts')
   assert.ok(first.memory.rss > 0 && first.memory.peakRss >= first.memory.rss / 2)
 
   const summed = new ServerStats()
@@ -46,6 +50,8 @@ test('a snapshot is plain data; sum sets every counter to the snapshots\' sum an
   assert.equal(summed.refused, 4)
   assert.equal(summed.dropped, 1)
   assert.deepEqual(summed.totals(), { messages: 150, errors: 2, deliveries: 0 })
+  assert.equal(summed.forTarget('json', 'small').codecMs, 20, 'codec ms summed by format and test')
+  assert.equal(summed.forTarget('protobuf', 'small').codecMs, 1)
   assert.equal(summed.processes, 3, 'two snapshots and the summing process')
   assert.equal(summed.memory.rss, 10 * 1024 * 1024 + first.memory.rss + second.memory.rss,
     'the snapshots\' memory as taken: rss moves between two reads')
@@ -54,6 +60,9 @@ test('a snapshot is plain data; sum sets every counter to the snapshots\' sum an
   one.forTarget('json', 'small').messages = 160
   summed.sum([one.snapshot(), two.snapshot()])
   assert.deepEqual(summed.totals(), { messages: 210, errors: 2, deliveries: 0 }, 'set to the sum, not added to the last one')
+  assert.equal(summed.forTarget('json', 'small').codecMs, 20, 'codec ms too: set to the sum, not added to the last one')
   assert.match(summed.summaryLine(1000), /json 60 msg\/s/, 'the rate counts from the previous line')
   assert.doesNotMatch(one.countsLine(), /summed/, 'a process\'s own line is its own')
+  summed.sum([two.snapshot()])
+  assert.equal(summed.forTarget('json', 'small').codecMs, 7.5, 'one process fewer: only the other\'s codec ms')
 })

@@ -1,0 +1,131 @@
+// Process-level: runLockstep (lib/compare/lockstep.js) as compareFormats calls it, with its real
+// server processes and batch client processes on loopback. What each generation brings back, the
+// exact accounting of its reports, the servers swapping formats, and that no process outlives it.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import { runLockstep } from '../../lib/compare/lockstep.js'
+import { decodeHistogram } from '../../lib/histogram.js'
+import { UsageError } from '../../lib/errors.js'
+
+const LINUX = process.platform === 'linux'
+// --repeat: each client prepares one message, not the test's stream, so it starts sooner.
+const LOAD = { direction: 'up', inflight: 1, connections: 1, compress: false, repeat: true, allowLossy: false }
+const ROW = { key: 'small\nnone', label: '5 small', testName: 'small', test: 'small', custom: null, profile: 'none' }
+
+/** This process's children now, by pid, with their command lines (from /proc). */
+function children () {
+  const found = new Map()
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      // The command may hold spaces and parentheses: the fields after its closing parenthesis are fixed.
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'latin1')
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+      if (parent === process.pid) found.set(Number(entry), fs.readFileSync(`/proc/${entry}/cmdline`, 'latin1').split('\0').join(' ').trim())
+    } catch {} // gone while listed
+  }
+  return found
+}
+
+const alive = (pid) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    assert.equal(err.code, 'ESRCH')
+    return false
+  }
+}
+
+const options = (extra) => ({
+  formats: ['json', 'protobuf'],
+  labels: ['json', 'protobuf'],
+  rows: [ROW],
+  codecModules: [],
+  load: LOAD,
+  serverArgs: [],
+  cpus: null,
+  generations: 2,
+  budgetMs: 100_000,
+  batchMessages: 20,
+  progress: () => {},
+  ...extra
+})
+
+test('two generations of json and protobuf on one row: a report per format each, server CPU and codec time, exact accounting, servers gone after', { skip: !LINUX && 'reads /proc' }, async () => {
+  const progress = []
+  const running = new Map()
+  const run = await runLockstep(options({
+    progress: (line) => {
+      progress.push(line)
+      // Between generations: the previous one's clients are closed, the servers still up.
+      if (line.startsWith('generation 2')) for (const [pid, command] of children()) running.set(pid, command)
+    }
+  }))
+  assert.deepEqual(progress, [
+    'warm-up 1 of 2: every test in every format, not recorded',
+    'warm-up 2 of 2: every test in every format, not recorded',
+    'generation 1 of 2: 2 formats, 1 tests in lockstep',
+    'generation 2 of 2: 2 formats, 1 tests in lockstep'
+  ])
+  assert.equal(run.servers, 2)
+  assert.equal(run.budgetMs, null, 'a fixed number of generations has no budget')
+  // The plan made in the warm-up: -n fixes both batch sizes; pairs and rate come from the probes.
+  const plan = run.plan[ROW.key]
+  assert.equal(plan.closedCount, 20)
+  assert.equal(plan.openCount, 20)
+  assert.equal(plan.timedRate, null)
+  assert.ok(plan.openRate > 0 && plan.closedPairs >= 1 && plan.openPairs >= 1 && plan.warmupBatches >= 1, JSON.stringify(plan))
+
+  assert.deepEqual(run.generations.map((generation) => generation.index), [1, 2])
+  const serverOf = []
+  for (const generation of run.generations) {
+    assert.ok(Number.isInteger(generation.ms) && generation.ms > 0)
+    assert.ok(generation.loadAverage === null || generation.loadAverage >= 0)
+    assert.ok(generation.neighbourCores === null || generation.neighbourCores >= 0)
+    assert.ok(Array.isArray(generation.saturated) && generation.saturated.every((where) => /^(server|client) 5 small \((json|protobuf)\)$/.test(where)), String(generation.saturated))
+    assert.deepEqual(generation.reports.map((report) => [report.label, report.format, report.trial]),
+      [['json', 'json', generation.index], ['protobuf', 'protobuf', generation.index]])
+    for (const report of generation.reports) {
+      const what = `${report.label} in generation ${generation.index}`
+      // Every measured message: the closed-loop pairs' and the open-loop pairs'.
+      const { sent, acked, errors, lost } = report.messages
+      assert.equal(sent, acked + errors + lost, what)
+      assert.deepEqual(report.messages, { sent: 20 * (plan.closedPairs + plan.openPairs), acked: sent, errors: 0, lost: 0 }, what)
+      assert.equal(decodeHistogram(report.histogram).totalCount, 20 * plan.closedPairs, `${what}: latency from the closed-loop batches`)
+      assert.equal(report.batches, plan.closedPairs)
+      assert.equal(report.test, 'small')
+      assert.deepEqual(report.payload, { kind: 'repeated', messages: 1, seed: null }, 'the load reached the clients')
+      // The server's CPU from the kernel over the open-loop batches, per message they sent.
+      assert.equal(report.server.messages, 20 * plan.openPairs, what)
+      assert.ok(report.server.cpuUs > 0, `${what}: ${JSON.stringify(report.server)}`)
+      assert.ok(report.server.perMessageUs > 0, what)
+      assert.match(report.server.process, /^server [12]$/)
+      // Codec time on both sides: the client's own clock, the server's from its /metrics.
+      assert.ok(report.codec.clientUs > 0, `${what}: ${JSON.stringify(report.codec)}`)
+      assert.ok(report.codec.serverUs > 0, `${what}: ${JSON.stringify(report.codec)}`)
+      assert.ok(report.cpu.perMessageUs > 0, what)
+    }
+    serverOf.push(generation.reports.map((report) => report.server.process))
+  }
+  // Each generation puts the two formats on different servers, and the next swaps them.
+  assert.notEqual(serverOf[0][0], serverOf[0][1])
+  assert.deepEqual(serverOf[1], [...serverOf[0]].reverse())
+
+  const servers = [...running].filter(([, command]) => / server\.js --port 0/.test(command))
+  assert.equal(servers.length, 2, `two server processes between generations: ${[...running.values()].join('; ')}`)
+  assert.equal(running.size, 2, 'and no client left from the first generation')
+  for (const [pid] of running) assert.equal(alive(pid), false, `process ${pid} is gone`)
+  assert.deepEqual([...children()], [], 'nothing left running')
+})
+
+test('a client that cannot start fails the run with one line naming its format; the servers and the other client are stopped', { skip: !LINUX && 'reads /proc' }, async () => {
+  await assert.rejects(runLockstep(options({ formats: ['json', 'no-such-format'], labels: ['json', 'no-such-format'] })), (err) => {
+    assert.ok(err instanceof UsageError, String(err))
+    assert.match(err.message, /^the no-such-format client failed: unknown format 'no-such-format': expected one of /)
+    assert.doesNotMatch(err.message, /\n/)
+    return true
+  })
+  assert.deepEqual([...children()], [], 'nothing left running')
+})
