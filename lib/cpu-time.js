@@ -14,35 +14,41 @@ export function processCpuNs (pid) {
 }
 
 /**
- * One process's CPU time, read again and again: its threads are listed once (a process's threads
- * hardly change), and again when one has gone or the count looks stale.
+ * One process's CPU time, read again and again, that never goes back: a thread that has ended
+ * since the last reading keeps the time it had then (the kernel forgets it with the thread). A
+ * thread born and ended between two readings is not seen at all: read often, or around work
+ * done by long-lived threads (a server's).
  */
 export class CpuClock {
   /** @param {number} pid */
   constructor (pid) {
     this.pid = pid
-    /** Paths of its threads' schedstat files; null until listed. */
-    this.files = null
+    /** Each live thread's time at the last reading, by thread id. */
+    this.threads = new Map()
+    /** The time of threads that have ended, as last read. */
+    this.ended = 0
   }
 
   /** @returns {number|null} nanoseconds on a CPU so far, null where the kernel does not say */
   read () {
-    for (let attempt = 0; attempt < 2; attempt++) {
-      if (!this.files || attempt > 0) {
-        try {
-          this.files = fs.readdirSync(`/proc/${this.pid}/task`).map((task) => `/proc/${this.pid}/task/${task}/schedstat`)
-        } catch {
-          return null
-        }
-      }
-      let total = 0
+    let tasks
+    try {
+      tasks = fs.readdirSync(`/proc/${this.pid}/task`)
+    } catch {
+      return null
+    }
+    const now = new Map()
+    for (const task of tasks) {
       try {
         // The first field is the time on a CPU.
-        for (const file of this.files) total += Number(fs.readFileSync(file, 'latin1').split(' ', 1)[0])
-        return total
-      } catch {} // a thread ended: list them again
+        now.set(task, Number(fs.readFileSync(`/proc/${this.pid}/task/${task}/schedstat`, 'latin1').split(' ', 1)[0]))
+      } catch {} // it ended between the listing and the read: counted below as ended
     }
-    return null
+    for (const [task, ns] of this.threads) if (!now.has(task)) this.ended += ns
+    this.threads = now
+    let total = this.ended
+    for (const ns of now.values()) total += ns
+    return total
   }
 }
 

@@ -43,6 +43,8 @@ export function runNodeScript (script, args, { env = {}, cpus, root = PROJECT_RO
  * @returns {boolean} whether it moved
  */
 export function pinProcess (pid, cpus) {
+  // taskset answers 0 for a pid that does not exist (no threads to move): ask the kernel first.
+  if (!fs.existsSync(`/proc/${pid}`)) return false
   return spawnSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' }).status === 0
 }
 

@@ -157,8 +157,7 @@ test('forkNodeScript: a project script with an IPC channel and the environment g
 })
 
 test('pinProcess: a process that does not exist cannot be moved: false', {
-  skip: cpuPinning() ? false : 'taskset or a second CPU is missing here',
-  todo: 'lib/processes.js pinProcess: `taskset -a -p` exits 0 for a pid that does not exist (util-linux 2.38: no threads to move), so it answers true'
+  skip: cpuPinning() ? false : 'taskset or a second CPU is missing here'
 }, () => {
   // Above the kernel's pid_max (at most 2^22): never a process.
   assert.equal(pinProcess(2 ** 22 + 1, cpuPinning().clients), false)

@@ -66,9 +66,8 @@ export async function runClientCli (fixedFormat, argv) {
  */
 async function refuseLossy ({ format, test, lossy: { differences, messages, examples } }, allowLossy) {
   const { formatDifference } = await import('../schema/fidelity.js')
+  const { lossyRefusal } = await import('../load/measure.js')
   const lines = examples.map((difference) => `  ${formatDifference(difference)}`)
   process.stderr.write(`${format.format}: ${test.description} changes ${differences} value${differences === 1 ? '' : 's'}:\n${lines.join('\n')}\n`)
-  const fix = format.lossHint ? `${format.lossHint}, or ` : ''
-  const where = test.messages.length > 1 ? ` in ${messages} of ${test.messages.length} messages` : ''
-  if (!allowLossy) throw new UsageError(`the ${format.format} encoding is lossy for ${test.file} (${differences} values differ${where}); ${fix}run anyway with --allow-lossy`)
+  if (!allowLossy) throw new UsageError(lossyRefusal({ format, test, lossy: { differences, messages } }))
 }

@@ -128,9 +128,10 @@ async function batch ({ key, count, rate, measured }) {
   // wait on wake-ups, not on the format, so they lead in unrecorded.
   const lead = Math.min(LEAD_IN, Math.floor(count / 10))
   if (measured && rate === null && lead > 0) await row.connections.runPhase({ count: lead })
+  const before = row.connections.errorReplies.length
   const result = await row.connections.runPhase({ count, rate: rate ?? 0, recording: measured })
   if (measured) {
-    keep(row, result)
+    keep(row, result, result.errorReplies.slice(before))
     if (rate === null) {
       const timed = row.timed
       timed.histogram.add(result.histogram)
@@ -151,7 +152,7 @@ async function fanoutBatch (row, count, rate, measured, codecBefore) {
   const options = loadOptions(row.run, row.settings, row.where)
   const result = await runFanout({ ...options, messages: count, rate, warmup: {} })
   if (measured) {
-    keep(row, result)
+    keep(row, result, result.errorReplies)
     const report = reportOf(row.run, row.settings, row.where.network, result)
     row.fanoutReports.push(report)
     cost(row, result, result.messages.sent, report.fanout.delivered, codecBefore)
@@ -162,13 +163,17 @@ async function fanoutBatch (row, count, rate, measured, codecBefore) {
 /** This process's CPU over a recorded batch, µs (0 when not recorded). */
 const cpuUsOf = ({ cpu }) => cpu ? cpu.userUs + cpu.systemUs : 0
 
-/** Accounts for a measured batch's messages, and keeps its failure and first error replies. */
-function keep (row, result) {
+/**
+ * Accounts for a measured batch's messages, and keeps its failure and its own error replies (the
+ * first few of the row's): a row's connections keep one list over all their batches, so only
+ * what came during this batch is new.
+ */
+function keep (row, result, newReplies) {
   for (const name of ['sent', 'acked', 'errors', 'lost']) row.messages[name] += result.messages[name]
   row.bytes.written += result.bytes.written
   row.bytes.read += result.bytes.read
   row.failure ??= result.failure ?? null
-  if (row.errorReplies.length < 5) row.errorReplies.push(...result.errorReplies.slice(0, 5 - row.errorReplies.length))
+  row.errorReplies.push(...newReplies.slice(0, Math.max(0, 5 - row.errorReplies.length)))
 }
 
 /** Adds a costed batch's client CPU and codec time. */

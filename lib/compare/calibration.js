@@ -46,7 +46,8 @@ export function calibrationOf (rows, [baseline, planted], plantedUs) {
           call: estimate.call
         }
       }
-      const found = Object.values(metrics).filter(({ expected }) => expected === 'found').every(({ call }) => call === 'worse')
+      const wanted = Object.values(metrics).filter(({ expected }) => expected === 'found')
+      const found = wanted.length > 0 && wanted.every(({ call }) => call === 'worse')
       const falseCall = Object.values(metrics).some(({ expected, call }) => expected === 'absent' && (call === 'better' || call === 'worse'))
       return { test: row.test, profile: row.profile, metrics, found, falseCall }
     })

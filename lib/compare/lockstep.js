@@ -27,7 +27,7 @@ export const MAX_BATCH_MESSAGES = 200
 export const OPEN_LOOP_SHARE = Number(process.env.XSHARE ?? 0.8)
 /** Each row's share of a generation, ms over all formats: half closed loop, half open loop. */
 export const ROW_MS = 700
-/** Unrecorded batches per format and row at the start of each generation (a fresh client's JIT warms up): about this long. */
+/** Unrecorded batches per format and row at each generation's start (fresh clients' JIT warms up): this long. */
 const WARMUP_MS = 100
 /** Past this share of one core over its batches, a process was the bottleneck of the row. */
 const SATURATED_SHARE = 0.9
@@ -276,9 +276,8 @@ async function planRow (row, clients, load, batchMessages) {
   if (load.direction === 'fanout') {
     // Fan-out has its rate: batches of about ROW_MS/4 of publishes, every one timed and costed.
     const count = batchMessages ?? Math.max(1, Math.round(load.rate * ROW_MS / 4000))
-    return {
-      closedCount: count, timedRate: load.rate, closedPairs: 2, openCount: 0, openRate: null, openPairs: 0, warmupBatches: 1
-    }
+    const timed = { closedCount: count, timedRate: load.rate, closedPairs: 2, warmupBatches: 1 }
+    return { ...timed, openCount: 0, openRate: null, openPairs: 0 }
   }
   let slowest = Infinity
   for (const client of clients) {

@@ -13,6 +13,8 @@ import { runLockstep } from './lockstep.js'
 import { calibrationLines, calibrationOf } from './calibration.js'
 import { renderHtmlReport } from './html.js'
 import { loadCustomTest } from '../payloads/custom.js'
+import { lossyRefusal, prepareRun } from '../load/measure.js'
+import { UsageError } from '../errors.js'
 
 /**
  * Runs one load client as a child process, exactly as a user would (client_json.js,
@@ -123,6 +125,13 @@ export async function compareFormats ({
 }) {
   const startedAt = performance.now()
   const rows = await rowsToRun(tests, custom, profiles)
+  if (custom && !allowLossy) {
+    // Refused before any server starts, as the client refuses it: every format must carry the payload unchanged.
+    for (const format of formats) {
+      const run = await prepareRun(format, { test: null, custom, load: { repeat } })
+      if (run.lossy) throw new UsageError(lossyRefusal(run))
+    }
+  }
   const labels = formatLabels(formats)
   const cpus = pin ? cpuPinning() : null
   // The planted codec reads its cost from the environment every client and server inherits.

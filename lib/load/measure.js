@@ -59,6 +59,17 @@ function codecOf (format, test) {
   }
 }
 
+/**
+ * Why a run of a user's payload that the format changes does not start without --allow-lossy, in one line.
+ * @param {PreparedRun} run one whose `lossy` is set
+ * @returns {string}
+ */
+export function lossyRefusal ({ format, test, lossy: { differences, messages } }) {
+  const fix = format.lossHint ? `${format.lossHint}, or ` : ''
+  const where = test.messages.length > 1 ? ` in ${messages} of ${test.messages.length} messages` : ''
+  return `the ${format.format} encoding is lossy for ${test.file} (${differences} values differ${where}); ${fix}run anyway with --allow-lossy`
+}
+
 /** The values a format changes in a user's payload, or null when it keeps them all. */
 function lossOf (test, codec) {
   const { lossless, differences, messages, examples } = checkCustomFidelity(test, codec)

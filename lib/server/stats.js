@@ -97,7 +97,8 @@ export class ServerStats {
     for (const field of COUNTERS) this[field] = snapshots.reduce((total, snapshot) => total + snapshot[field], 0)
     const zero = { messages: 0, errors: 0, deliveries: 0, codecMs: 0 }
     for (const counters of this.byTarget.values()) Object.assign(counters, zero)
-    for (const { format, test, messages, errors, deliveries, codecMs } of snapshots.flatMap(({ byTarget }) => byTarget)) {
+    const targets = snapshots.flatMap(({ byTarget }) => byTarget)
+    for (const { format, test, messages, errors, deliveries, codecMs } of targets) {
       const counters = this.forTarget(format, test)
       counters.messages += messages
       counters.errors += errors
