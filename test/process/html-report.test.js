@@ -37,12 +37,23 @@ test('the HTML report of a real comparison renders offline in Chromium with ever
     assert.deepEqual(verdicts.map((c) => c.title.replace(/ \((better|worse|mixed|equivalent|inconclusive)\)$/, '')), [
       'protobuf vs json: 1 numbers', 'msgpack vs json: 1 numbers', 'protobuf vs json: 5 small', 'msgpack vs json: 5 small'
     ])
+    // An interval is drawn wherever the results have a wide one; an exact ratio (bytes, or two
+    // generations that happened to agree) has none to draw.
+    const results = JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8'))
     for (const chart of verdicts) {
       assert.deepEqual(chart.ratios.map((r) => r.metric), ['p50', 'p99', 'msgs/s', 'wire bytes', 'client CPU', 'server CPU', 'client codec', 'server codec'])
-      for (const ratio of chart.ratios) {
+      const [, label, test] = /^(\S+) vs json: (.+) \(\w+\)$/.exec(chart.title)
+      const estimates = Object.entries(results.rows.find((row) => row.test === test).verdicts[label])
+      assert.equal(estimates.length, chart.ratios.length)
+      chart.ratios.forEach((ratio, i) => {
+        const [metric, { ci, call }] = estimates[i]
         assert.ok(ratio.dot, `${chart.title}: ${ratio.metric} has its dot`)
-        assert.ok(ratio.interval > 0 || ratio.metric === 'wire bytes', `${chart.title}: ${ratio.metric} has its interval drawn`)
-      }
+        assert.equal(ratio.call, call, `${chart.title}: ${ratio.metric}`)
+        // (Coordinates are drawn to 0.1 px: an interval much narrower than 5% may round to a point.)
+        if (ci[1] / ci[0] > 1.05) assert.ok(ratio.interval > 0, `${chart.title}: ${ratio.metric} (${metric}) has its interval drawn, ${ci}`)
+        if (ci[0] === ci[1]) assert.equal(ratio.interval, 0, `${chart.title}: ${ratio.metric} (${metric}) is exact, ${ci}`)
+      })
+      assert.equal(chart.ratios.find((r) => r.metric === 'wire bytes').interval, 0, 'bytes are exact')
     }
     const bytes = verdicts[0].ratios.find((r) => r.metric === 'wire bytes')
     assert.equal(bytes.call, 'better', 'protobuf puts fewer bytes on the wire, every generation')
