@@ -63,7 +63,7 @@ test('bench:codec BENCH_FORMATS: only the codecs named; an unknown name is one l
 })
 
 test('bench:verdicts: A/A comparisons per design, their timed cells counted; a short smoke run with BENCH_ARGS', async () => {
-  const env = { BENCH_RUNS: '1', BENCH_ARGS: '--tests 5 -n 20 --trials 2' }
+  const env = { BENCH_RUNS: '1', BENCH_ARGS: '--tests 5 -n 20 --trials 2 --repeat' }
   const run = await runScript('bench/verdicts.js', [], { env })
   assert.equal(run.code, 0, run.stderr)
   const rows = run.stdout.trim().split('\n').slice(1).map((line) => line.split('|').slice(1, -1).map((cell) => cell.trim()))

@@ -145,54 +145,47 @@ test('npm run compare: two generations of both formats on each test and profile,
   assert.match(run.stderr, new RegExp(`^wrote ${out}/results.json, ${out}/results.md, ${out}/report.html; 2 generations in [\\d.]+ s$`, 'm'))
 })
 
-test('npm run compare --formats, --direction down: every format through the server in the order given, ratios against the first, wire bytes read', async () => {
+test('npm run compare --formats protobuf,json,protobuf --direction down --budget 1s: formats in the order given (one twice, an A/A column), ratios against the first, wire bytes read, two generations however short the budget', async () => {
   // --repeat: one message, so every reply has the same size and the figures are exact.
-  const formats = ['msgpack', 'json', 'protobuf']
-  const run = await runScript('bin/compare.js', ['--tests', 'person', '--formats', formats.join(','), '-n', '20', '--trials', '2', '--direction', 'down', '--repeat', '--json', '--out', tempDir()])
+  const formats = ['protobuf', 'json', 'protobuf']
+  const labels = ['protobuf', 'json', 'protobuf#2']
+  const run = await runScript('bin/compare.js', ['--tests', 'person', '--formats', formats.join(','), '-n', '20', '--budget', '1s', '--direction', 'down', '--repeat', '--json', '--out', tempDir()])
   assert.equal(run.code, 0, run.stderr)
   const results = JSON.parse(run.stdout)
-  assert.deepEqual(results.formats, formats)
-  assert.deepEqual(results.reports.map((r) => `${r.format}/${r.trial}`), [...formats.map((f) => `${f}/1`), ...formats.map((f) => `${f}/2`)])
+  assert.deepEqual(results.formats, labels)
+  assert.deepEqual(results.reports.map((r) => `${r.format}:${r.label}:${r.trial}`),
+    [1, 2].flatMap((trial) => labels.map((label, i) => `${formats[i]}:${label}:${trial}`)))
   assert.equal(results.settings.direction, 'down')
   assert.equal(results.settings.repeat, true)
-  assert.equal(results.settings.servers, 3, 'one server per format')
+  assert.equal(results.settings.servers, 3, 'one server per column')
+  // A budget shorter than two generations still gets two: the fewest that give an interval.
+  assert.equal(results.settings.trials, null)
+  assert.equal(results.settings.budgetMs, 1000)
+  assert.equal(results.settings.budgetAsked, 1000)
+  assert.equal(results.settings.generations.length, 2)
+  assert.match(run.stderr, /^generation 1: 3 formats, 1 tests in lockstep$/m, 'no fixed count to name')
+  assert.match(run.stderr, /; 2 generations in [\d.]+ s$/m)
   for (const report of results.reports) {
     assert.equal(report.direction, 'down')
     assert.deepEqual(report.payload, { kind: 'repeated', messages: 1, seed: null }, 'the clients were told --repeat')
     const { sent, acked, errors, lost } = report.messages
     assert.equal(sent, acked + errors + lost)
-    assert.deepEqual([errors, lost], [0, 0], report.format)
-    assert.ok(report.codec.serverUs > 0, `${report.format}: the server encodes every reply`)
+    assert.deepEqual([errors, lost], [0, 0], report.label)
+    assert.ok(report.codec.serverUs > 0, `${report.label}: the server encodes every reply`)
   }
-  // In each generation the formats are on different servers.
+  // In each generation the columns are on different servers.
   for (const trial of [1, 2]) {
     assert.equal(new Set(results.reports.filter((r) => r.trial === trial).map((r) => r.server.process)).size, 3)
   }
   const [row] = results.rows
-  assert.deepEqual(formats.map((f) => row.figures[f].payloadBytes), [86, 106, 48])
-  assert.deepEqual(formats.map((f) => row.figures[f].wireBytes), [88, 108, 50], 'payload + 2-byte unmasked server frame header')
-  assert.deepEqual(Object.keys(row.ratios), ['json', 'protobuf'])
-  assert.equal(row.ratios.json.payloadBytes, 1.233, '106 / 86')
-  assert.equal(row.verdicts.protobuf.bytes.call, 'better')
+  assert.equal(row.generations, 2)
+  assert.deepEqual(labels.map((label) => row.figures[label].payloadBytes), [48, 106, 48])
+  assert.deepEqual(labels.map((label) => row.figures[label].wireBytes), [50, 108, 50], 'payload + 2-byte unmasked server frame header')
+  assert.deepEqual(Object.keys(row.ratios), ['json', 'protobuf#2'])
+  assert.equal(row.ratios.json.payloadBytes, 2.208, '106 / 48')
   assert.equal(row.verdicts.json.bytes.call, 'worse')
-})
-
-test('npm run compare --formats json,json --budget: an A/A run, json#2 beside json; a budget shorter than two generations still gets two', async () => {
-  const run = await runScript('bin/compare.js', ['--tests', '5', '--formats', 'json,json', '-n', '20', '--budget', '1s', '--json', '--out', tempDir()])
-  assert.equal(run.code, 0, run.stderr)
-  const results = JSON.parse(run.stdout)
-  assert.deepEqual(results.formats, ['json', 'json#2'])
-  assert.deepEqual(results.reports.map((r) => `${r.format}:${r.label}:${r.trial}`), ['json:json:1', 'json:json#2:1', 'json:json:2', 'json:json#2:2'])
-  const [row] = results.rows
-  assert.equal(row.generations, 2, 'the fewest that give an interval, however short the budget')
-  assert.equal(results.settings.trials, null)
-  assert.equal(results.settings.budgetMs, 1000)
-  assert.equal(results.settings.budgetAsked, 1000)
-  assert.equal(results.settings.generations.length, 2)
-  assert.equal(row.verdicts['json#2'].bytes.ratio, 1)
-  assert.equal(row.verdicts['json#2'].bytes.call, 'equivalent')
-  assert.match(run.stderr, /^generation 1: 2 formats, 1 tests in lockstep$/m, 'no fixed count to name')
-  assert.match(run.stderr, /; 2 generations in [\d.]+ s$/m)
+  assert.equal(row.verdicts['protobuf#2'].bytes.ratio, 1)
+  assert.equal(row.verdicts['protobuf#2'].bytes.call, 'equivalent')
 })
 
 test('npm run compare --calibrate 200: json against json with a planted 200 µs encode, what was found written beside the table', async () => {

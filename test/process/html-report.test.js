@@ -8,7 +8,7 @@ import { browserUnavailable, openBrowserPage, runScript } from '../helpers.js'
 
 test('the HTML report of a real comparison renders offline in Chromium with every chart drawn, every format in each', { skip: browserUnavailable() }, async () => {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'report-'))
-  const run = await runScript('bin/compare.js', ['--tests', '1,5', '--formats', 'json,protobuf,msgpack', '-n', '20', '--trials', '2', '--out', out])
+  const run = await runScript('bin/compare.js', ['--tests', '1,5', '--formats', 'json,protobuf,msgpack', '-n', '20', '--trials', '2', '--repeat', '--out', out])
   assert.equal(run.code, 0, run.stderr)
 
   const { browser, page, blocked } = await openBrowserPage()
@@ -80,11 +80,11 @@ test('the HTML report of a real comparison renders offline in Chromium with ever
       for (const line of chart.lines) assert.ok(line.length > 50, `${chart.title}: ${line.series} curve drawn`)
     }
     const cells = await page.$$eval('tbody tr', (rows) => rows.map((row) => [...row.cells].slice(0, 4).map((c) => c.textContent)))
-    // B/msg: the mean over each test's stream.
-    assert.deepEqual(cells[0], ['1 numbers', 'none', 'json', '257'])
+    // B/msg: each test's one message (--repeat).
+    assert.deepEqual(cells[0], ['1 numbers', 'none', 'json', '292'])
     assert.deepEqual(cells.slice(1, 5).map((c) => c[2]), ['protobuf', 'msgpack', 'protobuf/json', 'msgpack/json'])
-    assert.deepEqual(cells[5], ['5 small', 'none', 'json', '24'])
-    assert.deepEqual(cells[6], ['', '', 'protobuf', '7'])
+    assert.deepEqual(cells[5], ['5 small', 'none', 'json', '22'])
+    assert.deepEqual(cells[6], ['', '', 'protobuf', '6'])
     assert.deepEqual(blocked, [], 'the report needs nothing from the network')
     const shot = await page.screenshot({ fullPage: true })
     assert.ok(shot.length > 10_000, 'a real screenshot')
