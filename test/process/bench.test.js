@@ -63,16 +63,21 @@ test('bench:codec BENCH_FORMATS: only the codecs named; an unknown name is one l
 })
 
 test('bench:verdicts: A/A comparisons per design, their timed cells counted; a short smoke run with BENCH_ARGS', async () => {
+  // Without BENCH_NO_PIN or BENCH_BEFORE: this commit's default design alone.
   const env = { BENCH_RUNS: '1', BENCH_ARGS: '--tests 5 -n 20 --trials 2 --repeat' }
   const run = await runScript('bench/verdicts.js', [], { env })
   assert.equal(run.code, 0, run.stderr)
-  const rows = run.stdout.trim().split('\n').slice(1).map((line) => line.split('|').slice(1, -1).map((cell) => cell.trim()))
-  assert.deepEqual(rows.map((row) => row.slice(0, 3)), [['this commit', '1', '7']], 'seven timed cells of one test')
+  const [header, ...lines] = run.stdout.trim().split('\n')
+  assert.match(header, /\| generations \(or pairs\) per test \| longest run s \| load average \|$/)
+  const rows = lines.map((line) => line.split('|').slice(1, -1).map((cell) => cell.trim()))
+  assert.deepEqual(rows.map((row) => row.slice(0, 3)), [['this commit', '1', '7']], 'seven timed cells of one test: p50, p99, msgs/s, client and server CPU and codec time')
   for (const row of rows) {
     assert.ok(Number(row[3]) <= 7 && /^(none|5 small .+)$/.test(row[5]), row.join(' | '))
     assert.equal(row[8], '2-2', 'two generations, as --trials said')
+    assert.match(row[10], /^[\d.]+-[\d.]+$|^n\/a$/, 'the load average over the generations')
   }
   assert.match(run.stderr, /^A\/A run 1\/1: this commit$/m)
+  assert.doesNotMatch(run.stderr, /--no-pin/, 'no --no-pin design unless BENCH_NO_PIN asks')
 })
 
 test('bench:broker BENCH_BROKERS=ipc: the relay and the fan-out through the server, every frame in order; a bad name is one line', async () => {
