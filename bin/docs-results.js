@@ -298,6 +298,7 @@ async function compareCommand ({ formats, rows, settings, reports }) {
   if (settings.repeat) args.push('--repeat')
   if (settings.inflight !== 1) args.push('--inflight', String(settings.inflight))
   if (settings.connections !== 1) args.push('--connections', String(settings.connections))
+  if (settings.messages) args.push('-n', String(settings.messages))
   return `npm run compare${args.length ? ` -- ${args.join(' ')}` : ''}`
 }
 

@@ -64,6 +64,7 @@ export async function parseCompareArgs (argv) {
   const calibrate = args.calibrate === undefined ? null : args.calibrate === '' ? DEFAULT_PLANTED_US : positiveNumber('calibrate', args.calibrate)
   const given = (name) => argv.some((arg) => arg === `--${name}` || arg.startsWith(`--${name}=`))
   if (calibrate !== null && (given('formats') || custom)) throw new UsageError('--calibrate compares JSON with itself plus a planted cost: it takes no --formats or --payload')
+  if (calibrate !== null && args.direction !== 'up') throw new UsageError('--calibrate plants its cost in the client\'s encode: it runs with --direction up')
   const tests = custom ? [] : calibrate !== null && !given('tests') ? CALIBRATION_TESTS : commaList(args.tests)
   for (const test of tests) resolveTest(test)
   const formats = calibrate === null ? commaList(args.formats) : ['json', PLANTED_FORMAT]

@@ -122,6 +122,7 @@ function timedCodec (codec, clock) {
  */
 async function batch ({ key, count, rate, measured }) {
   const row = rows.get(key)
+  if (!row) throw new Error(`no row ${JSON.stringify(key)} was opened`)
   const codecBefore = row.codecClock.ms
   if (row.settings.direction === 'fanout') return fanoutBatch(row, count, rate, measured, codecBefore)
   // A closed-loop batch starts after an idle moment (the other format's turn): its first replies

@@ -72,6 +72,7 @@ ${lines.map((line) => `<li>${escapeHtml(line)}</li>`).join('\n')}
 </ul>
 <p>${escapeHtml(verdictMeaning(results.family, results.settings.margin))}</p>
 ${machineNote(results) ? `<p class="saturation"><strong>Note:</strong> ${escapeHtml(machineNote(results))}.</p>` : ''}
+${results.calibration ? `<h2>Calibration</h2><ul id="calibration">${results.calibration.lines.map((line) => `<li>${escapeHtml(line)}</li>`).join('')}</ul>` : ''}
 <div class="charts">
 ${verdicts.join('\n')}
 </div>

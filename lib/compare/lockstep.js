@@ -24,7 +24,7 @@ export const BATCH_MS = 25
 /** Batches never hold more messages than this, however fast the row. */
 export const MAX_BATCH_MESSAGES = 200
 /** Open-loop batches run at this share of the slower format's closed-loop rate: both keep up. */
-export const OPEN_LOOP_SHARE = Number(process.env.XSHARE ?? 0.8)
+export const OPEN_LOOP_SHARE = 0.8
 /** Each row's share of a generation, ms over all formats: half closed loop, half open loop. */
 export const ROW_MS = 700
 /** Unrecorded batches per format and row at each generation's start (fresh clients' JIT warms up): this long. */
@@ -38,6 +38,8 @@ const SATURATED_SHARE = 0.9
  * @property {string|null} test a built-in test, null with a payload of one's own
  * @property {object|null} custom the user's payload files
  * @property {string} profile network profile
+ * @property {string} label the test as tables name it
+ * @property {string} testName the test as the server counts it (its codec time is read by it)
  */
 
 /**

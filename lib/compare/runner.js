@@ -173,6 +173,7 @@ export async function compareFormats ({
     rate,
     connections,
     margin,
+    messages: messages ?? null,
     trials: trials ?? null,
     budgetMs: run.budgetMs,
     budgetAsked: budgetMs ?? null,

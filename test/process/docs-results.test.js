@@ -134,9 +134,7 @@ test('--from-compare records a real comparison as the verdict table and the figu
   assert.match(readme, /\| 5 small \| loopback \| protobuf vs json \|/)
   assert.match(readme, /`npm run compare -- --tests small --trials 2[^`]*` on \d+ cores/)
 
-  await t.test('the command recorded reproduces the run: -n, the messages per batch, included', {
-    todo: 'bin/docs-results.js compareCommand: the results document does not keep -n (settings have no messages), so the command leaves it out'
-  }, () => {
+  await t.test('the command recorded reproduces the run: -n, the messages per batch, included', () => {
     assert.equal(verdicts.command, 'npm run compare -- --tests small --trials 2 -n 50')
   })
 })
