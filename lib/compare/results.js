@@ -408,7 +408,8 @@ export function describeRun ({ settings, machine, generatedAt, rows }) {
  * @property {string} generatedAt ISO time
  * @property {{cpu: string, cores: number, node: string, platform: string}} machine
  * @property {{profiles: string[], compress: boolean, repeat: boolean, direction: string, inflight: number, connections: number,
- *   rate?: number, margin: number, messages: number|null, trials: number|null, budgetMs: number|null, budgetAsked: number|null,
+ *   rate?: number, margin: number, messages: number|null, trials: number|null, budgetMs: number|null,
+ *   budgetAsked: number|null,
  *   pinning: string, servers: number, batches: Record<string, object>,
  *   generations: Array<Omit<import('./lockstep.js').Generation, 'reports'>>,
  *   elapsedMs: number}} settings what ran: trials, a fixed number of generations, or null when as many as fit
