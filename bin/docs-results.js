@@ -48,7 +48,15 @@ const TABLE_FIGURES = {
       const ratios = wireRatios(result).filter(([test]) => test !== 'people').map(([, ratio]) => ratio)
       return `${Math.min(...ratios).toFixed(2)}x to ${Math.max(...ratios).toFixed(2)}x`
     },
-    'wire-people': (result) => `${wireRatios(result).find(([test]) => test === 'people')[1].toFixed(2)}x`
+    'wire-people': (result) => `${wireRatios(result).find(([test]) => test === 'people')[1].toFixed(2)}x`,
+    // A time or CPU column over the tests but people: the range of its ratios and how many were called better.
+    'p50-calls': (result) => columnCalls(result, 'p50'),
+    'rate-calls': (result) => columnCalls(result, 'msgs/s'),
+    'client-cpu-calls': (result) => columnCalls(result, 'client CPU/msg'),
+    'server-cpu-calls': (result) => columnCalls(result, 'server CPU/msg'),
+    'server-codec-calls': (result) => columnCalls(result, 'server codec/msg'),
+    'people-p50': (result) => cellOf(result, 'people', 'p50'),
+    'people-server-cpu': (result) => cellOf(result, 'people', 'server CPU/msg')
   },
   hosts: {
     // The merged row: every connection, and the rate of one message per connection per second.
@@ -61,6 +69,21 @@ const TABLE_FIGURES = {
 function mergedHosts ({ columns, rows, command }) {
   const merged = rows.find((row) => row[0] === 'merged')
   return { connections: merged[columns.indexOf('connections')], rate: Number(/--rate (\d+)/.exec(command)[1]) }
+}
+
+/** `0.74x to 0.92x, better on 7 of 7 tests`: one column of a comparison's loopback rows, people left out. */
+function columnCalls ({ columns, rows }, column) {
+  const cells = rows.filter((row) => row[columns.indexOf('network')] === 'loopback' && row[columns.indexOf('test')] !== 'people')
+    .map((row) => row[columns.indexOf(column)])
+  const ratios = cells.map((cell) => Number.parseFloat(cell))
+  const better = cells.filter((cell) => / better/.test(cell)).length
+  return `${Math.min(...ratios).toFixed(2)}x to ${Math.max(...ratios).toFixed(2)}x, called better on ${better} of ${cells.length} tests`
+}
+
+/** One cell of a comparison's loopback rows, as printed: `2.11x (1.65-2.70) worse`. */
+function cellOf ({ columns, rows }, test, column) {
+  const row = rows.find((candidate) => candidate[columns.indexOf('test')] === test && candidate[columns.indexOf('network')] === 'loopback')
+  return row[columns.indexOf(column)].replace(/, ±.*$/, '')
 }
 
 /** [test, ratio] of a comparison's wire-bytes column, loopback rows of the first format compared. */
@@ -247,7 +270,13 @@ async function recordComparison (file, { name, command, note }, resultsDir) {
       ...common,
       columns: ['test', 'network', 'format', ...metrics.map((metric) => `${METRICS[metric].label}${METRICS[metric].unit ?? ''}`), 'verdict'],
       rows: verdictRows,
-      notes: [runSummary(settings, rows), verdictMeaning(results.family, settings.margin), ...(machineNote(results) ? [`Note: ${machineNote(results)}`] : []), ...note]
+      notes: [
+        runSummary(settings, rows),
+        ...(results.calibration?.lines.map((line) => `Calibration: ${line}.`) ?? []),
+        verdictMeaning(results.family, settings.margin),
+        ...(machineNote(results) ? [`Note: ${machineNote(results)}.`] : []),
+        ...note
+      ]
     }),
     write({
       name: `${name}-figures`,
