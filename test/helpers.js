@@ -3,6 +3,7 @@ import fs from 'node:fs'
 import WebSocket from 'ws'
 import { CHROMIUM } from '../bin/headless-browser.js'
 import { brokerProgram } from '../lib/processes.js'
+import { randomSource } from '../lib/compare/statistics.js'
 
 export { PROJECT_ROOT as ROOT, runNodeScript as runScript, startServerProcess } from '../lib/processes.js'
 export { CHROMIUM, openBrowserPage } from '../bin/headless-browser.js'
@@ -67,4 +68,19 @@ export function refusedUpgrade (url, headers = {}) {
       response.on('end', () => resolve({ status: response.statusCode, body, headers: response.headers }))
     })
   })
+}
+
+/**
+ * Seeded standard normals for synthetic data with a known truth (the statistics' own generator,
+ * with the test's own seed).
+ * @param {number} seed
+ * @returns {() => number}
+ */
+export function normalSource (seed) {
+  const { normals } = randomSource(seed)
+  const buffer = new Float64Array(1)
+  return () => {
+    normals(buffer)
+    return buffer[0]
+  }
 }

@@ -2,20 +2,11 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import jstatModule from 'jstat'
 import {
-  ALPHA, DEFAULT_EQUIVALENCE, METRICS, callOf, overallCall, randomSource, simultaneousEstimates, trialOrder
+  ALPHA, DEFAULT_EQUIVALENCE, METRICS, callOf, overallCall, simultaneousEstimates, trialOrder
 } from '../../lib/compare/statistics.js'
+import { normalSource } from '../helpers.js'
 
 const { jStat } = jstatModule
-
-/** Seeded standard normals for synthetic data with a known truth (the module's generator, seeds of the test's own). */
-function normalSource (seed) {
-  const { normals } = randomSource(seed)
-  const buffer = new Float64Array(1)
-  return () => {
-    normals(buffer)
-    return buffer[0]
-  }
-}
 
 function cellOf (logs, better = 'lower', normal = normalSource(99)) {
   const baseline = logs.map(() => 100 * Math.exp(0.2 * normal()))
