@@ -56,7 +56,8 @@ const TABLE_FIGURES = {
     'server-cpu-calls': (result) => columnCalls(result, 'server CPU/msg'),
     'server-codec-calls': (result) => columnCalls(result, 'server codec/msg'),
     'people-p50': (result) => cellOf(result, 'people', 'p50'),
-    'people-server-cpu': (result) => cellOf(result, 'people', 'server CPU/msg')
+    'people-server-cpu': (result) => cellOf(result, 'people', 'server CPU/msg'),
+    'medium-server-cpu': (result) => cellOf(result, '3 medium', 'server CPU/msg')
   },
   hosts: {
     // The merged row: every connection, and the rate of one message per connection per second.
@@ -145,7 +146,8 @@ async function main () {
       return region(kind, name, renderResults(resultOf(doc, `results:${name}`, name)))
     }).replace(FIGURE, (_, name, key) => {
       const result = resultOf(doc, `figure:${name}.${key}`, name)
-      const figure = result.figures?.[key] ?? TABLE_FIGURES[name]?.[key]?.(result)
+      // Every recorded comparison (compare, compare-people, ...) has the figures of a comparison's table.
+      const figure = result.figures?.[key] ?? (TABLE_FIGURES[name] ?? TABLE_FIGURES[name.replace(/^compare-.*/, 'compare')])?.[key]?.(result)
       if (figure === undefined) throw new Error(`${doc}: <!-- figure:${name}.${key} --> names no figure of docs/results/${name}.json`)
       return `<!-- figure:${name}.${key} -->${figure}<!-- /figure -->`
     })
