@@ -9,7 +9,7 @@ import { openRun } from '../load/engine.js'
 import { loadOptions, prepareRun, reportOf } from '../load/measure.js'
 import { addCodecModules } from '../codecs/registry.js'
 import { resolveNetwork } from '../network/profiles.js'
-import { mergeReports } from '../report/merge.js'
+import { busiestGenerator, mergeReports } from '../report/merge.js'
 import { createLatencyHistogram } from '../histogram.js'
 import { cpuPerMessage } from '../report/report.js'
 import { oneLine } from '../errors.js'
@@ -139,7 +139,7 @@ async function batch ({ key, count, rate, measured }) {
       timed.durationMs += result.durationMs
       timed.acked += result.messages.acked
       timed.batches++
-      timed.generator = busiest(timed.generator, result.generator)
+      timed.generator = timed.generator ? busiestGenerator([timed.generator, result.generator]) : result.generator
     } else {
       cost(row, result, result.messages.sent, 0, codecBefore)
     }
@@ -186,17 +186,6 @@ function cost (row, result, sent, delivered, codecBefore) {
   costs.systemUs += result.cpu?.systemUs ?? 0
   costs.process = result.cpu?.process ?? costs.process
   costs.codecMs += row.codecClock.ms - codecBefore
-}
-
-/** The busier of two generators' figures (null: none yet). */
-function busiest (a, b) {
-  if (!a) return b
-  const most = (pick) => Math.max(pick(a), pick(b))
-  return {
-    cpuShare: most((g) => g.cpuShare),
-    loopBusy: most((g) => g.loopBusy),
-    loopDelayMs: { p99: most((g) => g.loopDelayMs.p99), max: most((g) => g.loopDelayMs.max) }
-  }
 }
 
 /**

@@ -112,7 +112,7 @@ export async function runLockstep (options) {
 async function runGeneration (options, servers, shift, plan, index) {
   const { formats, labels, rows, codecModules, load, cpus, batchMessages } = options
   const serverOf = (format) => servers[(format + shift) % servers.length]
-  const machine = new MachineWatch(servers.map((server) => server.child.pid))
+  const machine = new MachineWatch(servers.map((server) => server.clock))
   const planned = rows.map(({ key, test, custom, profile }) => ({ key, test, custom, profile }))
   const plans = formats.map((format, i) => ({ format, codecModules, url: serverOf(i).url, load, rows: planned }))
   const clients = await startClients(plans, cpus?.clients)
@@ -202,13 +202,13 @@ async function measureRow (row, sizes, clients, serverOf, load, onSaturated) {
  * CPU other processes took (the machine's busy time less this process's, the servers' and the clients').
  */
 class MachineWatch {
-  /** @param {number[]} servers their pids */
+  /** @param {CpuClock[]} servers the servers' clocks, read already around their batches */
   constructor (servers) {
     this.servers = servers
     this.started = performance.now()
     this.busy = machineBusyNs()
     this.own = process.cpuUsage()
-    this.serverNs = servers.map((pid) => processCpuNs(pid))
+    this.serverNs = servers.map((clock) => clock.read())
   }
 
   /**
@@ -220,7 +220,7 @@ class MachineWatch {
     const own = process.cpuUsage(this.own)
     const ourNs = (own.user + own.system) * 1000 +
       clients.reduce((sum, pid) => sum + (processCpuNs(pid) ?? 0), 0) +
-      this.servers.reduce((sum, pid, i) => sum + (processCpuNs(pid) ?? 0) - (this.serverNs[i] ?? 0), 0)
+      this.servers.reduce((sum, clock, i) => sum + (clock.read() ?? 0) - (this.serverNs[i] ?? 0), 0)
     const busy = machineBusyNs()
     const neighbourCores = busy === null || this.busy === null
       ? null

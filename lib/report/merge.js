@@ -125,7 +125,16 @@ export function mergeCompression (parts) {
  */
 function mergeGenerator (reports) {
   if (!reports.every((r) => r.generator)) return null
-  const most = (figure) => Math.max(...reports.map((r) => figure(r.generator)))
+  return busiestGenerator(reports.map((r) => r.generator))
+}
+
+/**
+ * Several generators' figures as one: the busiest of each (a saturated part marks the whole).
+ * @param {Array<{cpuShare: number, loopBusy: number, loopDelayMs: {p99: number, max: number}}>} generators at least one
+ * @returns {{cpuShare: number, loopBusy: number, loopDelayMs: {p99: number, max: number}}}
+ */
+export function busiestGenerator (generators) {
+  const most = (figure) => Math.max(...generators.map(figure))
   return {
     cpuShare: most((g) => g.cpuShare),
     loopBusy: most((g) => g.loopBusy),
