@@ -33,7 +33,7 @@ export async function parseCompareArgs (argv) {
       repeat: { describe: 'send each test\'s one message over and over instead of its stream of varying messages (flatters compression)', type: 'boolean', default: false },
       direction: { describe: 'up: clients send the payload; down: the server sends it; echo: both; fanout: one publisher, --connections subscribers', choices: DIRECTIONS, default: 'up' },
       rate: { describe: `fanout: publishes per second [default: ${DEFAULT_FANOUT_RATE}]`, type: 'string' },
-      trials: { alias: 't', describe: `a fixed number of generations (each: fresh clients, every test in lockstep batches), 2 to ${MAX_TRIALS} [default: as many as fit --budget]` },
+      trials: { alias: 't', describe: `a fixed number of generations (each: every test in lockstep batches, the processes swapping formats), 2 to ${MAX_TRIALS} [default: as many as fit --budget]` },
       calibrate: { describe: `plant a known cost (µs per message, default ${DEFAULT_PLANTED_US}) in the encode of one of two otherwise identical JSON codecs, and report whether it was found and the smallest difference this machine tells in the budget [default tests: ${CALIBRATION_TESTS.join(',')}]`, type: 'string' },
       budget: { describe: `run generations while the next one fits in this much time from the start: 90s, 5m [default: ${DEFAULT_BUDGET_MS / 1000}s]`, type: 'string', nargs: 1 },
       equivalence: { describe: 'equivalent: the whole interval within ± this percentage of 1', default: DEFAULT_EQUIVALENCE * 100, type: 'string', nargs: 1 },

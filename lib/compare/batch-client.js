@@ -1,7 +1,13 @@
-// A comparison's client process: one format, one generation. It makes every row (a test on a
-// network) ready, opens each row's connections once, and runs the batches the parent
-// (lockstep.js) asks for over IPC, one at a time, so formats take turns and never overlap. It
-// keeps what its measured batches recorded and gives one report per row when asked.
+// A comparison's client process, alive for the whole run. It makes every row (a test on a
+// network) ready in every format once; each generation it is told which format to be and which
+// server to load, opens that format's connections, and runs the batches the parent (lockstep.js)
+// asks for over IPC, one at a time, so formats take turns and never overlap. It keeps what its
+// measured batches recorded and gives one report per row when asked.
+//
+// It lives as long as the run because a fresh process measures its own JIT: the first thousands of
+// messages of a new process carry millisecond optimisation pauses that move p99 and CPU more than
+// the formats do. The processes swap formats between generations, as the servers do, so a
+// process's own quirks are spread over the generations, not a bias one format carries.
 //
 // Latency and msgs/s come from the closed-loop batches; client CPU and codec time from the
 // open-loop ones (fan-out has only open-loop batches, and takes all of them from those).
@@ -16,25 +22,33 @@ import { oneLine } from '../errors.js'
 
 /**
  * @typedef {object} ClientPlan what the parent sends first ({type: 'open', plan})
- * @property {string} format
+ * @property {string[]} formats every format this process may be asked to be
  * @property {string[]} codecModules
- * @property {string} url the server's
  * @property {Array<{key: string, test: string|null, custom: object|null, profile: string}>} rows
  * @property {import('../load/engine.js').LoadSettings} load direction, inflight, connections, compress,
  *   repeat; fan-out: rate, decode, heartbeatMs
  */
 
-/** One row's connections and what its measured batches recorded. */
-class Row {
-  /**
-   * @param {import('../load/measure.js').PreparedRun} run
-   * @param {import('../load/engine.js').LoadSettings} settings
-   * @param {{connectUrl?: string, network: object|null, shaping: object|null}} where
-   */
-  constructor (run, settings, where) {
+/** A row made ready in one format, once: its messages and its codec, timed. */
+class Prepared {
+  /** @param {import('../load/measure.js').PreparedRun} run */
+  constructor (run) {
     /** Time spent in the codec, ms, kept by the timed codec. */
     this.codecClock = { ms: 0 }
     this.run = { ...run, codec: timedCodec(run.codec, this.codecClock) }
+  }
+}
+
+/** One row's connections in one generation and what its measured batches recorded. */
+class Row {
+  /**
+   * @param {Prepared} prepared
+   * @param {import('../load/engine.js').LoadSettings} settings
+   * @param {{connectUrl?: string, network: object|null, shaping: object|null}} where
+   */
+  constructor (prepared, settings, where) {
+    this.codecClock = prepared.codecClock
+    this.run = prepared.run
     this.settings = settings
     this.where = where
     /** The engine's run holding the connections (null for fan-out, which connects per batch). */
@@ -55,7 +69,11 @@ class Row {
 /** At most this many messages lead each measured closed-loop batch in, unrecorded. */
 const LEAD_IN = 5
 
+/** Every row in every format: format -> row key -> Prepared. */
+const prepared = new Map()
+/** The rows of the format this process is now, with their connections: row key -> Row. */
 const rows = new Map()
+let settings = null
 
 process.on('message', (message) => {
   handle(message).then((reply) => process.send(reply), (err) => process.send({ type: 'error', message: oneLine(err) }))
@@ -65,22 +83,43 @@ process.on('disconnect', () => process.exit(0))
 async function handle (message) {
   switch (message.type) {
     case 'open': return open(message.plan)
+    case 'connect': return connect(message)
     case 'batch': return batch(message)
     case 'report': return { type: 'report', reports: Object.fromEntries([...rows].map(([key, row]) => [key, report(row)])) }
     case 'close':
-      await close()
+      await disconnect()
       return { type: 'closed' }
     default: throw new Error(`unknown request ${message.type}`)
   }
 }
 
-/** Prepares every row, with its network's shaping, and opens its connections. */
-async function open ({ format, codecModules, url, rows: planned, load }) {
+/** Prepares every row in every format. */
+async function open ({ formats, codecModules, rows: planned, load }) {
   await addCodecModules(codecModules)
+  for (const format of formats) {
+    if (prepared.has(format)) continue
+    const runs = new Map()
+    for (const { key, test, custom } of planned) {
+      runs.set(key, new Prepared(await prepareRun(format, { test, custom, load })))
+    }
+    prepared.set(format, runs)
+  }
+  settings = { load, planned }
+  return { type: 'ready', pid: process.pid }
+}
+
+/**
+ * Becomes one format for a generation: the last one's connections and shaping closed, every
+ * row's opened to the server at `url` (through its network's shaping), nothing recorded yet.
+ */
+async function connect ({ format, url }) {
+  const runs = prepared.get(format)
+  if (!runs) throw new Error(`format ${format} was not opened`)
+  await disconnect()
   const { startShaping } = await import('../network/shaping.js')
+  const { load, planned } = settings
   const server = new URL(url)
-  for (const { key, test, custom, profile } of planned) {
-    const run = await prepareRun(format, { test, custom, load })
+  for (const { key, profile } of planned) {
     const network = profile === 'none' ? null : resolveNetwork({ profile })
     const target = { host: server.hostname, port: Number(server.port) }
     const shaping = network && await startShaping(network, { target })
@@ -89,11 +128,11 @@ async function open ({ format, codecModules, url, rows: planned, load }) {
       network: shaping ? { ...network, backend: shaping.backend, reason: shaping.reason } : null,
       shaping
     }
-    const row = new Row(run, { ...load, url }, where)
-    if (load.direction !== 'fanout') row.connections = await openRun(loadOptions(row.run, row.settings, where))
+    const row = new Row(runs.get(key), { ...load, url }, where)
     rows.set(key, row)
+    if (load.direction !== 'fanout') row.connections = await openRun(loadOptions(row.run, row.settings, where))
   }
-  return { type: 'ready', pid: process.pid }
+  return { type: 'connected', format }
 }
 
 /**
@@ -122,7 +161,7 @@ function timedCodec (codec, clock) {
  */
 async function batch ({ key, count, rate, measured }) {
   const row = rows.get(key)
-  if (!row) throw new Error(`no row ${JSON.stringify(key)} was opened`)
+  if (!row) throw new Error(`no row ${JSON.stringify(key)} is connected`)
   const codecBefore = row.codecClock.ms
   if (row.settings.direction === 'fanout') return fanoutBatch(row, count, rate, measured, codecBefore)
   // A closed-loop batch starts after an idle moment (the other format's turn): its first replies
@@ -242,9 +281,11 @@ function report (row) {
   }
 }
 
-async function close () {
+/** Closes the rows' connections and shaping. */
+async function disconnect () {
   for (const row of rows.values()) {
     await row.connections?.close()
     await row.where.shaping?.stop()
   }
+  rows.clear()
 }

@@ -1,20 +1,22 @@
-// How a comparison measures: in generations. Each format keeps a server process for the whole
-// run; each generation starts a fresh client process per format and runs every row (a test on a
-// network) in short batches that take turns (A B, B A, ...) and never overlap, so both formats meet
-// the same moment of the machine. Its figures are one value per format and row, and intervals are
-// formed over generations (batches inside one share its processes and are not independent).
+// How a comparison measures: in generations. There are as many server processes and as many
+// client processes as formats, all alive for the whole run and warmed up before anything is
+// recorded (a fresh process measures its own JIT). Each generation gives every format a server
+// and a client process, and runs every row (a test on a network) in short batches that take turns
+// (A B, B A, ...) and never overlap, so both formats meet the same moment of the machine. Its
+// figures are one value per format and row, and intervals are formed over generations (batches
+// inside one share its processes and are not independent).
 //
 // Per row and generation: warm-up batches (not recorded), closed-loop batches at the user's
 // in-flight count for latency and msgs/s, then open-loop batches, every format on the same
 // schedule, for CPU and codec time: a slow client cannot make its server look cheaper by sending
 // less often. Server CPU is read from the kernel around each open-loop batch (lib/cpu-time.js).
-// Servers swap formats from one generation to the next, so a server process's own quirks become
-// spread between generations, which the intervals count, instead of a bias they cannot see.
+// Servers and clients swap formats from one generation to the next, so a process's own quirks
+// become spread between generations, which the intervals count, instead of a bias they cannot see.
 import { once } from 'node:events'
 import { performance } from 'node:perf_hooks'
 import parsePrometheusTextFormat from 'parse-prometheus-text-format'
 import { forkNodeScript, pinProcess, startServerProcess } from '../processes.js'
-import { CpuClock, loadAverage, machineBusyNs, processCpuNs } from '../cpu-time.js'
+import { CpuClock, loadAverage, machineBusyNs } from '../cpu-time.js'
 import { METRICS_PATH } from '../protocol.js'
 import { UsageError } from '../errors.js'
 import { trialOrder } from './statistics.js'
@@ -27,8 +29,16 @@ export const MAX_BATCH_MESSAGES = 200
 export const OPEN_LOOP_SHARE = 0.8
 /** Each row's share of a generation, ms over all formats: half closed loop, half open loop. */
 export const ROW_MS = 700
-/** Unrecorded batches per format and row at each generation's start (fresh clients' JIT warms up): this long. */
+/** Unrecorded batches per format and row in each generation, before its measured ones: this long. */
 const WARMUP_MS = 100
+/**
+ * V8 flags of every process a comparison starts: no background threads. Otherwise a process whose
+ * turn it is not still runs its collector's and compiler's threads (marking, sweeping, a late
+ * compile) on the CPU it shares with the other format's process, in that one's batch; and on one
+ * CPU, parallel collector threads only contend. The work is the same, done in the process's own
+ * turn: the worst per-batch deviations of client CPU and latency between formats halved.
+ */
+const NODE_FLAGS = ['--single-threaded']
 /** Past this share of one core over its batches, a process was the bottleneck of the row. */
 const SATURATED_SHARE = 0.9
 
@@ -46,7 +56,8 @@ const SATURATED_SHARE = 0.9
  * @typedef {object} Generation what one generation measured
  * @property {number} index from 1 (0 is the unrecorded warm-up)
  * @property {object[]} reports one per row and format: the client's report with `label`, `trial`
- *   (the generation), `server` (CPU per message, the server it ran on) and `codec` (client and server µs per message)
+ *   (the generation), `client` (the client process it ran in), `server` (CPU per message, the
+ *   server it ran on) and `codec` (client and server µs per message)
  * @property {number} ms how long it took
  * @property {number|null} loadAverage the one-minute load average at its end
  * @property {number|null} neighbourCores other processes' CPU over it, in cores on average
@@ -73,15 +84,18 @@ const SATURATED_SHARE = 0.9
 export async function runLockstep (options) {
   const { formats, serverArgs, cpus, progress, generations: fixed } = options
   const started = performance.now()
-  // One server per format, each serving them all: they swap from one generation to the next.
-  const servers = await Promise.all(formats.map(() => startServerProcess(serverArgs, { cpus: cpus?.server })))
+  // One server and one client per format, each serving them all: they swap from one generation to the next.
+  const start = () => startServerProcess(serverArgs, { cpus: cpus?.server, nodeFlags: NODE_FLAGS })
+  const servers = await Promise.all(formats.map(start))
   for (const server of servers) server.clock = new CpuClock(server.child.pid)
+  let clients = []
   try {
+    clients = await startClients(options)
     const plan = new Map()
-    // Unrecorded warm-up: every format on every server, and each row's batch sizes and rates measured.
+    // Unrecorded warm-up: every format on every server and client, and each row's batch sizes and rates measured.
     for (let shift = 0; shift < servers.length; shift++) {
       progress(`warm-up ${shift + 1} of ${servers.length}: every test in every format, not recorded`)
-      await runGeneration(options, servers, shift, plan, null)
+      await runGeneration(options, servers, clients, shift, plan, null)
     }
     const generations = []
     // Without --trials: at least two, then as many as the budget fits, judged by the longest so far.
@@ -91,73 +105,73 @@ export async function runLockstep (options) {
     while (more()) {
       const index = generations.length + 1
       progress(`generation ${index}${fixed ? ` of ${fixed}` : ''}: ${formats.length} formats, ${options.rows.length} tests in lockstep`)
-      generations.push(await runGeneration(options, servers, index, plan, index))
+      generations.push(await runGeneration(options, servers, clients, index, plan, index))
     }
     const budgetMs = fixed === undefined ? options.budgetMs : null
     return { generations, plan: Object.fromEntries(plan), budgetMs, servers: servers.length }
   } finally {
+    await Promise.all(clients.map((client) => client.close()))
     await Promise.all(servers.map((server) => server.stop()))
   }
 }
 
 /**
- * One generation: a fresh client process per format, every row in lockstep batches.
+ * One generation: each format given a server and a client process, every row in lockstep batches.
  * @param {object} options runLockstep's
  * @param {object[]} servers
- * @param {number} shift which server each format uses: (format + shift) mod servers
+ * @param {BatchClient[]} clients
+ * @param {number} shift which server and client each format uses: (format + shift) mod their number
  * @param {Map<string, object>} plan each row's batch sizes and rate, made in the warm-up
  * @param {number|null} index the generation, null for the warm-up
  * @returns {Promise<Generation|null>}
  */
-async function runGeneration (options, servers, shift, plan, index) {
-  const { formats, labels, rows, codecModules, load, cpus, batchMessages } = options
+async function runGeneration (options, servers, clients, shift, plan, index) {
+  const { formats, labels, rows, load, batchMessages } = options
   const serverOf = (format) => servers[(format + shift) % servers.length]
-  const machine = new MachineWatch(servers.map((server) => server.clock))
-  const planned = rows.map(({ key, test, custom, profile }) => ({ key, test, custom, profile }))
-  const plans = formats.map((format, i) => ({ format, codecModules, url: serverOf(i).url, load, rows: planned }))
-  const clients = await startClients(plans, cpus?.clients)
+  // By format: the client process each one runs in this generation.
+  const active = formats.map((_, i) => clients[(i + shift) % clients.length])
+  await Promise.all(active.map((client, i) => client.connect(formats[i], serverOf(i).url)))
+  const machine = new MachineWatch([...servers, ...clients].map((process) => process.clock))
   const saturated = []
   const costs = new Map()
-  try {
-    for (const row of rows) {
-      // Planned in each warm-up, the last one's plan kept: by then the servers' code is optimised.
-      if (index === null) plan.set(row.key, await planRow(row, clients, load, batchMessages))
-      const sizes = plan.get(row.key)
-      for (let batch = 0; batch < sizes.warmupBatches; batch++) {
-        for (const format of trialOrder(formats.length, batch)) {
-          await clients[format].batch(row.key, sizes.closedCount, sizes.timedRate, false)
-        }
+  for (const row of rows) {
+    // Planned in each warm-up, the last one's plan kept: by then every process's code is optimised.
+    if (index === null) plan.set(row.key, await planRow(row, active, load, batchMessages))
+    const sizes = plan.get(row.key)
+    for (let batch = 0; batch < sizes.warmupBatches; batch++) {
+      for (const format of trialOrder(formats.length, batch)) {
+        await active[format].batch(row.key, sizes.closedCount, sizes.timedRate, false)
       }
-      if (index === null) {
-        // The last warm-up runs the whole schedule, unrecorded: the first measured generation meets warm servers.
-        if (shift === servers.length - 1) await measureRow(row, sizes, clients, serverOf, load, () => {})
-        continue
+    }
+    if (index === null) {
+      // Warm-ups run the whole schedule, unrecorded: the optimising compiler's threads still run
+      // through the first two passes (5-10 ms of a client's CPU in one batch), then fall quiet.
+      await measureRow(row, sizes, active, serverOf, load, () => {})
+      continue
+    }
+    const where = `${row.label}${row.profile === 'none' ? '' : ` on ${row.profile}`}`
+    const onSaturated = (who, format) => saturated.push(`${who} ${where} (${labels[format]})`)
+    costs.set(row.key, await measureRow(row, sizes, active, serverOf, load, onSaturated))
+  }
+  if (index === null) return null
+  const reports = await Promise.all(active.map((client) => client.reports()))
+  return {
+    index,
+    ...machine.read(),
+    saturated,
+    reports: formats.flatMap((format, i) => rows.map((row) => {
+      const report = reports[i][row.key]
+      if (!report) return null
+      const { codecUs, ...server } = costs.get(row.key)[i]
+      return {
+        ...report,
+        label: labels[i],
+        trial: index,
+        client: { process: `client ${clients.indexOf(active[i]) + 1}` },
+        server: { ...server, process: `server ${servers.indexOf(serverOf(i)) + 1}` },
+        codec: { clientUs: report.codec.clientUs, serverUs: codecUs }
       }
-      const where = `${row.label}${row.profile === 'none' ? '' : ` on ${row.profile}`}`
-      const onSaturated = (who, format) => saturated.push(`${who} ${where} (${labels[format]})`)
-      costs.set(row.key, await measureRow(row, sizes, clients, serverOf, load, onSaturated))
-    }
-    if (index === null) return null
-    const reports = await Promise.all(clients.map((client) => client.reports()))
-    return {
-      index,
-      ...machine.read(clients.map((client) => client.pid)),
-      saturated,
-      reports: formats.flatMap((format, i) => rows.map((row) => {
-        const report = reports[i][row.key]
-        if (!report) return null
-        const { codecUs, ...server } = costs.get(row.key)[i]
-        return {
-          ...report,
-          label: labels[i],
-          trial: index,
-          server: { ...server, process: `server ${servers.indexOf(serverOf(i)) + 1}` },
-          codec: { clientUs: report.codec.clientUs, serverUs: codecUs }
-        }
-      }).filter(Boolean))
-    }
-  } finally {
-    await Promise.all(clients.map((client) => client.close()))
+    }).filter(Boolean))
   }
 }
 
@@ -202,25 +216,21 @@ async function measureRow (row, sizes, clients, serverOf, load, onSaturated) {
  * CPU other processes took (the machine's busy time less this process's, the servers' and the clients').
  */
 class MachineWatch {
-  /** @param {CpuClock[]} servers the servers' clocks, read already around their batches */
-  constructor (servers) {
-    this.servers = servers
+  /** @param {CpuClock[]} clocks the servers' and clients' clocks, read already around their batches */
+  constructor (clocks) {
+    this.clocks = clocks
     this.started = performance.now()
     this.busy = machineBusyNs()
     this.own = process.cpuUsage()
-    this.serverNs = servers.map((clock) => clock.read())
+    this.ns = clocks.map((clock) => clock.read())
   }
 
-  /**
-   * @param {number[]} clients the generation's client pids, still running
-   * @returns {{ms: number, loadAverage: number|null, neighbourCores: number|null}}
-   */
-  read (clients) {
+  /** @returns {{ms: number, loadAverage: number|null, neighbourCores: number|null}} */
+  read () {
     const ms = performance.now() - this.started
     const own = process.cpuUsage(this.own)
     const ourNs = (own.user + own.system) * 1000 +
-      clients.reduce((sum, pid) => sum + (processCpuNs(pid) ?? 0), 0) +
-      this.servers.reduce((sum, clock, i) => sum + (clock.read() ?? 0) - (this.serverNs[i] ?? 0), 0)
+      this.clocks.reduce((sum, clock, i) => sum + (clock.read() ?? 0) - (this.ns[i] ?? 0), 0)
     const busy = machineBusyNs()
     const neighbourCores = busy === null || this.busy === null
       ? null
@@ -230,21 +240,23 @@ class MachineWatch {
 }
 
 /**
- * Starts one batch client per format; if one cannot start, the others are closed, not left behind.
- * @param {import('./batch-client.js').ClientPlan[]} plans
- * @param {string} [cpus]
+ * Starts one batch client process per format, each ready to be any of them; if one cannot start,
+ * the others are closed, not left behind.
+ * @param {object} options runLockstep's
  * @returns {Promise<BatchClient[]>}
  */
-async function startClients (plans, cpus) {
+async function startClients ({ formats, codecModules, rows, load, cpus }) {
   // They start on every CPU, each making its tests ready at once; then they move to the clients' CPU.
-  const clients = plans.map((plan) => new BatchClient(forkNodeScript('lib/compare/batch-client.js'), plan.format))
-  const opened = await Promise.allSettled(clients.map((client, i) => client.ask({ type: 'open', plan: plans[i] })))
+  const planned = rows.map(({ key, test, custom, profile }) => ({ key, test, custom, profile }))
+  const plan = { formats, codecModules, load, rows: planned }
+  const clients = formats.map((_, i) => new BatchClient(forkNodeScript('lib/compare/batch-client.js', { nodeFlags: NODE_FLAGS }), `client ${i + 1}`))
+  const opened = await Promise.allSettled(clients.map((client) => client.ask({ type: 'open', plan })))
   const failed = opened.find((attempt) => attempt.status === 'rejected')
   if (failed) {
     await Promise.all(clients.map((client) => client.close()))
     throw failed.reason
   }
-  if (cpus) for (const client of clients) pinProcess(client.pid, cpus)
+  if (cpus?.clients) for (const client of clients) pinProcess(client.pid, cpus.clients)
   return clients
 }
 
@@ -305,7 +317,8 @@ async function planRow (row, clients, load, batchMessages) {
     openCount,
     openRate: Math.round(openRate * 10) / 10,
     openPairs: pairs(openCount * 1000 / openRate),
-    warmupBatches: Math.max(1, Math.round(WARMUP_MS / closedMs))
+    // None where one batch outlasts it: warm clients need no single message of people's megabytes to lead in.
+    warmupBatches: Math.round(WARMUP_MS / closedMs)
   }
 }
 
@@ -336,12 +349,15 @@ async function serverCodec (server, format, test) {
 class BatchClient {
   /**
    * @param {import('node:child_process').ChildProcess} child
-   * @param {string} format
+   * @param {string} name how errors name it
    */
-  constructor (child, format) {
+  constructor (child, name) {
     this.child = child
-    this.format = format
+    this.name = name
+    /** The format it is in this generation. */
+    this.format = null
     this.pid = child.pid
+    this.clock = new CpuClock(child.pid)
     this.stderr = ''
     child.stderr.setEncoding('utf8').on('data', (chunk) => { this.stderr += chunk })
     this.exited = once(child, 'exit')
@@ -354,8 +370,14 @@ class BatchClient {
       once(this.child, 'message').then(([message]) => message),
       this.exited.then(([code]) => ({ type: 'error', message: `exited with ${code}: ${this.stderr.trim().split('\n').at(-1) ?? ''}` }))
     ])
-    if (answer.type === 'error') throw new UsageError(`the ${this.format} client failed: ${answer.message}`)
+    if (answer.type === 'error') throw new UsageError(`${this.name}${this.format ? ` (${this.format})` : ''} failed: ${answer.message}`)
     return answer
+  }
+
+  /** Makes it one format for a generation, loading the server at `url`. */
+  async connect (format, url) {
+    this.format = format
+    await this.ask({ type: 'connect', format, url })
   }
 
   /** Runs one batch: closed loop with rate null. */

@@ -78,9 +78,13 @@ export function comparisonRows (reports, labels, { margin = DEFAULT_EQUIVALENCE 
   const cells = []
   for (const row of rows.values()) {
     const valuesOf = (label, name) => (row.trials[label] ?? []).map((trial) => trial?.[METRIC_FIGURES[name]] ?? null)
+    // A generation's stratum: the processes each format ran in (statistics.js, stratified).
+    const processesOf = (label) => (row.trials[label] ?? []).map((trial) => trial?.processes ?? null)
     for (const label of later) {
       for (const [name, { better }] of Object.entries(METRICS)) {
-        cells.push({ row, label, name, better, baseline: valuesOf(labels[0], name), candidate: valuesOf(label, name) })
+        const strata = processesOf(labels[0]).map((processes, g) => `${processes}|${processesOf(label)[g]}`)
+        const [baseline, candidate] = [valuesOf(labels[0], name), valuesOf(label, name)]
+        cells.push({ row, label, name, better, baseline, candidate, strata })
       }
     }
   }
@@ -121,6 +125,7 @@ function figuresOf (report) {
     serverCpu: report.server?.perMessageUs ?? null,
     clientCodec: report.codec?.clientUs ?? null,
     serverCodec: report.codec?.serverUs ?? null,
+    processes: [report.server?.process, report.client?.process].filter(Boolean).join(' ') || null,
     // Fan-out accounts for deliveries: expected, delivered, errors, lost.
     accounting: fanout ? `${fanout.expected ?? 0}/${fanout.delivered}/${fanout.errors}/${fanout.lost ?? 0}` : `${m.sent}/${m.acked}/${m.errors}/${m.lost}`,
     ok: report.ok
@@ -363,8 +368,12 @@ export function verdictMeaning (family, margin = DEFAULT_EQUIVALENCE) {
   const critical = family?.critical
     ? `a critical t of ${family.critical.toFixed(2)} over its ${family.cells} varying cells (Bonferroni would need ${family.bonferroni.toFixed(2)}), `
     : ''
-  return 'Each ratio is the geometric mean of the per-generation ratios (a generation: every format measured once, taking turns), ' +
-    'with a simultaneous interval: the table\'s cells are one family, their correlation ' +
+  const rotations = family?.rotations > 1
+    ? `; the generations fall in ${family.rotations} rotations (which processes ran which format), each weighing the same, ` +
+      'the spread measured within them'
+    : ''
+  return 'Each ratio is the geometric mean of the per-generation ratios (a generation: every format measured once, taking turns)' +
+    `${rotations}, with a simultaneous interval: the table's cells are one family, their correlation ` +
     `estimated from the generations (single-step max-T, multivariate t), ${critical}so the chance of any false call anywhere in the ` +
     `table is at most ${ALPHA * 100}%; a figure that never varies (bytes) is exact. better or worse (+/-): the interval excludes 1, better meaning ` +
     `lower latency, bytes, CPU and codec time or more msgs/s; equivalent (=): the whole interval lies within ±${percent(margin)} of 1; ` +
@@ -396,9 +405,10 @@ export function describeRun ({ settings, machine, generatedAt, rows }) {
     ? `${settings.connections} subscribers, one publisher at ${settings.rate}/s`
     : `${settings.connections} connection(s) × ${settings.inflight} in flight`
   return `Measured ${generatedAt} on ${machine.cpu} (${machine.cores} cores), Node ${machine.node}, ${machine.platform}. ` +
-    `${how} after unrecorded warm-ups, each generation a fresh client process per format, every test in short batches that take turns ` +
+    `${how} after unrecorded warm-ups, every test in short batches that take turns ` +
     `(A B, B A, ...), closed loop (${load}) for latency and msgs/s, then open loop on one schedule for CPU and codec time; ` +
-    `${settings.servers} server processes on loopback, swapping formats between generations; ` +
+    `${settings.servers} server and ${settings.servers} client processes for the whole run (V8 --single-threaded), on loopback, ` +
+    'swapping formats between generations; ' +
     `${settings.repeat ? 'one message repeated (flatters compression, caches and the JIT)' : 'each test a seeded stream of varying messages'}; ` +
     `direction ${settings.direction ?? 'up'}; permessage-deflate ${settings.compress ? 'on' : 'off'}${pinning}.${elapsed}`
 }

@@ -93,8 +93,8 @@ export async function scrapeServer (url, format, test) {
 
 /**
  * Runs every selected test (or the user's payload) on every network profile in every format, in
- * lockstep generations (see lockstep.js): the formats take turns in short batches on servers of
- * their own, every generation with fresh client processes, as many generations as the budget fits
+ * lockstep generations (see lockstep.js): the formats take turns in short batches, on server and
+ * client processes that live for the whole run and swap formats, as many generations as the budget fits
  * (or --trials). Assembles the results document: rows with every generation's figures, ratios,
  * simultaneous intervals and calls, every report with its histogram, and what the machine was doing.
  * @param {object} options

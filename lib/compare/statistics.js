@@ -61,7 +61,9 @@ const SEED = 0x5eed
  * @property {number} cells in the family: those with at least two usable generations whose ratio varies
  * @property {number} exact cells whose ratio never varies (zero-width intervals, outside the family)
  * @property {number} generations the most usable generations of any cell
- * @property {number|null} df the fewest usable generations of a family cell, less one; null without a family
+ * @property {number} rotations the most strata a cell's generations fell in (1: none, see stratified)
+ * @property {number|null} df the fewest degrees of freedom of a family cell: its usable generations less its
+ *   strata; null without a family
  * @property {number|null} critical the t value every family interval uses; null without a family
  * @property {number|null} bonferroni the t value Bonferroni would have used, t(1 - alpha / (2 cells), df), for comparison
  * @property {number} draws simulated tables the critical value is a quantile of
@@ -90,8 +92,9 @@ export function callOf (better, { ratio, ci }, margin = DEFAULT_EQUIVALENCE) {
  * Every interval of the family is exp(mean ± q·sd/√n) on the cell's log ratios, with one critical
  * value q: the (1 - alpha) quantile of the largest |t| over the family, simulated (see maxTQuantile),
  * never below a lone cell's Student t value.
- * @param {Array<{baseline: Array<number|null>, candidate: Array<number|null>, better: 'lower'|'higher'}>} cells
- *   one value per generation (same index = same generation); null/undefined/0/non-finite values are unusable
+ * @param {Array<{baseline: Array<number|null>, candidate: Array<number|null>, strata?: Array<string|null>, better: 'lower'|'higher'}>} cells
+ *   one value per generation (same index = same generation); null/undefined/0/non-finite values are unusable;
+ *   strata: each generation's rotation, the processes the formats ran in (see stratified), when known
  * @param {{alpha?: number, margin?: number, draws?: number, seed?: number}} [options] margin: the equivalence
  *   margin, a fraction of 1; draws and seed: the simulation's size and seed
  * @returns {{estimates: Array<Estimate|null>, family: Family}} estimates in the order of cells, null where no
@@ -103,7 +106,8 @@ export function simultaneousEstimates (cells, options = {}) {
   const members = []
   let exact = 0
   let generations = 0
-  for (const { baseline, candidate, better } of cells) {
+  let rotations = 1
+  for (const { baseline, candidate, strata, better } of cells) {
     const { logs, at } = usableLogs(baseline, candidate)
     const n = logs.length
     generations = Math.max(generations, n)
@@ -111,38 +115,78 @@ export function simultaneousEstimates (cells, options = {}) {
       estimates.push(null)
       continue
     }
-    const mean = logs.reduce((sum, value) => sum + value, 0) / n
-    const ratio = Math.exp(mean)
     if (n === 1) {
-      estimates.push({ ratio, ci: null, resolution: null, call: 'inconclusive', generations: 1 })
+      estimates.push({ ratio: Math.exp(logs[0]), ci: null, resolution: null, call: 'inconclusive', generations: 1 })
       continue
     }
-    const squares = logs.reduce((sum, value) => sum + (value - mean) ** 2, 0)
+    const { mean, deviations, df, scale, groups } = stratified(logs, at.map((g) => strata?.[g] ?? null))
+    const ratio = Math.exp(mean)
+    const squares = deviations.reduce((sum, value) => sum + value ** 2, 0)
     // Rounding leaves a constant metric a variance of ~1e-33, not 0: treat it as no spread at all.
-    if (squares / (n - 1) < 1e-20) {
+    if (squares / df < 1e-20) {
       exact++
       const call = callOf(better, { ratio, ci: [ratio, ratio] }, margin)
       estimates.push({ ratio, ci: [ratio, ratio], resolution: 0, call, generations: n })
       continue
     }
-    members.push({ index: estimates.length, better, logs, at, mean, squares, n })
+    rotations = Math.max(rotations, groups)
+    members.push({ index: estimates.length, better, deviations, at, mean, squares, df, scale, n })
     estimates.push(null) // until the critical value is known
   }
 
-  const family = { method: 'max-t', cells: members.length, exact, generations, df: null, critical: null, bonferroni: null, draws, alpha }
+  const family = {
+    method: 'max-t', cells: members.length, exact, generations, rotations, df: null, critical: null, bonferroni: null, draws, alpha
+  }
   if (members.length === 0) return { estimates, family }
-  const df = Math.min(...members.map(({ n }) => n - 1))
+  const df = Math.min(...members.map((member) => member.df))
   const lone = jStat.studentt.inv(1 - alpha / 2, df)
   // One cell is its own max: its Student t value is exact, no simulation needed.
   const critical = members.length === 1 ? lone : maxTQuantile(members, alpha, draws, seed, lone)
   Object.assign(family, { df, critical, bonferroni: jStat.studentt.inv(1 - alpha / (2 * members.length), df) })
-  for (const { index, better, mean, squares, n } of members) {
-    const halfWidth = critical * Math.sqrt(squares / (n - 1) / n)
+  for (const { index, better, mean, squares, df, scale, n } of members) {
+    const halfWidth = critical * Math.sqrt(squares / df) * scale
     const estimate = { ratio: Math.exp(mean), ci: [Math.exp(mean - halfWidth), Math.exp(mean + halfWidth)] }
     const call = callOf(better, estimate, margin)
     estimates[index] = { ...estimate, resolution: Math.exp(halfWidth) - 1, call, generations: n }
   }
   return { estimates, family }
+}
+
+/**
+ * A cell's mean log ratio over rotations, and the spread within them. A rotation is a stratum of
+ * generations that gave the formats the same processes (servers and clients swap formats from one
+ * generation to the next): a process's own speed is then the same inside a stratum and cancels in
+ * the mean of the strata's means, so it is no noise to the interval either. The estimate is that
+ * mean (each rotation weighs the same, as the design intends), its variance σ² Σ(1/n_k) / S², σ²
+ * pooled within strata on n - S degrees of freedom. Without strata (or too few generations to
+ * spare a degree of freedom per stratum) it is the plain mean and standard error.
+ * @param {number[]} logs the usable log ratios
+ * @param {Array<string|number|null>} labels each one's stratum
+ * @returns {{mean: number, deviations: number[], df: number, scale: number, groups: number}} deviations
+ *   from their stratum's mean; the standard error is sqrt(Σ deviations² / df) · scale
+ */
+function stratified (logs, labels) {
+  const n = logs.length
+  const groups = new Map()
+  labels.forEach((label, i) => {
+    if (!groups.has(label)) groups.set(label, [])
+    groups.get(label).push(i)
+  })
+  if (groups.size === 1 || n - groups.size < 1) {
+    const mean = logs.reduce((sum, value) => sum + value, 0) / n
+    return { mean, deviations: logs.map((value) => value - mean), df: n - 1, scale: 1 / Math.sqrt(n), groups: 1 }
+  }
+  const deviations = new Array(n)
+  let sum = 0
+  let inverse = 0
+  for (const members of groups.values()) {
+    const mean = members.reduce((total, i) => total + logs[i], 0) / members.length
+    for (const i of members) deviations[i] = logs[i] - mean
+    sum += mean
+    inverse += 1 / members.length
+  }
+  const S = groups.size
+  return { mean: sum / S, deviations, df: n - S, scale: Math.sqrt(inverse) / S, groups: S }
 }
 
 /**
@@ -171,10 +215,11 @@ function usableLogs (baseline, candidate) {
  * the cells' sample correlation. floor is a value the caller will not go below: a draw whose
  * maximum stays under it need not be resolved.
  *
- * With r_c a cell's residuals scaled to unit length (zero where a generation is unusable), a draw
- * is z_c = r_c · w with w standard normal per generation: Var z_c = 1 and corr(z_c, z_d) = r_c · r_d,
- * the sample correlation over shared generations, for any number of generations against cells (no
- * Cholesky). Each cell's t divides by its own spread, s_c = |A r_c|² with A a df × generations
+ * With r_c a cell's residuals (from its strata's means) scaled to unit length (zero where a
+ * generation is unusable), a draw is z_c = r_c · w with w standard normal per generation:
+ * Var z_c = 1 and corr(z_c, z_d) = r_c · r_d, the sample correlation over shared generations, for
+ * any number of generations against cells (no Cholesky). Each cell's t divides by its own spread,
+ * s_c = |A r_c|² with A a df × generations
  * standard normal matrix: a χ² with df degrees of freedom, correlated between cells as they are.
  * That is the joint law of the t statistics of normal data with that correlation (exactly, when
  * every generation is usable in every cell). multcomp instead shares one χ² between all cells,
@@ -186,10 +231,12 @@ function usableLogs (baseline, candidate) {
  * stay at or under it.
  * |A r|² is computed as |T r|² with T the upper triangular factor of A (Bartlett: χ on the diagonal,
  * normal above it), a row at a time and only until it shows that the cell's |t| is not the largest.
- * A cell short of the most usable generations gets a χ² of its own degrees of freedom, drawn
+ * A cell short of the most degrees of freedom gets a χ² of its own, drawn
  * independently: right for the cell alone, and if anything wider (independent spreads make the
  * maximum larger).
- * @param {Array<{logs: number[], at: number[], mean: number, squares: number, n: number}>} members the family's cells
+ * @param {Array<{deviations: number[], at: number[], squares: number, df: number}>} members the family's
+ *   cells: deviations from the cell's (stratum) means, the generation each comes from, their sum of
+ *   squares and degrees of freedom
  * @param {number} alpha
  * @param {number} draws
  * @param {number} seed
@@ -199,11 +246,11 @@ function usableLogs (baseline, candidate) {
 function maxTQuantile (members, alpha, draws, seed, floor) {
   const cells = members.length
   const width = Math.max(...members.map(({ at }) => at[at.length - 1])) + 1
-  const dfs = Int32Array.from(members, ({ n }) => n - 1)
+  const dfs = Int32Array.from(members, ({ df }) => df)
   const df = Math.max(...dfs)
   const residuals = new Float64Array(cells * width) // cell c's from c * width
-  members.forEach(({ logs, at, mean, squares }, c) => {
-    logs.forEach((value, i) => { residuals[c * width + at[i]] = (value - mean) / Math.sqrt(squares) })
+  members.forEach(({ deviations, at, squares }, c) => {
+    deviations.forEach((value, i) => { residuals[c * width + at[i]] = value / Math.sqrt(squares) })
   })
   const { normals, chiSquare } = randomSource(seed)
   // A draw's normal numbers: w, then the triangle's entries above the diagonal, row by row.

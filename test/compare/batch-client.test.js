@@ -1,6 +1,7 @@
 // Process-level: compare's batch client (lib/compare/batch-client.js) forked as lockstep.js forks
-// it, driven over IPC against a real server process on loopback: open, batches closed and open loop,
-// measured and not, the report, and the errors it answers with.
+// it, driven over IPC against real server processes on loopback: open, connect as one format,
+// batches closed and open loop, measured and not, the report, switching format and server between
+// generations, and the errors it answers with.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
@@ -30,7 +31,12 @@ function batchClient () {
       const [answer] = await once(child, 'message')
       return answer
     },
-    plan: (rows, format = 'json', codecModules = []) => ({ type: 'open', plan: { format, codecModules, url: server.url, load: LOAD, rows } }),
+    plan: (rows, format = 'json', codecModules = []) => ({ type: 'open', plan: { formats: [format], codecModules, load: LOAD, rows } }),
+    /** Opens the rows in one format and connects them to a server: the answers of both. */
+    async ready (rows, format = 'json', codecModules = [], url = server.url) {
+      const opened = await this.ask(this.plan(rows, format, codecModules))
+      return [opened, opened.type === 'ready' ? await this.ask({ type: 'connect', format, url }) : null]
+    },
     batch: (row, count, rate, measured) => ({ type: 'batch', key: row.key, count, rate, measured }),
     /** Closes the channel: the client exits by itself, with 0. */
     async end () {
@@ -44,7 +50,7 @@ function batchClient () {
 test('closed and open-loop batches, measured or not: the report accounts for every measured message, latency from the closed ones', async () => {
   const client = batchClient()
   try {
-    assert.deepEqual(await client.ask(client.plan([SMALL, MEDIUM])), { type: 'ready', pid: client.pid })
+    assert.deepEqual(await client.ready([SMALL, MEDIUM]), [{ type: 'ready', pid: client.pid }, { type: 'connected', format: 'json' }])
     const answers = []
     // A warm-up batch, two measured closed-loop batches (30 and 40), a warm-up and a measured batch at 500/s.
     for (const [count, rate, measured] of [[10, null, false], [30, null, true], [40, null, true], [20, 500, false], [25, 500, true]]) {
@@ -110,8 +116,10 @@ test('what it cannot do it answers with {type: error} and one line, and keeps an
     oneLine(await client.ask(client.plan([{ ...SMALL, test: 'no-such-test' }])), /^unknown test 'no-such-test': expected one of /)
     oneLine(await client.ask(client.plan([SMALL], 'json', ['/nowhere/codec.js'])), /^--codec-module \/nowhere\/codec\.js: no such file$/)
     oneLine(await client.ask({ type: 'nope' }), /^unknown request nope$/)
+    oneLine(await client.ask({ type: 'connect', format: 'protobuf', url: server.url }), /^format protobuf was not opened$/)
+    oneLine(await client.ask(client.batch(SMALL, 5, null, true)), /^no row "small\\nnone" is connected$/)
     // Still there, and still able to open a row and run it.
-    assert.equal((await client.ask(client.plan([SMALL]))).type, 'ready')
+    assert.deepEqual((await client.ready([SMALL])).map((answer) => answer.type), ['ready', 'connected'])
     assert.equal((await client.ask(client.batch(SMALL, 5, null, true))).sent, 5)
   } finally {
     const { code, stderr } = await client.end()
@@ -123,7 +131,7 @@ test('a message the server refuses: counted as an error in the accounting, its r
   const client = batchClient()
   try {
     const row = { ...SMALL }
-    assert.equal((await client.ask(client.plan([row], 'json-refuses-15th', [REFUSES_15TH]))).type, 'ready')
+    assert.deepEqual((await client.ready([row], 'json-refuses-15th', [REFUSES_15TH])).map((answer) => answer.type), ['ready', 'connected'])
     // Batches of 10 with a lead-in of 1: the server decodes 11 frames per batch, the 15th in the second.
     for (let batch = 0; batch < 3; batch++) await client.ask(client.batch(row, 10, null, true))
     const report = (await client.ask({ type: 'report' })).reports[row.key]
@@ -142,9 +150,8 @@ test('error replies are kept once each, never more of them than errors', async (
     const own = await startServerProcess(['--codec-module', REFUSES_15TH])
     try {
       const row = { ...SMALL }
-      const plan = client.plan([row], 'json-refuses-15th', [REFUSES_15TH])
-      plan.plan.url = own.url
-      assert.equal((await client.ask(plan)).type, 'ready')
+      const answers = await client.ready([row], 'json-refuses-15th', [REFUSES_15TH], own.url)
+      assert.deepEqual(answers.map((answer) => answer.type), ['ready', 'connected'])
       for (let batch = 0; batch < 3; batch++) await client.ask(client.batch(row, 10, null, true))
       const report = (await client.ask({ type: 'report' })).reports[row.key]
       assert.equal(report.messages.errors, 1)
@@ -154,5 +161,36 @@ test('error replies are kept once each, never more of them than errors', async (
     }
   } finally {
     await client.end()
+  }
+})
+
+test('one process, two generations: json on one server, then protobuf on another, each report only its own generation', async () => {
+  const client = batchClient()
+  const other = await startServerProcess()
+  try {
+    const opened = await client.ask({ type: 'open', plan: { formats: ['json', 'protobuf'], codecModules: [], load: LOAD, rows: [SMALL] } })
+    assert.equal(opened.type, 'ready')
+    const generation = async (format, url, count) => {
+      assert.deepEqual(await client.ask({ type: 'connect', format, url }), { type: 'connected', format })
+      await client.ask(client.batch(SMALL, count, null, true))
+      return (await client.ask({ type: 'report' })).reports[SMALL.key]
+    }
+    const first = await generation('json', server.url, 30)
+    const second = await generation('protobuf', other.url, 40)
+    assert.equal(first.format, 'json')
+    assert.deepEqual(first.messages, { sent: 30, acked: 30, errors: 0, lost: 0 })
+    assert.equal(second.format, 'protobuf')
+    assert.deepEqual(second.messages, { sent: 40, acked: 40, errors: 0, lost: 0 }, 'nothing of the first generation')
+    assert.equal(decodeHistogram(second.histogram).totalCount, 40)
+    // Each server saw its own format only: 30 + a lead-in of 3, 40 + 4.
+    const counted = async (url, format) => {
+      const metrics = await (await fetch(`${url.replace('ws:', 'http:')}/metrics`)).text()
+      return Number(metrics.match(new RegExp(`^wsbench_messages_total\\{format="${format}",test="small"\\} (\\d+)$`, 'm'))?.[1] ?? 0)
+    }
+    assert.deepEqual([await counted(other.url, 'protobuf'), await counted(other.url, 'json')], [44, 0])
+    assert.ok(await counted(server.url, 'json') >= 33)
+  } finally {
+    await client.end()
+    await other.stop()
   }
 })

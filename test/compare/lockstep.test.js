@@ -1,6 +1,7 @@
 // Process-level: runLockstep (lib/compare/lockstep.js) as compareFormats calls it, with its real
 // server processes and batch client processes on loopback. What each generation brings back, the
-// exact accounting of its reports, the servers swapping formats, and that no process outlives it.
+// exact accounting of its reports, servers and clients swapping formats, and that no process
+// outlives it.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
@@ -53,13 +54,13 @@ const options = (extra) => ({
   ...extra
 })
 
-test('two generations of json and protobuf on one row: a report per format each, server CPU and codec time, exact accounting, servers gone after', { skip: !LINUX && 'reads /proc' }, async () => {
+test('two generations of json and protobuf on one row: a report per format each, server CPU and codec time, exact accounting, processes gone after', { skip: !LINUX && 'reads /proc' }, async () => {
   const progress = []
   const running = new Map()
   const run = await runLockstep(options({
     progress: (line) => {
       progress.push(line)
-      // Between generations: the previous one's clients are closed, the servers still up.
+      // Between generations: the servers and the clients of the whole run, and no others.
       if (line.startsWith('generation 2')) for (const [pid, command] of children()) running.set(pid, command)
     }
   }))
@@ -80,6 +81,7 @@ test('two generations of json and protobuf on one row: a report per format each,
 
   assert.deepEqual(run.generations.map((generation) => generation.index), [1, 2])
   const serverOf = []
+  const clientOf = []
   for (const generation of run.generations) {
     assert.ok(Number.isInteger(generation.ms) && generation.ms > 0)
     assert.ok(generation.loadAverage === null || generation.loadAverage >= 0)
@@ -102,28 +104,34 @@ test('two generations of json and protobuf on one row: a report per format each,
       assert.ok(report.server.cpuUs > 0, `${what}: ${JSON.stringify(report.server)}`)
       assert.ok(report.server.perMessageUs > 0, what)
       assert.match(report.server.process, /^server [12]$/)
+      assert.match(report.client.process, /^client [12]$/)
       // Codec time on both sides: the client's own clock, the server's from its /metrics.
       assert.ok(report.codec.clientUs > 0, `${what}: ${JSON.stringify(report.codec)}`)
       assert.ok(report.codec.serverUs > 0, `${what}: ${JSON.stringify(report.codec)}`)
       assert.ok(report.cpu.perMessageUs > 0, what)
     }
     serverOf.push(generation.reports.map((report) => report.server.process))
+    clientOf.push(generation.reports.map((report) => report.client.process))
   }
-  // Each generation puts the two formats on different servers, and the next swaps them.
-  assert.notEqual(serverOf[0][0], serverOf[0][1])
-  assert.deepEqual(serverOf[1], [...serverOf[0]].reverse())
+  // Each generation puts the two formats on different servers and clients, and the next swaps them.
+  for (const processes of [serverOf, clientOf]) {
+    assert.notEqual(processes[0][0], processes[0][1])
+    assert.deepEqual(processes[1], [...processes[0]].reverse())
+  }
 
-  const servers = [...running].filter(([, command]) => / server\.js --port 0/.test(command))
-  assert.equal(servers.length, 2, `two server processes between generations: ${[...running.values()].join('; ')}`)
-  assert.equal(running.size, 2, 'and no client left from the first generation')
+  const servers = [...running].filter(([, command]) => / --single-threaded server\.js --port 0/.test(command))
+  const clients = [...running].filter(([, command]) => / --single-threaded lib\/compare\/batch-client\.js$/.test(command))
+  assert.equal(servers.length, 2, `two server processes, no V8 threads of their own: ${[...running.values()].join('; ')}`)
+  assert.equal(clients.length, 2, 'two client processes for the whole run')
+  assert.equal(running.size, 4)
   for (const [pid] of running) assert.equal(alive(pid), false, `process ${pid} is gone`)
   assert.deepEqual([...children()], [], 'nothing left running')
 })
 
-test('a client that cannot start fails the run with one line naming its format; the servers and the other client are stopped', { skip: !LINUX && 'reads /proc' }, async () => {
+test('a client that cannot open a format fails the run with one line naming it; the servers and the other client are stopped', { skip: !LINUX && 'reads /proc' }, async () => {
   await assert.rejects(runLockstep(options({ formats: ['json', 'no-such-format'], labels: ['json', 'no-such-format'] })), (err) => {
     assert.ok(err instanceof UsageError, String(err))
-    assert.match(err.message, /^the no-such-format client failed: unknown format 'no-such-format': expected one of /)
+    assert.match(err.message, /^client [12] failed: unknown format 'no-such-format': expected one of /)
     assert.doesNotMatch(err.message, /\n/)
     return true
   })

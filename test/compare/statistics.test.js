@@ -52,8 +52,57 @@ test('the same values in both formats: ratio 1, a zero-width interval, equivalen
   const { estimates, family } = simultaneousEstimates([{ baseline: values, candidate: values, better: 'lower' }])
   assert.deepEqual(estimates, [{ ratio: 1, ci: [1, 1], resolution: 0, call: 'equivalent', generations: 5 }])
   assert.deepEqual(family, {
-    method: 'max-t', cells: 0, exact: 1, generations: 5, df: null, critical: null, bonferroni: null, draws: 4000, alpha: ALPHA
+    method: 'max-t', cells: 0, exact: 1, generations: 5, rotations: 1, df: null, critical: null, bonferroni: null, draws: 4000, alpha: ALPHA
   })
+})
+
+/** Cells whose generations alternate between two rotations, a process effect of ±effect in the log ratio. */
+function rotatedTable ({ generations, cells, effect, truth = () => 0, sd = 0.02 }, normal) {
+  const strata = Array.from({ length: generations }, (_, g) => g % 2 ? 'server 2|server 1' : 'server 1|server 2')
+  return Array.from({ length: cells }, (_, c) => {
+    const logs = strata.map((_, g) => truth(c) + (g % 2 ? -effect : effect) + sd * normal())
+    return { ...cellOf(logs, 'lower', normal), strata }
+  })
+}
+
+test('rotations: a process\'s own speed cancels in the mean of the strata\'s means and is no noise to the interval', () => {
+  const normal = normalSource(21)
+  // 9 generations: 5 in one rotation, 4 in the other, a process effect of ±10% against a true ratio of 0.9.
+  const table = rotatedTable({ generations: 9, cells: 6, effect: 0.1, truth: () => Math.log(0.9) }, normal)
+  const stratified = simultaneousEstimates(table)
+  const plain = simultaneousEstimates(table.map(({ strata, ...cell }) => cell))
+  assert.equal(stratified.family.rotations, 2)
+  assert.equal(stratified.family.df, 7, 'a degree of freedom spent per rotation')
+  assert.equal(plain.family.rotations, 1)
+  assert.equal(plain.family.df, 8)
+  for (const [c, estimate] of stratified.estimates.entries()) {
+    // Unbalanced, the plain mean keeps a ninth of the effect; the strata's means cancel it.
+    assert.ok(Math.abs(Math.log(estimate.ratio) - Math.log(0.9)) < 0.03, `cell ${c}: ${estimate.ratio}`)
+    assert.ok(estimate.ci[0] < 0.9 && estimate.ci[1] > 0.9, `cell ${c}: ${estimate.ci}`)
+    assert.equal(estimate.call, 'better')
+    assert.ok(estimate.resolution < plain.estimates[c].resolution / 2, `${estimate.resolution} against ${plain.estimates[c].resolution}`)
+  }
+})
+
+test('rotations in null tables: with a process effect in every cell, the chance of any false call stays about alpha', () => {
+  const normal = normalSource(22)
+  let wrong = 0
+  const tables = 300
+  for (let t = 0; t < tables; t++) {
+    const { estimates } = simultaneousEstimates(rotatedTable({ generations: 10, cells: 20, effect: 0.05 }, normal), { draws: 600, margin: 0 })
+    if (estimates.some(called)) wrong++
+  }
+  console.log(`false-call rate over ${tables} null tables with a process effect: ${wrong / tables}`)
+  assert.ok(wrong / tables <= 0.08, String(wrong / tables))
+})
+
+test('rotations without a spare degree of freedom: the plain mean and spread', () => {
+  const normal = normalSource(23)
+  const [cell] = rotatedTable({ generations: 2, cells: 1, effect: 0.05 }, normal)
+  const { estimates, family } = simultaneousEstimates([cell])
+  assert.equal(family.rotations, 1)
+  assert.equal(family.df, 1)
+  assert.ok(Math.abs(estimates[0].ratio - Math.sqrt(cell.candidate[0] / cell.baseline[0] * cell.candidate[1] / cell.baseline[1])) < 1e-12)
 })
 
 test('constant ratios (bytes) are exact: a real difference is called, a small one is equivalent, and none joins the family', () => {
