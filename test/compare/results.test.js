@@ -131,6 +131,28 @@ function generationReports (labels = ['json', 'protobuf']) {
   return reports
 }
 
+test('rotations: reports naming their processes put each generation in its rotation; a process\'s own speed is no noise to the interval', () => {
+  // The formats swap server and client processes each generation; server 1 is 20% dearer than server 2.
+  const assigned = generationReports().map((r) => {
+    const first = (r.trial + (r.label === 'json' ? 0 : 1)) % 2 === 0
+    // A little noise of the candidate's own within each rotation.
+    const noise = r.label === 'json' ? 1 : 1 + (r.trial % 3) / 100
+    const server = { ...r.server, process: first ? 'server 1' : 'server 2', perMessageUs: r.server.perMessageUs * (first ? 1.1 : 0.9) * noise }
+    return { ...r, server, client: { process: first ? 'client 1' : 'client 2' } }
+  })
+  const anonymous = assigned.map(({ client, server: { process, ...server }, ...r }) => ({ ...r, server }))
+  const rotated = comparisonRows(assigned, ['json', 'protobuf'])
+  const plain = comparisonRows(anonymous, ['json', 'protobuf'])
+  assert.equal(rotated.family.rotations, 2)
+  assert.equal(plain.family.rotations, 1)
+  assert.equal(rotated.family.df, 3, '5 generations less 2 rotations')
+  const [withRotations, without] = [rotated, plain].map(({ rows: [row] }) => row.verdicts.protobuf.serverCpu)
+  assert.equal(withRotations.call, 'better')
+  assert.ok(withRotations.resolution < without.resolution / 10, `${withRotations.resolution} against ${without.resolution}`)
+  assert.match(verdictMeaning(rotated.family), /\(a generation: every format measured once, taking turns\); the generations fall in 2 rotations \(which processes ran which format\), each weighing the same, the spread measured within them, with a simultaneous interval/)
+  assert.doesNotMatch(verdictMeaning(plain.family), /rotations/)
+})
+
 test('generations: medians in the figures, every generation kept, simultaneous intervals and calls over the whole table', () => {
   const { rows: [row], family } = comparisonRows(generationReports(), ['json', 'protobuf'])
   assert.equal(row.trials.json.length, 5)
@@ -269,8 +291,8 @@ test('results document: family, generations and batches as written; markdown wit
   assert.match(markdown, /^# json vs json#2 over WebSocket\n/)
   assert.match(markdown, /^## Verdict\n\n- 3 medium, loopback: json#2 vs json: .*: better$/m)
   assert.match(markdown, /single-step max-T, multivariate t\), a critical t of \d+\.\d\d over its 2 varying cells \(Bonferroni would need \d+\.\d\d\), so the chance of any false call anywhere in the table is at most 5%/)
-  assert.match(markdown, /^Measured \S+ on a CPU \(2 cores\), Node 20, Linux\. 5 generations after unrecorded warm-ups, each generation a fresh client process per format/m)
-  assert.match(markdown, /; 2 server processes on loopback, swapping formats between generations; /)
+  assert.match(markdown, /^Measured \S+ on a CPU \(2 cores\), Node 20, Linux\. 5 generations after unrecorded warm-ups, every test in short batches/m)
+  assert.match(markdown, /; 2 server and 2 client processes for the whole run \(V8 --single-threaded\), on loopback, swapping formats between generations; /)
   assert.match(markdown, /; CPUs: servers on CPU 0, clients on CPU 1\. The whole comparison took 6 s\./)
   assert.match(markdown, /^\| 3 medium \| none \| json \| 423 \|/m)
   assert.match(markdown, /^\| {2}\| {2}\| json#2\/json \| 0\.35x \| 0\.36x \+ \| 1\.50x \+ \| 0\.60x \+ \| [\d.]+x \? \| 1\.00x = \| 0\.50x \+ \| 0\.50x \+ \| [\d.]+x \? \| {2}\|$/m)
