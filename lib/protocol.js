@@ -49,6 +49,16 @@ export const DOWN_REQUEST = 'GET'
 /** Start of a text frame reporting a failure; JSON text never starts so. */
 export const ERROR_PREFIX = 'ERR '
 
+/**
+ * Close codes the server sends (RFC 6455, 7.4.1). ws sends two of them itself, on a protocol
+ * violation: invalidUtf8 for a text frame that is not UTF-8, tooBig for a message over
+ * --max-payload (other violations get 1002). A fan-out subscriber dropped as slow gets none: its
+ * TCP connection is cut, and its client sees 1006.
+ */
+export const CLOSE_CODES = Object.freeze({
+  shuttingDown: 1001, invalidUtf8: 1007, schemaRefused: 1008, tooBig: 1009, cannotPrepare: 1011
+})
+
 /** The test name a user's own payload uses on the wire and in reports. */
 export const CUSTOM_TEST = 'custom'
 

@@ -1,7 +1,7 @@
 import { test, describe } from 'node:test'
 import assert from 'node:assert/strict'
 import {
-  ACK, CUSTOM_TEST, DIRECTIONS, DOWN_REQUEST, ERROR_PREFIX, METRICS_PATH, PAYLOAD_KINDS, QUERY, REGISTRATION_OK, REGISTRATION_PREFIX,
+  ACK, CLOSE_CODES, CUSTOM_TEST, DIRECTIONS, DOWN_REQUEST, ERROR_PREFIX, METRICS_PATH, PAYLOAD_KINDS, QUERY, REGISTRATION_OK, REGISTRATION_PREFIX,
   FANOUT_HEADER_BYTES, FANOUT_KIND, connectionUrl, fanoutHeader, isErrorReply, parseRegistration, readFanoutHeader, registrationFrame
 } from '../lib/protocol.js'
 
@@ -17,10 +17,12 @@ describe('constants', () => {
     assert.equal(CUSTOM_TEST, 'custom')
     assert.equal(REGISTRATION_PREFIX, 'SCHEMA ')
     assert.equal(REGISTRATION_OK, 'SCHEMA OK')
+    assert.deepEqual(CLOSE_CODES, { shuttingDown: 1001, invalidUtf8: 1007, schemaRefused: 1008, tooBig: 1009, cannotPrepare: 1011 })
   })
   test('are frozen', () => {
     assert.ok(Object.isFrozen(QUERY))
     assert.ok(Object.isFrozen(DIRECTIONS))
+    assert.ok(Object.isFrozen(CLOSE_CODES))
   })
   test('JSON text can never be mistaken for an error line: no JSON value starts with E', () => {
     assert.ok(!/^[\s{["\d\-tfn]/.test(ERROR_PREFIX))

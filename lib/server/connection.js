@@ -2,7 +2,7 @@
 // registered first when its format needs one, then every message answered in order.
 import { loadMessages } from '../payloads/catalog.js'
 import { compileRegistration } from '../schema/registration.js'
-import { ACK, ERROR_PREFIX, FANOUT_HEADER_BYTES, REGISTRATION_OK, isFanoutEnd, readFanoutHeader } from '../protocol.js'
+import { ACK, CLOSE_CODES, ERROR_PREFIX, FANOUT_HEADER_BYTES, REGISTRATION_OK, isFanoutEnd, readFanoutHeader } from '../protocol.js'
 import { UsageError, oneLine } from '../errors.js'
 
 const ACK_FRAME = Buffer.from(ACK)
@@ -29,7 +29,7 @@ export function serveConnection (ws, socket, { target, codecOf, codec }, context
   const { stats } = context
   stats.opened()
   // ws reports protocol violations (invalid UTF-8, oversized frames) here and then closes the
-  // connection with the matching code (1007, 1009); count them, never let them escape.
+  // connection with the matching code (CLOSE_CODES); count them, never let them escape.
   ws.on('error', () => stats.count('protocolErrors'))
   ws.on('close', () => stats.closed())
   if (target.role === 'subscriber') subscribe(ws, socket, target, context)
@@ -54,7 +54,7 @@ function awaitRegistration (ws, target, codecOf, context) {
     } catch (err) {
       context.stats.count('refusedSchemas')
       ws.send(`${ERROR_PREFIX}schema refused: ${oneLine(err)}`)
-      ws.close(1008, 'schema refused')
+      ws.close(CLOSE_CODES.schemaRefused, 'schema refused')
       return
     }
     ws.send(REGISTRATION_OK)
@@ -113,7 +113,7 @@ function answerMessages (ws, target, codec, context) {
   } catch (err) {
     counters.errors++
     ws.send(`${ERROR_PREFIX}${format} prepare failed for test ${test.name}: ${oneLine(err)}`)
-    ws.close(1011, 'cannot prepare the test')
+    ws.close(CLOSE_CODES.cannotPrepare, 'cannot prepare the test')
     return
   }
   let next = 0

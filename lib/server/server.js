@@ -13,7 +13,7 @@ import { Admission } from './admission.js'
 import { openFileLimit } from '../processes.js'
 import { serveConnection, stallOnce } from './connection.js'
 import { Topics } from './fanout.js'
-import { DIRECTIONS, METRICS_PATH, QUERY } from '../protocol.js'
+import { CLOSE_CODES, DIRECTIONS, METRICS_PATH, QUERY } from '../protocol.js'
 import {
   DEFAULT_HANDSHAKE_TIMEOUT_MS, DEFAULT_MAX_BUFFERED, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_PAYLOAD, MAX_SCHEMA_BYTES
 } from '../defaults.js'
@@ -235,7 +235,7 @@ function refuseUpgrade (socket, { status, message, headers }) {
 async function shutDown (httpServer, wss) {
   const closed = [...wss.clients].map((ws) => new Promise((resolve) => {
     ws.once('close', resolve)
-    ws.close(1001, 'server shutting down')
+    ws.close(CLOSE_CODES.shuttingDown, 'server shutting down')
     // A peer that never answers the close handshake must not hold the shutdown forever.
     setTimeout(() => ws.terminate(), 1000).unref()
   }))
