@@ -55,8 +55,8 @@ export function pinProcess (pid, cpus) {
  * @param {{env?: object, cpus?: string}} [options] extra environment variables; the CPUs to run on
  * @returns {import('node:child_process').ChildProcess} its stderr piped, for the parent to read
  */
-export function forkNodeScript (script, { env = {}, cpus, nodeFlags } = {}) {
-  return spawn(...nodeCommand([script], cpus, nodeFlags), {
+export function forkNodeScript (script, { env = {}, cpus } = {}) {
+  return spawn(...nodeCommand([script], cpus), {
     cwd: PROJECT_ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'pipe', 'ipc']
@@ -105,10 +105,9 @@ export function watchOutput (child) {
  * @returns {Promise<{url: string, child: import('node:child_process').ChildProcess, output: () => string, stop: (signal?: string) => Promise<number|null>}>}
  */
 export function startServerProcess (args = [], {
-  script = 'server.js', env = {}, args: scriptArgs = ['--port', '0'], readyPattern = /listening on (ws:\/\/\S+)/, cpus, root = PROJECT_ROOT,
-  nodeFlags
+  script = 'server.js', env = {}, args: scriptArgs = ['--port', '0'], readyPattern = /listening on (ws:\/\/\S+)/, cpus, root = PROJECT_ROOT
 } = {}) {
-  const child = spawn(...nodeCommand([script, ...scriptArgs, ...args], cpus, nodeFlags), {
+  const child = spawn(...nodeCommand([script, ...scriptArgs, ...args], cpus), {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe']
@@ -137,9 +136,8 @@ export function startServerProcess (args = [], {
 }
 
 /** `node args`, or `taskset -c cpus node args` to keep the process on those CPUs. */
-function nodeCommand (args, cpus, nodeFlags = []) {
-  const command = [...nodeFlags, ...args]
-  return cpus === undefined ? [process.execPath, command] : ['taskset', ['-c', cpus, process.execPath, ...command]]
+function nodeCommand (args, cpus) {
+  return cpus === undefined ? [process.execPath, args] : ['taskset', ['-c', cpus, process.execPath, ...args]]
 }
 
 /**

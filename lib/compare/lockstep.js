@@ -1,7 +1,10 @@
-// How a comparison measures: in generations. There are as many server processes and as many
-// client processes as formats, all alive for the whole run and warmed up before anything is
-// recorded (a fresh process measures its own JIT). Each generation gives every format a server
-// and a client process, and runs every row (a test on a network) in short batches that take turns
+// How a comparison measures: in generations. There are as many server processes as formats, and
+// as many client processes per row (a test on a network), all alive for the whole run and warmed
+// up before anything is recorded (a fresh process measures its own JIT). A client process sends one
+// row's messages, as a real client sends its own kind: its code and its heap are that row's alone
+// (the people test's 50 MB of messages would otherwise be marked by every other row's collector).
+// Each generation gives every format a server and, in each row, a client process, and runs every
+// row in short batches that take turns
 // (A B, B A, ...) and never overlap, so both formats meet the same moment of the machine. Its
 // figures are one value per format and row, and intervals are formed over generations (batches
 // inside one share its processes and are not independent).
@@ -31,14 +34,6 @@ export const OPEN_LOOP_SHARE = 0.8
 export const ROW_MS = 700
 /** Unrecorded batches per format and row in each generation, before its measured ones: this long. */
 const WARMUP_MS = 100
-/**
- * V8 flags of every process a comparison starts: no background threads. Otherwise a process whose
- * turn it is not still runs its collector's and compiler's threads (marking, sweeping, a late
- * compile) on the CPU it shares with the other format's process, in that one's batch; and on one
- * CPU, parallel collector threads only contend. The work is the same, done in the process's own
- * turn: the worst per-batch deviations of client CPU and latency between formats halved.
- */
-const NODE_FLAGS = ['--single-threaded']
 /** Past this share of one core over its batches, a process was the bottleneck of the row. */
 const SATURATED_SHARE = 0.9
 
@@ -84,9 +79,8 @@ const SATURATED_SHARE = 0.9
 export async function runLockstep (options) {
   const { formats, serverArgs, cpus, progress, generations: fixed } = options
   const started = performance.now()
-  // One server and one client per format, each serving them all: they swap from one generation to the next.
-  const start = () => startServerProcess(serverArgs, { cpus: cpus?.server, nodeFlags: NODE_FLAGS })
-  const servers = await Promise.all(formats.map(start))
+  // One server per format, one client per format and row, each able to be any format: they swap every generation.
+  const servers = await Promise.all(formats.map(() => startServerProcess(serverArgs, { cpus: cpus?.server })))
   for (const server of servers) server.clock = new CpuClock(server.child.pid)
   let clients = []
   try {
@@ -110,16 +104,16 @@ export async function runLockstep (options) {
     const budgetMs = fixed === undefined ? options.budgetMs : null
     return { generations, plan: Object.fromEntries(plan), budgetMs, servers: servers.length }
   } finally {
-    await Promise.all(clients.map((client) => client.close()))
+    await Promise.all(clients.flat().map((client) => client.close()))
     await Promise.all(servers.map((server) => server.stop()))
   }
 }
 
 /**
- * One generation: each format given a server and a client process, every row in lockstep batches.
+ * One generation: each format given a server and in each row a client process, every row in lockstep batches.
  * @param {object} options runLockstep's
  * @param {object[]} servers
- * @param {BatchClient[]} clients
+ * @param {BatchClient[][]} clients by row, one per format
  * @param {number} shift which server and client each format uses: (format + shift) mod their number
  * @param {Map<string, object>} plan each row's batch sizes and rate, made in the warm-up
  * @param {number|null} index the generation, null for the warm-up
@@ -128,13 +122,15 @@ export async function runLockstep (options) {
 async function runGeneration (options, servers, clients, shift, plan, index) {
   const { formats, labels, rows, load, batchMessages } = options
   const serverOf = (format) => servers[(format + shift) % servers.length]
-  // By format: the client process each one runs in this generation.
-  const active = formats.map((_, i) => clients[(i + shift) % clients.length])
-  await Promise.all(active.map((client, i) => client.connect(formats[i], serverOf(i).url)))
-  const machine = new MachineWatch([...servers, ...clients].map((process) => process.clock))
+  // By row, then format: the client process each format runs in this generation.
+  const activeRows = clients.map((row) => formats.map((_, i) => row[(i + shift) % row.length]))
+  const connect = (client, i) => client.connect(formats[i], serverOf(i).url)
+  await Promise.all(activeRows.flatMap((active) => active.map(connect)))
+  const machine = new MachineWatch([...servers, ...clients.flat()].map((process) => process.clock))
   const saturated = []
   const costs = new Map()
-  for (const row of rows) {
+  for (const [r, row] of rows.entries()) {
+    const active = activeRows[r]
     // Planned in each warm-up, the last one's plan kept: by then every process's code is optimised.
     if (index === null) plan.set(row.key, await planRow(row, active, load, batchMessages))
     const sizes = plan.get(row.key)
@@ -154,20 +150,20 @@ async function runGeneration (options, servers, clients, shift, plan, index) {
     costs.set(row.key, await measureRow(row, sizes, active, serverOf, load, onSaturated))
   }
   if (index === null) return null
-  const reports = await Promise.all(active.map((client) => client.reports()))
+  const reports = await Promise.all(activeRows.map((active) => Promise.all(active.map((client) => client.reports()))))
   return {
     index,
     ...machine.read(),
     saturated,
-    reports: formats.flatMap((format, i) => rows.map((row) => {
-      const report = reports[i][row.key]
+    reports: formats.flatMap((format, i) => rows.map((row, r) => {
+      const report = reports[r][i][row.key]
       if (!report) return null
       const { codecUs, ...server } = costs.get(row.key)[i]
       return {
         ...report,
         label: labels[i],
         trial: index,
-        client: { process: `client ${clients.indexOf(active[i]) + 1}` },
+        client: { process: `client ${clients[r].indexOf(activeRows[r][i]) + 1}` },
         server: { ...server, process: `server ${servers.indexOf(serverOf(i)) + 1}` },
         codec: { clientUs: report.codec.clientUs, serverUs: codecUs }
       }
@@ -240,23 +236,25 @@ class MachineWatch {
 }
 
 /**
- * Starts one batch client process per format, each ready to be any of them; if one cannot start,
- * the others are closed, not left behind.
+ * Starts the batch client processes: per row, one per format, each ready to be any of them. If one
+ * cannot start, the others are closed, not left behind.
  * @param {object} options runLockstep's
- * @returns {Promise<BatchClient[]>}
+ * @returns {Promise<BatchClient[][]>} by row
  */
 async function startClients ({ formats, codecModules, rows, load, cpus }) {
-  // They start on every CPU, each making its tests ready at once; then they move to the clients' CPU.
-  const planned = rows.map(({ key, test, custom, profile }) => ({ key, test, custom, profile }))
-  const plan = { formats, codecModules, load, rows: planned }
-  const clients = formats.map((_, i) => new BatchClient(forkNodeScript('lib/compare/batch-client.js', { nodeFlags: NODE_FLAGS }), `client ${i + 1}`))
-  const opened = await Promise.allSettled(clients.map((client) => client.ask({ type: 'open', plan })))
+  // They start on every CPU, each making its row ready at once; then they move to the clients' CPU.
+  const fork = (name) => new BatchClient(forkNodeScript('lib/compare/batch-client.js'), name)
+  const clients = rows.map((row) => formats.map((_, i) => fork(`client ${i + 1} of ${row.label}`)))
+  const opened = await Promise.allSettled(rows.flatMap(({ key, test, custom, profile }, r) => {
+    const plan = { formats, codecModules, load, rows: [{ key, test, custom, profile }] }
+    return clients[r].map((client) => client.ask({ type: 'open', plan }))
+  }))
   const failed = opened.find((attempt) => attempt.status === 'rejected')
   if (failed) {
-    await Promise.all(clients.map((client) => client.close()))
+    await Promise.all(clients.flat().map((client) => client.close()))
     throw failed.reason
   }
-  if (cpus?.clients) for (const client of clients) pinProcess(client.pid, cpus.clients)
+  if (cpus?.clients) for (const client of clients.flat()) pinProcess(client.pid, cpus.clients)
   return clients
 }
 

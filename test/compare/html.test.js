@@ -131,7 +131,7 @@ test('the table carries the codec columns; how the calls were made and what the 
   // json's codec figures, medians over the three generations: client 3.2, server 4.
   assert.match(html, /<td>3 medium<\/td><td>none<\/td><td>json<\/td>(<td>[^<]*<\/td>){7}<td>3\.20<\/td><td>4\.00<\/td><td>150\/150\/0\/0<\/td>/)
   assert.match(html, /a critical t of \d+\.\d\d over its \d+ varying cells/)
-  assert.match(html, /3 server and 3 client processes for the whole run \(V8 --single-threaded\), on loopback, swapping formats between generations/)
+  assert.match(html, /3 server processes and 3 client processes per row for the whole run, on loopback, swapping formats between generations/)
   assert.doesNotMatch(html, /class="saturation"/, 'a quiet machine: no note')
   const busy = { ...all, settings: { ...all.settings, generations: [{ index: 1, ms: 800, loadAverage: 3, neighbourCores: 1.2, saturated: ['server 3 medium (json)'] }] } }
   const noted = renderHtmlReport(busy)

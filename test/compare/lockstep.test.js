@@ -119,19 +119,38 @@ test('two generations of json and protobuf on one row: a report per format each,
     assert.deepEqual(processes[1], [...processes[0]].reverse())
   }
 
-  const servers = [...running].filter(([, command]) => / --single-threaded server\.js --port 0/.test(command))
-  const clients = [...running].filter(([, command]) => / --single-threaded lib\/compare\/batch-client\.js$/.test(command))
-  assert.equal(servers.length, 2, `two server processes, no V8 threads of their own: ${[...running.values()].join('; ')}`)
+  const servers = [...running].filter(([, command]) => / server\.js --port 0/.test(command))
+  const clients = [...running].filter(([, command]) => / lib\/compare\/batch-client\.js$/.test(command))
+  assert.equal(servers.length, 2, `two server processes: ${[...running.values()].join('; ')}`)
   assert.equal(clients.length, 2, 'two client processes for the whole run')
   assert.equal(running.size, 4)
   for (const [pid] of running) assert.equal(alive(pid), false, `process ${pid} is gone`)
   assert.deepEqual([...children()], [], 'nothing left running')
 })
 
+test('every row has client processes of its own, alive for the whole run; each row\'s swap formats like the servers', { skip: !LINUX && 'reads /proc' }, async () => {
+  const NUMBERS = { ...ROW, key: 'numbers\nnone', label: '1 numbers', testName: 'numbers', test: 'numbers' }
+  const seen = []
+  const run = await runLockstep(options({
+    rows: [ROW, NUMBERS],
+    progress: (line) => { if (line.startsWith('generation')) seen.push([...children().values()]) }
+  }))
+  for (const commands of seen) {
+    assert.equal(commands.filter((command) => / server\.js --port 0/.test(command)).length, 2)
+    assert.equal(commands.filter((command) => / lib\/compare\/batch-client\.js$/.test(command)).length, 4, 'two rows, two formats')
+    assert.equal(commands.length, 6)
+  }
+  const [first, second] = run.generations.map(({ reports }) => reports.map((report) => `${report.test} ${report.format} ${report.client.process}`))
+  assert.deepEqual(first.map((line) => line.split(' ').slice(0, 2).join(' ')), ['small json', 'numbers json', 'small protobuf', 'numbers protobuf'])
+  // In every row the formats trade client processes from one generation to the next.
+  assert.deepEqual(second.map((line) => line.split(' ')[3]), first.map((line) => line.endsWith('1') ? '2' : '1'))
+  assert.deepEqual([...children()], [], 'nothing left running')
+})
+
 test('a client that cannot open a format fails the run with one line naming it; the servers and the other client are stopped', { skip: !LINUX && 'reads /proc' }, async () => {
   await assert.rejects(runLockstep(options({ formats: ['json', 'no-such-format'], labels: ['json', 'no-such-format'] })), (err) => {
     assert.ok(err instanceof UsageError, String(err))
-    assert.match(err.message, /^client [12] failed: unknown format 'no-such-format': expected one of /)
+    assert.match(err.message, /^client [12] of 5 small failed: unknown format 'no-such-format': expected one of /)
     assert.doesNotMatch(err.message, /\n/)
     return true
   })

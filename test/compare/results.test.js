@@ -292,7 +292,7 @@ test('results document: family, generations and batches as written; markdown wit
   assert.match(markdown, /^## Verdict\n\n- 3 medium, loopback: json#2 vs json: .*: better$/m)
   assert.match(markdown, /single-step max-T, multivariate t\), a critical t of \d+\.\d\d over its 2 varying cells \(Bonferroni would need \d+\.\d\d\), so the chance of any false call anywhere in the table is at most 5%/)
   assert.match(markdown, /^Measured \S+ on a CPU \(2 cores\), Node 20, Linux\. 5 generations after unrecorded warm-ups, every test in short batches/m)
-  assert.match(markdown, /; 2 server and 2 client processes for the whole run \(V8 --single-threaded\), on loopback, swapping formats between generations; /)
+  assert.match(markdown, /; 2 server processes and 2 client processes per row for the whole run, on loopback, swapping formats between generations; /)
   assert.match(markdown, /; CPUs: servers on CPU 0, clients on CPU 1\. The whole comparison took 6 s\./)
   assert.match(markdown, /^\| 3 medium \| none \| json \| 423 \|/m)
   assert.match(markdown, /^\| {2}\| {2}\| json#2\/json \| 0\.35x \| 0\.36x \+ \| 1\.50x \+ \| 0\.60x \+ \| [\d.]+x \? \| 1\.00x = \| 0\.50x \+ \| 0\.50x \+ \| [\d.]+x \? \| {2}\|$/m)
