@@ -296,7 +296,8 @@ function runSummary ({ trials, budgetMs, pinning, connections, inflight, rate, d
   const loads = generations.map((generation) => generation.loadAverage).filter((value) => value !== null)
   const neighbours = generations.map((generation) => generation.neighbourCores).filter((value) => value !== null)
   const how = trials ? `${trials} generations` : `${count} generations, as many as fit ${budgetMs / 1000} s`
-  return `${how}, after unrecorded warm-ups, each a fresh client process per format running every test in short batches ` +
+  return `${how}, after unrecorded warm-ups, on server processes and per-test client processes that live for the whole run and ` +
+    'swap formats between generations, every test in short batches ' +
     'that take turns (closed loop for latency and msgs/s, then open loop on one schedule for CPU and codec time); ' +
     (direction === 'fanout'
       ? `${connections} subscribers and one publisher at ${rate}/s`
