@@ -1,12 +1,14 @@
 // npm run bench:fanout -- --hosts K --subscribers S --rate R --duration D [--cut H@AT+FOR] [--format F] [--test T]
-//   [--replay N] [--server-processes P] [--broker redis|nats|ipc] [--json]
+//   [--replay N] [--decode all|one] [--heartbeat T] [--server-processes P] [--broker redis|nats|ipc] [--json]
 // Fan-out across hosts, on one machine: a server host, a publisher host and K subscriber hosts as
 // network namespaces on a bridge (lib/network/hosts.js). The server runs as many processes as the
 // subscribers need (one process may hold only so many open files), with a broker between them;
 // each subscriber host runs as many client processes as its share needs, and every client measures
 // from one --start-at instant. --cut 1@3s+2s takes subscriber host 1 off the network 3 s into the
 // measured phase for 2 s: its subscribers stall, reconnect and miss what was published meanwhile,
-// and the others must not notice. Prints a table (or one JSON document) and writes
+// and the others must not notice: only the cut host reconnects. Each host's row says what liveness
+// cost (pings per delivery, how long judging waited on a late client process) and what it closed,
+// by cause; a close by a late client process itself makes the run invalid. Prints a table (or one JSON document) and writes
 // docs/results/fanout.json (fanout-cut.json with --cut).
 import fs from 'node:fs'
 import os from 'node:os'
@@ -30,7 +32,7 @@ const BROKERS = {
 
 runMain(async () => {
   const args = await commandLine(process.argv, 'Usage: npm run bench:fanout -- --hosts K --subscribers S --rate R --duration D ' +
-    '[--cut H@AT+FOR] [--replay N] [--format F] [--test T] [--server-processes P] [--broker redis|nats|ipc] [--json]')
+    '[--cut H@AT+FOR] [--replay N] [--decode all|one] [--heartbeat T] [--format F] [--test T] [--server-processes P] [--broker redis|nats|ipc] [--json]')
     .options({
       hosts: { describe: 'subscriber hosts, each its own network namespace and address (the publisher has one more)', default: 2 },
       subscribers: { describe: 'subscribers in all, shared between the hosts', default: 1000 },
@@ -38,7 +40,8 @@ runMain(async () => {
       duration: { describe: 'measured phase', default: '10s', type: 'string' },
       cut: { describe: 'take subscriber host H off the network AT into the measured phase, for FOR: 1@3s+2s', type: 'string' },
       replay: { describe: 'the server\'s --replay: publishes it keeps per topic for subscribers that come back (a cut host\'s)', default: 0 },
-      heartbeat: { describe: 'the clients\' --heartbeat: a subscriber silent this long pings, and reconnects when silent twice as long', default: '500ms', type: 'string' },
+      heartbeat: { describe: 'the clients\' --heartbeat: a subscriber whose next delivery is this late pings, and reconnects when its ping goes unanswered as long', default: '500ms', type: 'string' },
+      decode: { describe: 'the clients\' --decode: every subscriber decodes (all), or one per process (one)', choices: ['all', 'one'], default: 'all' },
       format: { describe: 'json or protobuf', choices: ['json', 'protobuf'], default: 'json' },
       test: { describe: 'test payload', default: '3', type: 'string' },
       'server-processes': { describe: 'server processes (node server.js --processes); default: enough that each holds at most half its open-file limit', type: 'string' },
@@ -79,7 +82,7 @@ runMain(async () => {
     // 3,000 connections a second were seen here, on 2 cores.
     const startAt = Date.now() + 5000 + Math.ceil(subscribers * 0.5)
     const common = [args.test, '--direction', 'fanout', '--rate', String(rate), '--duration', `${durationMs}ms`, '--warmup', '1s',
-      '--heartbeat', `${heartbeatMs}ms`, '--timeout', '30000',
+      '--heartbeat', `${heartbeatMs}ms`, '--decode', args.decode, '--timeout', '30000',
       '--start-at', String(startAt), '--url', `ws://${net.server.address}:${PORT}`]
     let started = 0
     const run = (host, role, connections) => {
@@ -112,6 +115,8 @@ runMain(async () => {
     const checks = {
       accounted: hosts.every((h) => h.fanout.delivered + h.fanout.lost === h.fanout.expected),
       uncutLossless: hosts.every((h) => h.cut || h.fanout.lost === 0),
+      uncutStayed: hosts.every((h) => h.cut || h.fanout.reconnects.count === 0),
+      valid: merged.fanout.invalid === null,
       noDuplicates: merged.fanout.duplicates === 0,
       noErrors: merged.fanout.errors === 0
     }
@@ -120,14 +125,19 @@ runMain(async () => {
       process.stdout.write(`${JSON.stringify({ hosts, merged, server: serverSummary, published, cut: cut && { ...cut, ...cutTimes }, checks })}\n`)
     }
     const columns = ['host', 'source', 'processes', 'subscribers', 'expected', 'delivered', 'recovered', 'lost', 'duplicates', 'reconnects',
-      'reconnect gap p50/p99/max ms', 'deliveries/s', 'p50 ms', 'p99 ms', 'spread p99 ms', 'client KB/subscriber']
+      'reconnect gap p50/p99/max ms', 'closed link/server/generator', 'pings/delivery', 'judging waited ms', 'loop busy',
+      'client µs/delivery', 'deliveries/s', 'p50 ms', 'p99 ms', 'spread p99 ms', 'client KB/subscriber']
     const row = (h) => [h.host + (h.cut ? ' (cut)' : ''), h.sourceAddress, h.processes, h.fanout.subscribers, h.fanout.expected,
       h.fanout.delivered, h.fanout.recovered, h.fanout.lost, h.fanout.duplicates, h.fanout.reconnects.count,
       h.fanout.reconnects.count ? Object.values(h.fanout.reconnects.gapMs).map(Math.round).join('/') : '',
-      Math.round(h.rate), h.latencyMs.p50.toFixed(1), h.latencyMs.p99.toFixed(1), h.fanout.spreadMs.p99.toFixed(1), h.clientKbPerSubscriber]
+      Object.values(h.fanout.liveness.closes).join('/'), h.fanout.liveness.pingsPerDelivery, Math.round(h.fanout.liveness.suspendedMs),
+      h.generator?.loopBusy ?? '', h.fanout.cpuPerDeliveryUs, Math.round(h.rate), h.latencyMs.p50.toFixed(1), h.latencyMs.p99.toFixed(1),
+      h.fanout.spreadMs.p99.toFixed(1), h.clientKbPerSubscriber]
     const rows = [...hosts.map(row), row({ ...merged, host: 'all', sourceAddress: `${hostCount} addresses`, processes: reports.length - 1 })]
     const failed = Object.entries(checks).filter(([, ok]) => !ok).map(([name]) => name)
-    const verdict = failed.length ? `FAILED ${failed.join(', ')}` : 'every delivery accounted, hosts not cut lost nothing, nothing duplicated'
+    const verdict = failed.length
+      ? `FAILED ${failed.join(', ')}`
+      : 'every delivery accounted, hosts not cut lost nothing and kept their connections, nothing duplicated, no client closed a subscriber for its own lateness'
     const where = serverProcesses === 1 ? 'one process' : `${serverProcesses} processes and a broker (${broker})`
     const serverLine = `server memory: ${serverMemory.rssMb} MB resident at most (${serverMemory.kbPerSubscriber} KB per subscriber, ` +
       `the processes' own memory included), peak ${serverMemory.peakRssMb} MB summed over its processes`
@@ -141,6 +151,7 @@ runMain(async () => {
       notes: [`${hostCount} subscriber hosts, a publisher host and a server host, each a network namespace with its own address on one bridge; ` +
         `the server in ${where}; ${args.format}, test ${args.test}, a publish rate of ${rate}/s to ${subscribers} subscribers for ${durationMs / 1000} s ` +
         `after 1 s of warm-up, from one --start-at instant (${published} publishes measured)` +
+        (args.decode === 'one' ? '; one subscriber per client process decodes (--decode one), the others read the header' : '') +
         (cut ? `; subscriber host ${cut.host} cut off ${cut.atMs / 1000} s into the measured phase for ${cut.forMs / 1000} s (its bridge port stops forwarding)` : '') +
         (replay ? `; the server keeps the last ${replay} publishes for subscribers that come back (--replay): recovered, delivered late` : '') +
         `; the clients' --heartbeat ${heartbeatMs} ms; ${serverLine}; checks: ${verdict}`],

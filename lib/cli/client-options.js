@@ -74,7 +74,7 @@ export async function parseClientArgs (argv, format) {
         default: 'up'
       },
       role: { describe: 'fanout: both in this process, or only the publisher or only the subscribers (split across hosts)', choices: FANOUT_ROLES, default: 'both' },
-      heartbeat: { describe: 'fanout: a subscriber silent this long pings; its ping unanswered as long again, it reconnects', default: `${DEFAULT_HEARTBEAT_MS}ms`, type: 'string' },
+      heartbeat: { describe: 'fanout: a subscriber whose next delivery is this late (beyond how late they run) pings; its ping unanswered as long again, it reconnects', default: `${DEFAULT_HEARTBEAT_MS}ms`, type: 'string' },
       decode: {
         describe: 'fanout: which subscribers decode every delivery: all (the client CPU a subscriber pays, times subscribers) ' +
           'or one (the others read the header and account: a generator that keeps up with thousands)',

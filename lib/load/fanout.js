@@ -74,7 +74,8 @@ function combine (options, publisher, heard) {
       reordered: 0,
       errors: 0,
       perPublish: { firstUs: [], lastUs: [] },
-      reconnects: { count: 0, histogram: null }
+      reconnects: { count: 0, histogram: null },
+      liveness: { pings: 0, suspendedMs: 0, closes: { link: 0, server: 0, generator: 0 } }
     }
   }
   const published = publisher ? publisher.messages.sent - publisher.messages.errors : base.fanout.published

@@ -59,10 +59,12 @@ export function parseAssertions (expressions) {
  * @returns {string[]} one line per violated threshold (empty: all hold)
  */
 export function violatedAssertions (thresholds, report) {
-  return thresholds.flatMap(({ text, metric, operator, limit }) => {
+  // A fan-out whose own generator closed subscribers measured itself: no threshold holds on it.
+  const invalid = thresholds.length > 0 && report.fanout?.invalid ? [`assertion failed: the run is invalid: ${report.fanout.invalid}`] : []
+  return [...invalid, ...thresholds.flatMap(({ text, metric, operator, limit }) => {
     const actual = METRICS[metric](report)
     if (COMPARE[operator](actual, limit)) return []
     const unit = LATENCY.has(metric) ? ' ms' : ''
     return [`assertion failed: ${text.trim()} (${metric} was ${actual}${unit})`]
-  })
+  })]
 }

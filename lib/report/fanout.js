@@ -1,6 +1,7 @@
 // The fan-out part of a report: the accounting of every delivery (expected = published ×
-// subscribers = delivered + lost), how far apart one publish's deliveries landed, the reconnects,
-// and the bytes and CPU per delivery; and how the parts from several processes or hosts add up.
+// subscribers = delivered + lost), how far apart one publish's deliveries landed, the reconnects
+// and what liveness cost and closed, and the bytes and CPU per delivery; and how the parts from
+// several processes or hosts add up.
 import { addHistograms, createLatencyHistogram, decodeHistogram, encodeHistogram, summarizeLatency } from '../histogram.js'
 import { round } from '../display.js'
 import { UsageError } from '../errors.js'
@@ -14,6 +15,7 @@ import { UsageError } from '../errors.js'
  */
 export function describeFanout (measured, { role, headerBytes, cpu }) {
   const { subscribers, published, delivered, perPublish, reconnects } = measured
+  const { pings, suspendedMs, closes } = measured.liveness ?? NO_LIVENESS
   const expected = published === null ? null : published * subscribers
   const reconnectGaps = reconnects.histogram ? decodeHistogram(reconnects.histogram) : createLatencyHistogram()
   const { p50, p99, max } = summarizeLatency(reconnectGaps)
@@ -36,12 +38,23 @@ export function describeFanout (measured, { role, headerBytes, cpu }) {
     spreadMs: deliverySpread(perPublish),
     perPublish,
     reconnects: { count: reconnects.count, gapMs: { p50, p99, max }, histogram: reconnects.histogram },
+    liveness: {
+      pings, pingsPerDelivery: delivered > 0 ? round(pings / delivered, 4) : null, suspendedMs, closes: { ...closes }
+    },
+    // Subscribers its own late loop took for gone: their losses are the generator's, not the server's.
+    invalid: closes.generator > 0
+      ? `${closes.generator} subscriber connection(s) closed by their own client process while it ran late (its loop, not the ` +
+        'server or the link): the losses are not the server\'s; fewer subscribers per process, or more hosts'
+      : null,
     // Read by the subscribers on their sockets after the upgrade, per frame they got (warm-up and END
     // too): WebSocket framing, the fan-out header and any compression included.
     wire: { read, frames, perDelivery: frames > 0 ? round(read / frames, 1) : null },
     cpuPerDeliveryUs: cpu && delivered > 0 ? round((cpu.userUs + cpu.systemUs) / delivered, 2) : null
   }
 }
+
+/** What a part without subscribers (a publisher alone) or from before liveness was counted has. */
+const NO_LIVENESS = { pings: 0, suspendedMs: 0, closes: { link: 0, server: 0, generator: 0 } }
 
 /**
  * The spread of a fan-out's deliveries: for each publish, from its first delivery to its last,
@@ -75,6 +88,8 @@ export function mergeFanout (parts) {
     return values.length ? pick(...values) : null
   })
   const histograms = parts.map((part) => part.reconnects.histogram).filter(Boolean)
+  const liveness = parts.map((part) => part.liveness ?? NO_LIVENESS)
+  const closes = (cause) => liveness.reduce((total, { closes }) => total + closes[cause], 0)
   return {
     subscribers: sum((part) => part.subscribers),
     decoders: sum((part) => part.decoders),
@@ -88,6 +103,12 @@ export function mergeFanout (parts) {
     reconnects: {
       count: sum((part) => part.reconnects.count),
       histogram: histograms.length ? encodeHistogram(addHistograms(histograms)) : null
+    },
+    liveness: {
+      pings: liveness.reduce((total, { pings }) => total + pings, 0),
+      // The parts ran at once: the longest wait is how long some subscribers went unjudged.
+      suspendedMs: Math.max(0, ...liveness.map(({ suspendedMs }) => suspendedMs)),
+      closes: { link: closes('link'), server: closes('server'), generator: closes('generator') }
     },
     frames: sum((part) => part.wire.frames),
     subscriberBytesRead: sum((part) => part.wire.read)

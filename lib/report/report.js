@@ -160,13 +160,14 @@ function loadShape ({ connections, inflight, fanout }) {
   return `${int(fanout.subscribers)} subscriber(s), ${publisher}${fanout.role === 'both' ? '' : ` (role ${fanout.role})`}`
 }
 
-/** Whether a fan-out (if any) got every expected delivery once, intact. */
+/** Whether a fan-out (if any) got every expected delivery once, intact, and is valid. */
 function deliveredAll (fanout) {
-  return !fanout || (fanout.lost === 0 && fanout.duplicates === 0 && fanout.errors === 0)
+  return !fanout || (fanout.lost === 0 && fanout.duplicates === 0 && fanout.errors === 0 && !fanout.invalid)
 }
 
 function describeFailedMessages ({ sent, errors, lost }, fanout, errorReplies) {
   const first = errorReplies[0] ? `; first error reply: ${errorReplies[0]}` : ''
+  if (fanout?.invalid) return `invalid: ${fanout.invalid}`
   if (errors + lost === 0 && fanout) {
     // Lost while away is the usual loss; say what takes a subscriber away, the server's limit included.
     const away = fanout.lost > 0 && fanout.reconnects?.count > 0
@@ -191,6 +192,10 @@ function fanoutLines (f) {
   lines.push(`spread    p50 ${ms(f.spreadMs.p50)}  p99 ${ms(f.spreadMs.p99)}  max ${ms(f.spreadMs.max)} (first to last delivery of one publish)`,
     `delivery  ${f.wire.perDelivery ?? 'n/a'} B read per delivery on the socket (the ${f.headerBytes} B header included), ` +
       `${f.cpuPerDeliveryUs ?? 'n/a'} µs CPU per delivery (this client process)`)
+  const { pings, pingsPerDelivery, suspendedMs, closes } = f.liveness
+  lines.push(`liveness  ${int(pings)} pings${pingsPerDelivery === null ? '' : ` (${pingsPerDelivery} per delivery)`}; ` +
+    `judging waited ${ms(suspendedMs)} on this process's late loop; connections lost: link ${int(closes.link)}, ` +
+    `server ${int(closes.server)}, this generator ${int(closes.generator)}${f.invalid ? ' (INVALID run)' : ''}`)
   if (f.reconnects.count > 0) {
     const { p50, p99, max } = f.reconnects.gapMs
     const recovered = f.recovered > 0 ? `; ${int(f.recovered)} deliveries recovered (replayed by the server on reconnect)` : ''

@@ -23,3 +23,11 @@ test('bad expressions are one clear UsageError each', () => {
     assert.throws(() => parseAssertions([text]), (err) => err instanceof UsageError && pattern.test(err.message), text)
   }
 })
+
+test('an invalid fan-out fails every set of thresholds, first; without thresholds nothing is asserted', () => {
+  const invalid = { ...report, fanout: { invalid: '2 subscriber connection(s) closed by their own client process while it ran late' } }
+  assert.deepEqual(violatedAssertions(parseAssertions(['p99<20ms']), invalid),
+    ['assertion failed: the run is invalid: 2 subscriber connection(s) closed by their own client process while it ran late'])
+  assert.deepEqual(violatedAssertions([], invalid), [])
+  assert.deepEqual(violatedAssertions(parseAssertions(['p99<20ms']), { ...report, fanout: { invalid: null } }), [])
+})

@@ -55,3 +55,18 @@ test('mergeFanout: counts (decoders too) add, each publish keeps its earliest fi
   assert.deepEqual([whole.expected, whole.lost], [9, 0])
   assert.throws(() => mergeFanout([a, { ...b, published: 4 }]), /disagree on how many were published: 3, 4/)
 })
+
+test('describeFanout and mergeFanout: pings per delivery, how long judging waited, closes by cause; any close by the generator makes the run invalid', () => {
+  const liveness = (pings, suspendedMs, generator = 0) => ({ pings, suspendedMs, closes: { link: 1, server: 2, generator } })
+  const valid = describeFanout({ ...measured({ delivered: 6 }), liveness: liveness(3, 120) }, { role: 'both', headerBytes: 24, cpu: null })
+  assert.deepEqual(valid.liveness, { pings: 3, pingsPerDelivery: 0.5, suspendedMs: 120, closes: { link: 1, server: 2, generator: 0 } })
+  assert.equal(valid.invalid, null)
+  const late = describeFanout({ ...measured(), liveness: liveness(0, 900, 4) }, { role: 'both', headerBytes: 24, cpu: null })
+  assert.match(late.invalid, /^4 subscriber connection\(s\) closed by their own client process while it ran late \(its loop, not the server or the link\): the losses are not the server's/)
+  const before = describeFanout(measured(), { role: 'both', headerBytes: 24, cpu: null })
+  assert.deepEqual(before.liveness, { pings: 0, pingsPerDelivery: 0, suspendedMs: 0, closes: { link: 0, server: 0, generator: 0 } }, 'a report from before liveness was counted')
+  // Parts from several processes: pings and closes add; the longest wait stands for them all (they ran at once).
+  const merged = mergeFanout([valid, late, before])
+  assert.deepEqual(merged.liveness, { pings: 3, suspendedMs: 900, closes: { link: 2, server: 4, generator: 4 } })
+  assert.match(describeFanout(merged, { role: 'both', headerBytes: 24, cpu: null }).invalid, /^4 subscriber connection/)
+})
