@@ -162,7 +162,11 @@ runMain(async () => {
         p99: `${Math.round(merged.latencyMs.p99).toLocaleString('en-US')} ms`,
         'deliveries-per-s': Math.round(merged.rate).toLocaleString('en-US'),
         'server-kb': String(serverMemory.kbPerSubscriber),
-        'client-kb': String(merged.clientKbPerSubscriber)
+        'client-kb': String(merged.clientKbPerSubscriber),
+        reconnects: merged.fanout.reconnects.count.toLocaleString('en-US'),
+        'pings-per-delivery': String(merged.fanout.liveness.pingsPerDelivery),
+        'loop-busy': hosts.map((h) => h.generator?.loopBusy).join(', '),
+        'client-us': String(merged.fanout.cpuPerDeliveryUs)
       }
     })
     return failed.length ? 1 : 0

@@ -1,5 +1,6 @@
 // Shared by the tests: real processes, real sockets, real browsers, no mocks.
 import fs from 'node:fs'
+import net from 'node:net'
 import WebSocket from 'ws'
 import { CHROMIUM } from '../bin/headless-browser.js'
 import { brokerProgram } from '../lib/processes.js'
@@ -83,4 +84,22 @@ export function normalSource (seed) {
     normals(buffer)
     return buffer[0]
   }
+}
+
+/**
+ * A TCP relay to a server that a test can cut: every connection through it is kept as its pair of
+ * sockets, in the order they came, for the test to stall (unpipe) or cut (destroy).
+ * @param {{host: string, port: number}} server
+ * @returns {Promise<{url: string, pairs: Array<[import('node:net').Socket, import('node:net').Socket]>, close: () => void}>}
+ */
+export async function startRelay (server) {
+  const pairs = []
+  const relay = net.createServer((socket) => {
+    const upstream = net.connect(server.port, server.host)
+    socket.pipe(upstream).pipe(socket)
+    for (const end of [socket, upstream]) end.on('error', () => { socket.destroy(); upstream.destroy() })
+    pairs.push([socket, upstream])
+  })
+  await new Promise((resolve) => relay.listen(0, '127.0.0.1', resolve))
+  return { url: `ws://127.0.0.1:${relay.address().port}`, pairs, close: () => relay.close() }
 }

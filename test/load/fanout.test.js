@@ -2,7 +2,6 @@
 // every expected delivery accounted for, in one process or split by role and merged.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import net from 'node:net'
 import { WebSocketServer } from 'ws'
 import { runFanout } from '../../lib/load/fanout.js'
 import { prepareMessages } from '../../lib/load/engine.js'
@@ -11,6 +10,7 @@ import { startServer } from '../../lib/server/server.js'
 import { mergeReports } from '../../lib/report/merge.js'
 import { decodeHistogram } from '../../lib/histogram.js'
 import { fanoutHeader } from '../../lib/protocol.js'
+import { startRelay } from '../helpers.js'
 
 const LIMIT = { timeout: 30_000 }
 
@@ -113,19 +113,12 @@ async function runWithCuts (t, serverOptions) {
   const server = await startServer({ port: 0, ...serverOptions })
   t.after(() => server.close())
   // Every connection goes through this relay, which can cut them: the subscribers open first, the publisher last.
-  const sockets = []
-  const relay = net.createServer((socket) => {
-    const upstream = net.connect(server.port, server.host)
-    socket.pipe(upstream).pipe(socket)
-    for (const end of [socket, upstream]) end.on('error', () => { socket.destroy(); upstream.destroy() })
-    sockets.push(socket)
-  })
-  await new Promise((resolve) => relay.listen(0, '127.0.0.1', resolve))
+  const relay = await startRelay(server)
   t.after(() => relay.close())
   const settings = fanoutRun(server.url, 'protobuf', { connections: 30, rate: 200, durationMs: 1500 })
-  const running = measure(await prepareRun('protobuf', settings), settings.load, { connectUrl: `ws://127.0.0.1:${relay.address().port}`, network: null })
+  const running = measure(await prepareRun('protobuf', settings), settings.load, { connectUrl: relay.url, network: null })
   while (server.stats.forTarget('protobuf', 'medium').messages < 10 + 100) await new Promise((resolve) => setImmediate(resolve))
-  for (const socket of sockets.slice(0, 10)) socket.destroy()
+  for (const [socket] of relay.pairs.slice(0, 10)) socket.destroy()
   const report = await running
   const f = report.fanout
   assert.ok(f.reconnects.count >= 10, `${f.reconnects.count} reconnects`)

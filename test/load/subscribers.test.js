@@ -4,7 +4,6 @@
 // subscriber process running late that judges nobody meanwhile.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import net from 'node:net'
 import { once } from 'node:events'
 import WebSocket from 'ws'
 import { Subscribers } from '../../lib/load/subscribers.js'
@@ -12,6 +11,7 @@ import { prepareRun } from '../../lib/load/measure.js'
 import { startServer } from '../../lib/server/server.js'
 import { FANOUT_END, connectionUrl, fanoutHeader } from '../../lib/protocol.js'
 import { runNodeScript } from '../../lib/processes.js'
+import { startRelay } from '../helpers.js'
 
 const LIMIT = { timeout: 30_000 }
 const HEARTBEAT_MS = 100
@@ -87,18 +87,11 @@ test('a stalled link: its subscribers miss what is due, are probed, go unanswere
   const server = await startServer({ port: 0 })
   t.after(() => server.close())
   // The subscribers connect through a relay that can stop forwarding without closing anything.
-  const pairs = []
-  const relay = net.createServer((socket) => {
-    const upstream = net.connect(server.port, server.host)
-    socket.pipe(upstream).pipe(socket)
-    for (const end of [socket, upstream]) end.on('error', () => { socket.destroy(); upstream.destroy() })
-    pairs.push([socket, upstream])
-  })
-  await new Promise((resolve) => relay.listen(0, '127.0.0.1', resolve))
+  const relay = await startRelay(server)
   t.after(() => relay.close())
-  const heard = await subscribers(server.url, { rate: 20, connectUrl: `ws://127.0.0.1:${relay.address().port}` })
+  const heard = await subscribers(server.url, { rate: 20, connectUrl: relay.url })
   await heard.open(5)
-  const stalled = pairs.slice(0, 5)
+  const stalled = relay.pairs.slice(0, 5)
   const publishing = publish(server.url, { count: 40, rate: 20 })
   // After 0.5 s the first connections' bytes stop in both directions, for 6 heartbeats.
   await new Promise((resolve) => setTimeout(resolve, 500))
