@@ -1,21 +1,14 @@
 // The subscribers of a fan-out run: connections that only listen. Each delivery's header says which
 // publish it is and when it was due, so every delivery is timed from its scheduled publish (no
-// coordinated omission) and accounted for: delivered once, duplicated, out of order, or lost.
-//
-// Liveness costs nothing while traffic flows: the publisher's rate and each delivery's scheduled
-// time say when a subscriber's next delivery is due. Only one that misses it by more than a
-// heartbeat (beyond how late deliveries run just now), or that has heard nothing yet, is probed
-// with a ping; one whose ping goes unanswered for another heartbeat is taken for gone and
-// reconnects, asking for what it missed meanwhile: what a server with --replay sends it is
-// recovered, late; the rest is lost. While this process's own loop runs late, nobody is judged:
-// its frames may be waiting unread. Closes are counted by cause: the link (a probe unanswered, a
-// reset), the server (a close frame), or this generator (a probe it judged while late itself: the
-// run is invalid, its losses not the server's).
+// coordinated omission) and accounted for: delivered once, duplicated, out of order, or lost. A
+// subscriber taken for gone (lib/load/liveness.js) or closed reconnects, asking for what it
+// missed meanwhile: what a server with --replay sends it is recovered, late; the rest is lost.
 import { setTimeout as sleep } from 'node:timers/promises'
 import { compression, connect } from './connection.js'
 import { ByteCount } from './channel.js'
 import { Recorder } from './recorder.js'
 import { Timers } from './timers.js'
+import { Liveness } from './liveness.js'
 import { FANOUT_END, FANOUT_HEADER_BYTES, isErrorReply, isFanoutEnd, readFanoutHeader } from '../protocol.js'
 import { createLatencyHistogram, encodeHistogram } from '../histogram.js'
 import { printable } from '../display.js'
@@ -26,13 +19,6 @@ const OPENING_AT_ONCE = 200
 const RECONNECT_BACKOFF_MS = 100
 /** Error texts kept for the report: the first few say what went wrong. */
 const KEPT_ERRORS = 5
-/** A liveness sweep later than this share of a heartbeat: judgments wait until the loop is on time. */
-const SUSPEND_SHARE = 0.5
-/** A close judged by a sweep later than this share of a heartbeat is the generator's own doing. */
-const LATE_SHARE = 0.25
-/** How late deliveries run is the worst over this many publish intervals (or heartbeats, if longer). */
-const LATENESS_HORIZON = 4
-
 /** One subscriber connection and what it received. */
 class Subscriber {
   /** @param {boolean} decodes whether it decodes what it gets (every subscriber, or one per process) */
@@ -107,21 +93,7 @@ export class Subscribers {
     this.recording = false
     /** Whether a publish of this run came (warm-up or measured): an END before one is another run's. */
     this.heardPublish = false
-    this.lastSweepAt = 0
-    this.sweepMs = Math.max(10, options.heartbeatMs / 2)
-    /** Between two publishes, µs (fan-out always has a --rate). */
-    this.intervalUs = 1e6 / options.rate
-    /** With --start-at, nothing is due before it but the warm-up, which may come earlier or not at all. */
-    this.startAtUs = (options.startAt ?? 0) * 1000
-    /** How late deliveries ran, µs: the worst of this sweep's window, and of each window over the horizon. */
-    this.latenessUs = 0
-    const horizonMs = LATENESS_HORIZON * Math.max(1000 / options.rate, options.heartbeatMs)
-    this.windows = new Float64Array(Math.ceil(horizonMs / this.sweepMs))
-    this.window = 0
-    /** When the loop last came back on time (judgments count from then), and when it fell behind (0: it has not). */
-    this.resumedAt = 0
-    this.suspendedAt = 0
-    this.liveness = { pings: 0, suspendedMs: 0, closes: { link: 0, server: 0, generator: 0 } }
+    this.liveness = new Liveness(options)
     /** Subscribers that have the END, fan-out frames received (warm-up and END too), the deliveries (some replayed). */
     this.counts = { ended: 0, frames: 0, delivered: 0, recovered: 0, duplicates: 0, reordered: 0, errors: 0 }
     this.errorTexts = []
@@ -166,15 +138,8 @@ export class Subscribers {
       throw err
     }
     // Judged from now: opening thousands takes a while, and the first opened have heard nothing meanwhile.
-    this.lastSweepAt = performance.now()
-    this.resumedAt = this.lastSweepAt
-    // The first publish is due as soon as the publisher is up (with --start-at: then).
-    const openedUs = (performance.timeOrigin + this.lastSweepAt) * 1000
-    for (const subscriber of this.subscribers) {
-      subscriber.lastHeardAt = this.lastSweepAt
-      subscriber.latestDueUs = openedUs - this.intervalUs
-    }
-    this.timers.every('heartbeat', this.sweepMs, () => this.checkHeartbeats())
+    this.liveness.start(this.subscribers, performance.now())
+    this.timers.every('heartbeat', this.liveness.sweepMs, () => this.liveness.sweep(this.subscribers, performance.now()))
   }
 
   /**
@@ -214,7 +179,7 @@ export class Subscribers {
     this.heardPublish = true
     this.counts.frames++
     const latencyUs = Math.max(1, Math.round((performance.timeOrigin + now) * 1000 - header.publishedAtUs))
-    if (latencyUs > this.latenessUs) this.latenessUs = latencyUs
+    this.liveness.delivered(latencyUs)
     if (header.publishedAtUs > subscriber.latestDueUs) subscriber.latestDueUs = header.publishedAtUs
     if (subscriber.decodes) {
       try {
@@ -272,66 +237,6 @@ export class Subscribers {
     this.timers.every('ticker', 1000, () => this.closeSecond())
   }
 
-  /**
-   * Every heartbeat / 2. A subscriber whose next delivery (the first: at --start-at, or now) is
-   * overdue by more than a heartbeat, beyond how late deliveries have run lately, is pinged; one
-   * whose ping stays unanswered as long again is taken for gone, and reconnects. A stalled link
-   * looks just like this. A subscriber that hears its publishes on time is never pinged.
-   */
-  checkHeartbeats () {
-    const now = performance.now()
-    const { heartbeatMs } = this.options
-    const lateMs = now - this.lastSweepAt - this.sweepMs
-    this.lastSweepAt = now
-    this.windows[this.window] = this.latenessUs
-    this.window = (this.window + 1) % this.windows.length
-    this.latenessUs = 0
-    let allowanceUs = 0
-    for (const worst of this.windows) if (worst > allowanceUs) allowanceUs = worst
-    // Timers run before the sockets are read: while this process runs late (a busy machine, a long
-    // GC), its subscribers look silent though their frames wait to be read. Judge once it is on
-    // time again, and count from then.
-    if (lateMs > heartbeatMs * SUSPEND_SHARE) {
-      if (this.suspendedAt === 0) this.suspendedAt = now - lateMs
-      return
-    }
-    if (this.suspendedAt !== 0) {
-      this.liveness.suspendedMs += now - this.suspendedAt
-      this.suspendedAt = 0
-      this.resumedAt = now
-      return
-    }
-    const cause = lateMs > heartbeatMs * LATE_SHARE ? 'generator' : 'link'
-    const nowUs = (performance.timeOrigin + now) * 1000
-    const resumedUs = (performance.timeOrigin + this.resumedAt) * 1000
-    const heartbeatUs = heartbeatMs * 1000
-    // A ping waits on the server behind the deliveries queued for it: allow it as long as they run late.
-    const answerMs = heartbeatMs + allowanceUs / 1000
-    for (const subscriber of this.subscribers) {
-      if (!subscriber.open || subscriber.ended) continue
-      if (subscriber.pingedAt !== 0) {
-        if (subscriber.lastHeardAt <= subscriber.pingedAt) {
-          if (now - Math.max(subscriber.pingedAt, this.resumedAt) > answerMs) this.terminate(subscriber, cause)
-          continue
-        }
-        subscriber.pingedAt = 0 // answered
-      }
-      if (now - Math.max(subscriber.lastHeardAt, this.resumedAt) <= heartbeatMs) continue
-      const dueUs = Math.max(subscriber.latestDueUs + this.intervalUs, this.startAtUs)
-      if (nowUs > Math.max(dueUs + allowanceUs, resumedUs) + heartbeatUs) {
-        subscriber.pingedAt = now
-        this.liveness.pings++
-        subscriber.ws.ping()
-      }
-    }
-  }
-
-  /** Closes a subscriber this process takes for gone, saying why. */
-  terminate (subscriber, cause) {
-    subscriber.closedBy = cause
-    subscriber.ws.terminate()
-  }
-
   /** One second of the time series: deliveries as its `acked`. */
   closeSecond () {
     this.recorder.closeSecond({ acked: this.counts.delivered, errors: this.counts.errors })
@@ -343,8 +248,7 @@ export class Subscribers {
     subscriber.open = false
     subscriber.bytes.carry(subscriber.socket)
     if (this.finished || subscriber.ended) return
-    // 1006: closed without a close frame, a reset or a link given up on.
-    this.liveness.closes[subscriber.closedBy ?? (code === 1006 ? 'link' : 'server')]++
+    this.liveness.closed(subscriber, code)
     this.reconnect(subscriber)
   }
 
@@ -402,7 +306,6 @@ export class Subscribers {
     if (this.recorder.hasOpenSecond()) this.closeSecond()
     const recorded = { ...this.recorder.result(), ...(!measured && { cpu: null, generator: null }) }
     const bytes = this.subscribers.map(({ bytes, open, socket }) => bytes.since(open ? socket : null))
-    const stillLate = this.suspendedAt === 0 ? 0 : performance.now() - this.suspendedAt
     const startedAt = Number.isFinite(this.firstPublishUs) ? this.firstPublishUs / 1000 : recorded.startedAt
     return {
       ...recorded,
@@ -430,11 +333,7 @@ export class Subscribers {
           lastUs: Array.from(this.perPublish.lastUs, orNull)
         },
         reconnects: { count: this.reconnects.totalCount, histogram: encodeHistogram(this.reconnects) },
-        liveness: {
-          ...this.liveness,
-          suspendedMs: Math.round(this.liveness.suspendedMs + stillLate),
-          closes: { ...this.liveness.closes }
-        }
+        liveness: this.liveness.result(performance.now())
       }
     }
   }

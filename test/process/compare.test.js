@@ -47,7 +47,7 @@ test('npm run compare: two generations of both formats on each test and profile,
   assert.equal(run.code, 0, run.stderr)
   const results = JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8'))
   assert.deepEqual(results.formats, ['json', 'protobuf'])
-  // Per generation: each format's client runs every row; the next generation the same, with fresh clients.
+  // Per generation: each row's client processes run it, one per format; the next generation they swap formats.
   assert.deepEqual(results.reports.map((r) => `${r.test}/${r.network.profile}/${r.label}/${r.trial}`), [
     'small/none/json/1', 'small/fois/json/1', 'small/none/protobuf/1', 'small/fois/protobuf/1',
     'small/none/json/2', 'small/fois/json/2', 'small/none/protobuf/2', 'small/fois/protobuf/2'
@@ -132,7 +132,7 @@ test('npm run compare: two generations of both formats on each test and profile,
   assert.match(markdown, /^\| 5 small \| none \| json \| 24 \|/m)
   assert.match(markdown, /^\| {2}\| {2}\| protobuf\/json \| 0\.29x \|/m)
   assert.match(markdown, /2 generations after unrecorded warm-ups/)
-  assert.match(markdown, /2 server processes on loopback, swapping formats between generations/)
+  assert.match(markdown, /2 server processes and 2 client processes per row for the whole run, on loopback, swapping formats between generations/)
   assert.match(markdown, /permessage-deflate on/)
   assert.match(fs.readFileSync(path.join(out, 'report.html'), 'utf8'), /^<!doctype html>/)
   const progress = run.stderr.split('\n').filter((line) => /^(warm-up|generation) /.test(line))
