@@ -84,6 +84,7 @@ async function handle (message) {
   switch (message.type) {
     case 'open': return open(message.plan)
     case 'connect': return connect(message)
+    case 'warm': return warm(message)
     case 'batch': return batch(message)
     case 'report': return { type: 'report', reports: Object.fromEntries([...rows].map(([key, row]) => [key, report(row)])) }
     case 'close':
@@ -133,6 +134,20 @@ async function connect ({ format, url }) {
     if (load.direction !== 'fanout') row.connections = await openRun(loadOptions(row.run, row.settings, where))
   }
   return { type: 'connected', format }
+}
+
+/**
+ * Sends a row's messages closed loop, unrecorded, in batches of growing size until `ms` have
+ * passed: a new process's first thousands of messages run code still being optimised.
+ */
+async function warm ({ key, ms }) {
+  const row = rows.get(key)
+  if (!row) throw new Error(`no row ${JSON.stringify(key)} is connected`)
+  const until = performance.now() + ms
+  for (let count = 1; performance.now() < until; count = Math.min(count * 2, 256)) {
+    await row.connections.runPhase({ count })
+  }
+  return { type: 'warmed' }
 }
 
 /**

@@ -34,6 +34,11 @@ export const OPEN_LOOP_SHARE = 0.8
 export const ROW_MS = 700
 /** Unrecorded batches per format and row in each generation, before its measured ones: this long. */
 const WARMUP_MS = 100
+/**
+ * At the start, every client process sends its row in every format for this long, all rows at
+ * once, unrecorded: without it the p99 of the first three generations ran 3-10x the later ones'.
+ */
+const START_WARMUP_MS = 2000
 /** Past this share of one core over its batches, a process was the bottleneck of the row. */
 const SATURATED_SHARE = 0.9
 
@@ -84,7 +89,7 @@ export async function runLockstep (options) {
   for (const server of servers) server.clock = new CpuClock(server.child.pid)
   let clients = []
   try {
-    clients = await startClients(options)
+    clients = await startClients(options, servers)
     const plan = new Map()
     // Unrecorded warm-up: every format on every server and client, and each row's batch sizes and rates measured.
     for (let shift = 0; shift < servers.length; shift++) {
@@ -236,12 +241,13 @@ class MachineWatch {
 }
 
 /**
- * Starts the batch client processes: per row, one per format, each ready to be any of them. If one
- * cannot start, the others are closed, not left behind.
+ * Starts the batch client processes: per row, one per format, each ready to be any of them, and
+ * warms each up in every format. If one cannot start, the others are closed, not left behind.
  * @param {object} options runLockstep's
+ * @param {object[]} servers
  * @returns {Promise<BatchClient[][]>} by row
  */
-async function startClients ({ formats, codecModules, rows, load, cpus }) {
+async function startClients ({ formats, codecModules, rows, load, cpus }, servers) {
   // They start on every CPU, each making its row ready at once; then they move to the clients' CPU.
   const fork = (name) => new BatchClient(forkNodeScript('lib/compare/batch-client.js'), name)
   const clients = rows.map((row) => formats.map((_, i) => fork(`client ${i + 1} of ${row.label}`)))
@@ -250,9 +256,19 @@ async function startClients ({ formats, codecModules, rows, load, cpus }) {
     return clients[r].map((client) => client.ask({ type: 'open', plan }))
   }))
   const failed = opened.find((attempt) => attempt.status === 'rejected')
-  if (failed) {
+  try {
+    if (failed) throw failed.reason
+    // Each process in each format, on the server it meets that format on, every row at once.
+    for (let shift = 0; shift < formats.length; shift++) {
+      await Promise.all(rows.flatMap(({ key }, r) => clients[r].map(async (client, p) => {
+        const format = (p + formats.length - shift) % formats.length
+        await client.connect(formats[format], servers[p].url)
+        await client.ask({ type: 'warm', key, ms: START_WARMUP_MS })
+      })))
+    }
+  } catch (err) {
     await Promise.all(clients.flat().map((client) => client.close()))
-    throw failed.reason
+    throw err
   }
   if (cpus?.clients) for (const client of clients.flat()) pinProcess(client.pid, cpus.clients)
   return clients

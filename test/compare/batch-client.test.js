@@ -194,3 +194,17 @@ test('one process, two generations: json on one server, then protobuf on another
     await other.stop()
   }
 })
+
+test('warm: a row sent closed loop, unrecorded, in growing batches until the time is up', async () => {
+  const client = batchClient()
+  try {
+    assert.deepEqual((await client.ready([SMALL])).map((answer) => answer.type), ['ready', 'connected'])
+    const started = performance.now()
+    assert.deepEqual(await client.ask({ type: 'warm', key: SMALL.key, ms: 200 }), { type: 'warmed' })
+    assert.ok(performance.now() - started >= 200)
+    const report = (await client.ask({ type: 'report' })).reports[SMALL.key]
+    assert.equal(report, null, 'nothing recorded')
+  } finally {
+    await client.end()
+  }
+})
