@@ -99,15 +99,19 @@ export function watchOutput (child) {
  * Starts `node server.js` (or another script printing `listening on ws://...`) as a child process
  * on a free port and resolves once it accepts connections.
  * @param {string[]} [args] extra arguments
- * @param {{script?: string, env?: object, args?: string[], readyPattern?: RegExp, cpus?: string, root?: string}} [options] args
- *   replace the default `--port 0`; readyPattern's first group is the address it prints once ready; cpus: see
+ * @param {{script?: string, command?: string, env?: object, args?: string[], readyPattern?: RegExp, cpus?: string, root?: string}} [options] args
+ *   replace the default `--port 0`; command: a program to run in place of `node script` (the Go server's binary:
+ *   lib/go-server.js); readyPattern's first group is the address it prints once ready; cpus: see
  *   cpuPinning; root: another copy of the project to run it from
  * @returns {Promise<{url: string, child: import('node:child_process').ChildProcess, output: () => string, stop: (signal?: string) => Promise<number|null>}>}
  */
 export function startServerProcess (args = [], {
-  script = 'server.js', env = {}, args: scriptArgs = ['--port', '0'], readyPattern = /listening on (ws:\/\/\S+)/, cpus, root = PROJECT_ROOT
+  script = 'server.js', command, env = {}, args: scriptArgs = ['--port', '0'], readyPattern = /listening on (ws:\/\/\S+)/, cpus, root = PROJECT_ROOT
 } = {}) {
-  const child = spawn(...nodeCommand([script, ...scriptArgs, ...args], cpus), {
+  const argv = command === undefined
+    ? nodeCommand([script, ...scriptArgs, ...args], cpus)
+    : programCommand(command, [...scriptArgs, ...args], cpus)
+  const child = spawn(...argv, {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe']
@@ -131,13 +135,18 @@ export function startServerProcess (args = [], {
     }
     child.stdout.setEncoding('utf8').on('data', onData)
     child.stderr.setEncoding('utf8').on('data', (chunk) => { output += chunk })
-    exited.then((code) => reject(new Error(`${script} exited with ${code} before listening: ${output}`)))
+    exited.then((code) => reject(new Error(`${command ?? script} exited with ${code} before listening: ${output}`)))
   })
 }
 
 /** `node args`, or `taskset -c cpus node args` to keep the process on those CPUs. */
 function nodeCommand (args, cpus) {
-  return cpus === undefined ? [process.execPath, args] : ['taskset', ['-c', cpus, process.execPath, ...args]]
+  return programCommand(process.execPath, args, cpus)
+}
+
+/** `program args`, or `taskset -c cpus program args`: taskset execs it, so the PID is the program's. */
+function programCommand (program, args, cpus) {
+  return cpus === undefined ? [program, args] : ['taskset', ['-c', cpus, program, ...args]]
 }
 
 /**
