@@ -3,6 +3,7 @@ import fs from 'node:fs'
 import net from 'node:net'
 import WebSocket from 'ws'
 import { CHROMIUM } from '../bin/headless-browser.js'
+import { goAvailable } from '../lib/go-server.js'
 import { brokerProgram } from '../lib/processes.js'
 import { randomSource } from '../lib/compare/statistics.js'
 
@@ -17,6 +18,16 @@ export { CHROMIUM, openBrowserPage } from '../bin/headless-browser.js'
 export function browserUnavailable () {
   if (fs.existsSync(CHROMIUM) || process.env.CI) return false
   return `no Chromium at ${CHROMIUM} (apt-get install chromium)`
+}
+
+/**
+ * Why tests of the Go server (servers/go/) cannot run here, or false when they can: as with
+ * Chromium, a missing `go` skips them outside CI and fails them in CI.
+ * @returns {string|false}
+ */
+export function goUnavailable () {
+  if (goAvailable() || process.env.CI) return false
+  return 'no go command on PATH to build servers/go (https://go.dev/dl/)'
 }
 
 /**

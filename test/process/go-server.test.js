@@ -1,0 +1,103 @@
+// The Go reference server (servers/go/) against the project's own clients: every built-in test in
+// json and protobuf, directions up, echo, down and fanout, each run's accounting exact and the
+// server's /metrics counting every message; the refusals and the stop of docs/protocol.md. Skipped
+// with the reason where go is not on PATH, but in CI, where that fails.
+import { after, before, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { buildGoServer } from '../../lib/go-server.js'
+import { goUnavailable, openConnection, refusedUpgrade, runScript, startServerProcess } from '../helpers.js'
+
+const unavailable = goUnavailable()
+const TESTS = ['numbers', 'strings', 'medium', 'large', 'small', 'person', 'counters', 'people']
+const FORMATS = ['json', 'protobuf']
+/** Messages a run sends: people is one 12.9 MB message, the rest are small. */
+const messagesOf = (name) => name === 'people' ? 2 : 60
+
+let server
+const counted = {} // `${format} ${test}` -> messages the server should have answered
+before(async () => {
+  if (unavailable) return
+  const command = buildGoServer()
+  server = await startServerProcess([], { command })
+}, { timeout: 300_000 })
+after(async () => { await server?.stop() })
+
+/** Runs a client with --json and checks its accounting: every message answered, no error. */
+async function runClient (format, name, direction, extra = []) {
+  const messages = messagesOf(name)
+  const run = await runScript(`client_${format}.js`, [name, String(messages), '--url', server.url, '--direction', direction,
+    '--timeout', '30000', ...extra, '--json'])
+  assert.equal(run.code, 0, `${format} ${name} ${direction}: ${run.stderr}${run.stdout.slice(0, 500)}`)
+  const report = JSON.parse(run.stdout)
+  assert.equal(report.direction, direction)
+  assert.equal(report.test, name)
+  assert.deepEqual(report.messages, { sent: messages, acked: messages, errors: 0, lost: 0 }, `${format} ${name} ${direction}`)
+  assert.equal(report.ok, true)
+  const key = `${format} ${name}`
+  counted[key] = (counted[key] ?? 0) + messages + (report.warmup?.messages ?? 0)
+  return report
+}
+
+for (const direction of ['up', 'echo', 'down']) {
+  for (const format of FORMATS) {
+    test(`go server, ${direction}, ${format}: every test's messages answered, none in error`, { skip: unavailable, timeout: 120_000 }, async () => {
+      for (const name of TESTS) await runClient(format, name, direction)
+    })
+  }
+}
+
+test('go server, down with payload=repeated: the one message every time', { skip: unavailable, timeout: 60_000 }, async () => {
+  for (const format of FORMATS) await runClient(format, 'medium', 'down', ['--repeat'])
+})
+
+test('go server, fanout: every publish delivered to the subscriber', { skip: unavailable, timeout: 120_000 }, async () => {
+  for (const format of FORMATS) {
+    for (const name of ['medium', 'person', 'counters']) {
+      const report = await runClient(format, name, 'fanout', ['--rate', '300'])
+      assert.equal(report.fanout.delivered, report.fanout.expected, `${format} ${name}: ${JSON.stringify(report.fanout).slice(0, 300)}`)
+      assert.equal(report.fanout.lost, 0)
+    }
+  }
+})
+
+test('go server, /metrics: every message counted by format and test, codec time and process CPU there',
+  { skip: unavailable }, async () => {
+    const response = await fetch(server.url.replace(/^ws/, 'http') + '/metrics')
+    assert.equal(response.status, 200)
+    assert.match(response.headers.get('content-type'), /^text\/plain/)
+    const text = await response.text()
+    for (const [key, expected] of Object.entries(counted)) {
+      const [format, name] = key.split(' ')
+      const value = (metric) => Number(text.match(new RegExp(`^${metric}\\{format="${format}",test="${name}"\\} (\\S+)$`, 'm'))?.[1])
+      assert.equal(value('wsbench_messages_total'), expected, `wsbench_messages_total of ${key}`)
+      assert.ok(value('wsbench_codec_seconds_total') > 0, `wsbench_codec_seconds_total of ${key}`)
+    }
+    assert.ok(Object.keys(counted).length >= TESTS.length * FORMATS.length, 'the runs above counted')
+    assert.match(text, /^process_cpu_seconds_total \d/m)
+  })
+
+test('go server, refusals: an unknown test, format or direction is a 400 with the reason', { skip: unavailable }, async () => {
+  const refusal = (query) => refusedUpgrade(`${server.url}/?${query}`)
+  assert.deepEqual(await refusal('test=9&format=json').then((r) => [r.status, r.body]),
+    [400, "unknown test '9': expected one of 1 numbers, 2 strings, 3 medium, 4 large, 5 small, people, person, counters\n"])
+  assert.deepEqual(await refusal('test=3&format=xml').then((r) => [r.status, r.body]),
+    [400, "unknown format 'xml': expected one of json, protobuf\n"])
+  assert.deepEqual(await refusal('test=3&format=json&direction=sideways').then((r) => [r.status, r.body]),
+    [400, "unknown direction 'sideways': expected one of up, down, echo, fanout\n"])
+})
+
+test('go server, a message that does not decode: the error line, and the connection stays open', { skip: unavailable }, async () => {
+  const { ws, nextReply } = await openConnection(`${server.url}/?test=medium&format=json`)
+  ws.send('{"orderId": 5}')
+  assert.match(await nextReply(), /^ERR json decode failed for test medium: /)
+  ws.send('{"orderId": "a"}')
+  assert.equal(await nextReply(), 'ACK')
+  ws.close()
+})
+
+test('go server, SIGTERM: connections closed with 1001, exit code 0', { skip: unavailable, timeout: 30_000 }, async () => {
+  const own = await startServerProcess([], { command: buildGoServer() })
+  const { closed } = await openConnection(`${own.url}/?test=small&format=protobuf`)
+  assert.equal(await own.stop(), 0)
+  assert.equal(await closed, 1001)
+})
