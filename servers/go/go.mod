@@ -1,6 +1,6 @@
 module wsbench/server
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/gorilla/websocket v1.5.3

@@ -4,6 +4,7 @@
 // with the reason where go is not on PATH, but in CI, where that fails.
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
+import net from 'node:net'
 import { buildGoServer } from '../../lib/go-server.js'
 import { goUnavailable, openConnection, refusedUpgrade, runScript, startServerProcess } from '../helpers.js'
 
@@ -101,3 +102,30 @@ test('go server, SIGTERM: connections closed with 1001, exit code 0', { skip: un
   assert.equal(await own.stop(), 0)
   assert.equal(await closed, 1001)
 })
+
+test('go server, limits: 401 without the token, 503 past --max-connections, 1009 past --max-payload, 1007 for bad UTF-8, 408 for a slow request',
+  { skip: unavailable, timeout: 30_000 }, async () => {
+    const own = await startServerProcess(['--token', 'sekret', '--max-connections', '2', '--max-payload', '1000', '--handshake-timeout', '300ms'],
+      { command: buildGoServer() })
+    try {
+      const url = `${own.url}/?test=medium&format=json`
+      const unauthorized = await refusedUpgrade(url)
+      assert.deepEqual([unauthorized.status, unauthorized.headers['www-authenticate']], [401, 'Bearer'])
+      const big = await openConnection(`${url}&token=sekret`)
+      const bad = await openConnection(url, { Authorization: 'bearer sekret' })
+      const full = await refusedUpgrade(`${url}&token=sekret`)
+      assert.deepEqual([full.status, full.body], [503, 'connection limit reached (2 open)\n'])
+      big.ws.send('x'.repeat(2000))
+      assert.equal(await big.closed, 1009)
+      bad.ws.send(Buffer.from([0xff, 0xfe]), { binary: false })
+      assert.equal(await bad.closed, 1007)
+      const socket = net.connect(Number(new URL(own.url).port), '127.0.0.1')
+      socket.write('GET / HTTP/1.1\r\n')
+      let answer = ''
+      socket.setEncoding('utf8').on('data', (chunk) => { answer += chunk })
+      await new Promise((resolve) => socket.once('close', resolve))
+      assert.match(answer, /^HTTP\/1\.1 408 Request Timeout\r\n/)
+    } finally {
+      await own.stop()
+    }
+  })
