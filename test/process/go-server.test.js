@@ -4,6 +4,7 @@
 // with the reason where go is not on PATH, but in CI, where that fails.
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
 import net from 'node:net'
 import { buildGoServer } from '../../lib/go-server.js'
 import { goUnavailable, openConnection, refusedUpgrade, runScript, startServerProcess } from '../helpers.js'
@@ -129,3 +130,18 @@ test('go server, limits: 401 without the token, 503 past --max-connections, 1009
       await own.stop()
     }
   })
+
+test('go server, a bad option or a port already taken: one line on stderr and exit code 2', { skip: unavailable, timeout: 30_000 }, async () => {
+  const command = buildGoServer()
+  const taken = Number(new URL(server.url).port)
+  for (const [args, message] of [
+    [['--bogus'], /^wsbench-server: flag provided but not defined: -bogus \(--help lists the options\)\n$/],
+    [['--handshake-timeout', 'soon'], /^wsbench-server: --handshake-timeout must be a duration such as 10s or 500ms, got 'soon'\n$/],
+    [['--port', String(taken)], /^wsbench-server: cannot listen on 127\.0\.0\.1 port \d+: .*address already in use\n$/]
+  ]) {
+    const run = spawnSync(command, args, { encoding: 'utf8', timeout: 10_000 })
+    assert.equal(run.status, 2, `${args}: ${run.stderr}`)
+    assert.equal(run.stdout, '')
+    assert.match(run.stderr, message)
+  }
+})
