@@ -64,6 +64,17 @@ func (s *server) serveConnection(ws *websocket.Conn, t target) {
 		replyType = websocket.BinaryMessage
 	}
 	next := 0 // down: the n-th request gets the stream's line n mod count
+	// answer sends a message's reply, or the error line when its codec failed (what: decode or encode).
+	answer := func(frameType int, out []byte, err error, what string, start time.Time) {
+		if err != nil {
+			decodeErrors.Inc()
+			c.reply(websocket.TextMessage, []byte(errLine("%s %s failed for test %s: %v", t.codec.name, what, t.test.name, err)))
+			return
+		}
+		codecSeconds.Add(time.Since(start).Seconds())
+		messages.Inc()
+		c.reply(frameType, out)
+	}
 	for {
 		kind, data, err := ws.ReadMessage()
 		if err != nil {
@@ -79,15 +90,7 @@ func (s *server) serveConnection(ws *websocket.Conn, t target) {
 		case "up":
 			m := t.test.newMsg()
 			start := time.Now()
-			err := t.codec.decode(data, m)
-			if err != nil {
-				decodeErrors.Inc()
-				c.reply(websocket.TextMessage, []byte(errLine("%s decode failed for test %s: %v", t.codec.name, t.test.name, err)))
-				continue
-			}
-			codecSeconds.Add(time.Since(start).Seconds())
-			messages.Inc()
-			c.reply(websocket.TextMessage, ackFrame)
+			answer(websocket.TextMessage, ackFrame, t.codec.decode(data, m), "decode", start)
 		case "echo":
 			m := t.test.newMsg()
 			start := time.Now()
@@ -96,14 +99,7 @@ func (s *server) serveConnection(ws *websocket.Conn, t target) {
 			if err == nil {
 				out, err = t.codec.encode(m)
 			}
-			if err != nil {
-				decodeErrors.Inc()
-				c.reply(websocket.TextMessage, []byte(errLine("%s decode failed for test %s: %v", t.codec.name, t.test.name, err)))
-				continue
-			}
-			codecSeconds.Add(time.Since(start).Seconds())
-			messages.Inc()
-			c.reply(replyType, out)
+			answer(replyType, out, err, "decode", start)
 		case "down":
 			var m proto.Message
 			if t.repeated {
@@ -114,14 +110,7 @@ func (s *server) serveConnection(ws *websocket.Conn, t target) {
 			}
 			start := time.Now()
 			out, err := t.codec.encode(m)
-			if err != nil {
-				decodeErrors.Inc()
-				c.reply(websocket.TextMessage, []byte(errLine("%s encode failed for test %s: %v", t.codec.name, t.test.name, err)))
-				continue
-			}
-			codecSeconds.Add(time.Since(start).Seconds())
-			messages.Inc()
-			c.reply(replyType, out)
+			answer(replyType, out, err, "encode", start)
 		case "fanout":
 			if t.role == "subscriber" {
 				c.sub.send(websocket.TextMessage, []byte("ERR a fan-out subscriber sends nothing; publish with &role=publisher"))
