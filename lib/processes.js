@@ -101,7 +101,7 @@ export function watchOutput (child) {
  * @param {string[]} [args] extra arguments
  * @param {{script?: string, command?: string, env?: object, args?: string[], readyPattern?: RegExp, cpus?: string, root?: string}} [options] args
  *   replace the default `--port 0`; command: a program to run in place of `node script` (the Go server's binary:
- *   lib/go-server.js); readyPattern's first group is the address it prints once ready; cpus: see
+ *   lib/server/go.js); readyPattern's first group is the address it prints once ready; cpus: see
  *   cpuPinning; root: another copy of the project to run it from
  * @returns {Promise<{url: string, child: import('node:child_process').ChildProcess, output: () => string, stop: (signal?: string) => Promise<number|null>}>}
  */

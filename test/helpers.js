@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import net from 'node:net'
 import WebSocket from 'ws'
 import { CHROMIUM } from '../bin/headless-browser.js'
-import { goAvailable } from '../lib/go-server.js'
+import { goAvailable } from '../lib/server/go.js'
 import { brokerProgram } from '../lib/processes.js'
 import { randomSource } from '../lib/compare/statistics.js'
 

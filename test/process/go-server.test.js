@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import net from 'node:net'
-import { buildGoServer } from '../../lib/go-server.js'
+import { buildGoServer } from '../../lib/server/go.js'
 import { goUnavailable, openConnection, refusedUpgrade, runScript, startServerProcess } from '../helpers.js'
 
 const unavailable = goUnavailable()

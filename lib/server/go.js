@@ -4,7 +4,7 @@
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { PROJECT_ROOT } from './processes.js'
+import { PROJECT_ROOT } from '../processes.js'
 
 export const GO_SERVER_DIR = path.join(PROJECT_ROOT, 'servers', 'go')
 export const GO_SERVER_BINARY = path.join(GO_SERVER_DIR, 'bin', 'wsbench-server')
