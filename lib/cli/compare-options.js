@@ -38,6 +38,8 @@ export async function parseCompareArgs (argv) {
       budget: { describe: `run generations while the next one fits in this much time from the start: 90s, 5m [default: ${DEFAULT_BUDGET_MS / 1000}s]`, type: 'string', nargs: 1 },
       equivalence: { describe: 'equivalent: the whole interval within ± this percentage of 1', default: DEFAULT_EQUIVALENCE * 100, type: 'string', nargs: 1 },
       pin: { describe: 'server and clients on CPUs of their own (taskset), so they never share a core: --no-pin to let them', type: 'boolean', default: true },
+      server: { describe: `the server the formats are compared on: node (server.js) or go (servers/go, built when its sources changed; formats ${GO_FORMATS.join(', ')})`, choices: ['node', 'go'], default: 'node' },
+      'server-command': { describe: 'any server that keeps docs/protocol.md: its program and arguments, space-separated, run as is (no shell: its CPU is read from the process started)', type: 'string' },
       messages: { alias: 'n', describe: 'messages per batch [default: about 25 ms of the slower format\'s traffic, at most 200]' },
       inflight: { alias: 'i', describe: 'messages outstanding per connection [default: 1]' },
       connections: { alias: 'c', describe: 'parallel connections per client (fanout: subscribers)', default: 1 },
@@ -54,6 +56,7 @@ export async function parseCompareArgs (argv) {
     .example('npm run compare -- --formats json,json', 'an A/A run: the same format twice should call nothing')
     .example('npm run compare -- --tests 3,4 --budget 5m --equivalence 2', 'longer, to decide smaller differences')
     .example('npm run compare -- --calibrate', 'what this machine can tell: a planted 20 µs encode cost, found or not')
+    .example('npm run compare -- --server go --tests 3,4', 'the same question for a Go backend')
     .example('npm run compare -- --direction fanout --connections 200 --tests 3,4 --compress', 'a broadcast to 200 subscribers')
     .parseAsync()
   const profiles = commaList(args.throttle)
@@ -78,6 +81,7 @@ export async function parseCompareArgs (argv) {
   const fanout = args.direction === 'fanout'
   if (fanout && args.inflight !== undefined) throw new UsageError('--inflight does not apply to fanout: the publisher follows --rate, subscribers only listen')
   if (!fanout && args.rate !== undefined) throw new UsageError('--rate goes with --direction fanout (the other directions run a closed loop)')
+  const server = serverOf(args, given, { formats, calibrate, custom })
   const equivalence = Number(String(args.equivalence).replace(/%$/, ''))
   if (!(equivalence > 0 && equivalence < 100)) throw new UsageError(`--equivalence must be a percentage above 0 and below 100, got '${args.equivalence}'`)
   return {
@@ -95,6 +99,7 @@ export async function parseCompareArgs (argv) {
     budgetMs: args.budget === undefined ? undefined : duration('budget', args.budget),
     margin: equivalence / 100,
     pin: args.pin,
+    server,
     messages: args.messages === undefined ? undefined : wholeNumber('messages', args.messages, 1),
     inflight: wholeNumber('inflight', args.inflight ?? 1, 1),
     rate: fanout ? positiveNumber('rate', args.rate ?? DEFAULT_FANOUT_RATE) : undefined,
@@ -102,4 +107,27 @@ export async function parseCompareArgs (argv) {
     out: args.out,
     json: args.json
   }
+}
+
+/** Formats the Go reference server serves (servers/go). */
+const GO_FORMATS = ['json', 'protobuf']
+
+/**
+ * Which server the comparison runs on: node (server.js), go (servers/go), or a command of the
+ * user's. Only the node server takes --codec-module formats, and so --calibrate's planted one.
+ * @returns {{kind: 'node'|'go'}|{kind: 'command', command: string[]}}
+ */
+function serverOf (args, given, { formats, calibrate, custom }) {
+  if (args.serverCommand !== undefined && given('server')) throw new UsageError('give either --server or --server-command, not both')
+  const server = args.serverCommand === undefined ? { kind: args.server } : { kind: 'command', command: args.serverCommand.trim().split(/\s+/) }
+  if (server.kind === 'command' && server.command[0] === '') throw new UsageError('--server-command needs a program to run')
+  if (server.kind === 'node') return server
+  if (calibrate !== null) throw new UsageError('--calibrate plants its cost in a JavaScript codec the server loads: it runs on --server node')
+  if (args.codecModule.length > 0) throw new UsageError('--codec-module adds a format to the node server and clients: it runs on --server node')
+  if (server.kind === 'go') {
+    const unserved = formats.filter((format) => !GO_FORMATS.includes(format))
+    if (unserved.length) throw new UsageError(`--server go serves ${GO_FORMATS.join(' and ')}, not ${unserved.join(', ')}`)
+    if (custom) throw new UsageError('--server go serves the built-in tests only: --payload needs --server node')
+  }
+  return server
 }

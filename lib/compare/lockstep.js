@@ -74,6 +74,7 @@ const SATURATED_SHARE = 0.9
  * @param {object} options.load what every client sends: direction, inflight, connections, compress, repeat;
  *   fan-out: rate, decode, heartbeatMs
  * @param {string[]} options.serverArgs
+ * @param {string[]|null} [options.serverCommand] a program and its arguments in place of `node server.js`
  * @param {{server: string, clients: string}|null} options.cpus
  * @param {number|undefined} options.generations a fixed number; else as many as fit the budget
  * @param {number} options.budgetMs
@@ -85,7 +86,9 @@ export async function runLockstep (options) {
   const { formats, serverArgs, cpus, progress, generations: fixed } = options
   const started = performance.now()
   // One server per format, one client per format and row, each able to be any format: they swap every generation.
-  const servers = await Promise.all(formats.map(() => startServerProcess(serverArgs, { cpus: cpus?.server })))
+  const [command, ...commandArgs] = options.serverCommand ?? []
+  const start = () => startServerProcess(serverArgs, { cpus: cpus?.server, command, args: [...commandArgs, '--port', '0'] })
+  const servers = await Promise.all(formats.map(start))
   for (const server of servers) server.clock = new CpuClock(server.child.pid)
   let clients = []
   try {

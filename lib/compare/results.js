@@ -407,7 +407,8 @@ export function describeRun ({ settings, machine, generatedAt, rows }) {
   return `Measured ${generatedAt} on ${machine.cpu} (${machine.cores} cores), Node ${machine.node}, ${machine.platform}. ` +
     `${how} after unrecorded warm-ups, every test in short batches that take turns ` +
     `(A B, B A, ...), closed loop (${load}) for latency and msgs/s, then open loop on one schedule for CPU and codec time; ` +
-    `${settings.servers} server processes and ${settings.servers} client processes per row for the whole run, on loopback, ` +
+    `${settings.servers} server processes${settings.server && settings.server !== 'node' ? ` (${settings.server})` : ''} and ` +
+    `${settings.servers} client processes per row for the whole run, on loopback, ` +
     'swapping formats between generations; ' +
     `${settings.repeat ? 'one message repeated (flatters compression, caches and the JIT)' : 'each test a seeded stream of varying messages'}; ` +
     `direction ${settings.direction ?? 'up'}; permessage-deflate ${settings.compress ? 'on' : 'off'}${pinning}.${elapsed}`

@@ -112,6 +112,7 @@ export async function scrapeServer (url, format, test) {
  * @param {number} [options.budgetMs] no generation starts that would end later than this after the start
  * @param {number} [options.margin] the equivalence margin, a fraction of 1
  * @param {boolean} [options.pin] servers and clients on CPUs of their own, where the machine allows (taskset)
+ * @param {{kind: 'node'|'go'}|{kind: 'command', command: string[]}} [options.server] which server the formats meet
  * @param {number} [options.messages] messages per batch; default: about BATCH_MS of the slower format's traffic
  * @param {number} options.inflight
  * @param {number} [options.rate] fan-out's publishes per second (only fan-out has one)
@@ -121,7 +122,7 @@ export async function scrapeServer (url, format, test) {
  */
 export async function compareFormats ({
   formats = DEFAULT_FORMATS, tests, custom = null, allowLossy = false, codecModules = [], calibrate = null, profiles, compress, repeat = false, direction = 'up',
-  trials, budgetMs, margin = DEFAULT_EQUIVALENCE, pin = true, messages, inflight, rate, connections, progress
+  trials, budgetMs, margin = DEFAULT_EQUIVALENCE, pin = true, server = { kind: 'node' }, messages, inflight, rate, connections, progress
 }) {
   const startedAt = performance.now()
   const rows = await rowsToRun(tests, custom, profiles)
@@ -152,6 +153,7 @@ export async function compareFormats ({
     codecModules,
     load,
     serverArgs: [...(compress ? ['--compress'] : []), ...codecModules.flatMap((file) => ['--codec-module', file])],
+    serverCommand: await serverCommand(server),
     cpus,
     generations: trials,
     budgetMs: budgetMs ?? DEFAULT_BUDGET_MS,
@@ -178,6 +180,7 @@ export async function compareFormats ({
     budgetMs: run.budgetMs,
     budgetAsked: budgetMs ?? null,
     pinning: cpus ? `servers on CPU ${cpus.server}, clients on CPU ${cpus.clients}` : pin ? 'not possible here (fewer than 2 CPUs, or no taskset)' : 'off (--no-pin)',
+    server: server.kind === 'command' ? server.command.join(' ') : server.kind,
     servers: run.servers,
     batches: Object.fromEntries(rows.map((row) => [`${row.label}${row.profile === 'none' ? '' : ` on ${row.profile}`}`, run.plan[row.key]])),
     generations: run.generations.map(({ reports, ...generation }) => generation),
@@ -209,4 +212,21 @@ export async function writeComparison (directory, results) {
     await fs.writeFile(file, text)
     return file
   }))
+}
+
+/**
+ * The program and arguments that start a server other than node's (null: `node server.js`): the Go
+ * server's binary, built first if its sources changed, or the user's command.
+ * @param {{kind: string, command?: string[]}} server
+ * @returns {Promise<string[]|null>}
+ */
+async function serverCommand (server) {
+  if (server.kind === 'command') return server.command
+  if (server.kind !== 'go') return null
+  const { buildGoServer } = await import('../server/go.js')
+  try {
+    return [buildGoServer()]
+  } catch (err) {
+    throw new UsageError(`--server go: ${err.message.split('\n')[0]}`)
+  }
 }

@@ -31,6 +31,7 @@ describe('parseCompareArgs', () => {
       budgetMs: undefined,
       margin: 0.05,
       pin: true,
+      server: { kind: 'node' },
       messages: undefined,
       inflight: 1,
       rate: undefined,
@@ -38,6 +39,15 @@ describe('parseCompareArgs', () => {
       out: 'compare-report',
       json: false
     })
+  })
+
+  test('--server go or --server-command: which server the formats meet; what only the node server serves is refused', async () => {
+    assert.deepEqual((await compare('--server', 'go')).server, { kind: 'go' })
+    assert.deepEqual((await compare('--server-command', ' ./my-server  --threads 4 ')).server, { kind: 'command', command: ['./my-server', '--threads', '4'] })
+    await assert.rejects(compare('--server', 'go', '--formats', 'json,cbor'), { message: '--server go serves json and protobuf, not cbor' })
+    await assert.rejects(compare('--server', 'go', '--payload', 'data/person.json'), { message: '--server go serves the built-in tests only: --payload needs --server node' })
+    await assert.rejects(compare('--server-command', './s', '--calibrate'), { message: '--calibrate plants its cost in a JavaScript codec the server loads: it runs on --server node' })
+    await assert.rejects(compare('--server-command', ' '), { message: '--server-command needs a program to run' })
   })
 
   test('options as given: tests by number or name, -n (messages per batch), -i, -c, -t, -o', async () => {

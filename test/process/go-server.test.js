@@ -5,6 +5,9 @@
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import net from 'node:net'
 import { buildGoServer } from '../../lib/server/go.js'
 import { goUnavailable, openConnection, refusedUpgrade, runScript, startServerProcess } from '../helpers.js'
@@ -143,5 +146,36 @@ test('go server, a bad option or a port already taken: one line on stderr and ex
     assert.equal(run.status, 2, `${args}: ${run.stderr}`)
     assert.equal(run.stdout, '')
     assert.match(run.stderr, message)
+  }
+})
+
+test('npm run compare -- --server go: json and protobuf compared on two Go server processes, every message accounted for', { skip: goUnavailable() }, async () => {
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'compare-go-'))
+  try {
+    const { code, stderr } = await runScript('bin/compare.js', ['--server', 'go', '--tests', '5', '--trials', '2', '-n', '20', '--out', out])
+    assert.equal(code, 0, stderr)
+    const results = JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8'))
+    assert.equal(results.settings.server, 'go')
+    assert.equal(results.settings.servers, 2)
+    for (const report of results.reports) {
+      assert.equal(report.messages.sent, report.messages.acked, JSON.stringify(report.messages))
+      assert.ok(report.server.perMessageUs > 0, 'its CPU read from the Go process itself')
+      assert.ok(report.codec.serverUs > 0, 'its codec time from its /metrics')
+    }
+    assert.match(fs.readFileSync(path.join(out, 'results.md'), 'utf8'), /2 server processes \(go\) and 2 client processes per row/)
+  } finally {
+    fs.rmSync(out, { recursive: true, force: true })
+  }
+})
+
+test('compare --server go refuses what the Go server cannot serve, in one line', { skip: goUnavailable() }, async () => {
+  for (const [args, message] of [
+    [['--formats', 'json,msgpack'], /^--server go serves json and protobuf, not msgpack$/m],
+    [['--calibrate'], /^--calibrate plants its cost in a JavaScript codec the server loads: it runs on --server node$/m],
+    [['--server-command', 'x'], /^give either --server or --server-command, not both$/m]
+  ]) {
+    const { code, stderr } = await runScript('bin/compare.js', ['--server', 'go', ...args])
+    assert.equal(code, 2, stderr)
+    assert.match(stderr, message)
   }
 })
