@@ -179,3 +179,15 @@ test('compare --server go refuses what the Go server cannot serve, in one line',
     assert.match(stderr, message)
   }
 })
+
+test('bench:servers: node and Go side by side in one run, msgs/s and server CPU per message for each test and format', { skip: goUnavailable() }, async () => {
+  const { code, stdout, stderr } = await runScript('bench/servers.js', ['--tests', '5', '--messages', '300', '--rounds', '1', '--json'])
+  assert.equal(code, 0, stderr)
+  const { columns, rows, figures } = JSON.parse(stdout)
+  assert.deepEqual(rows.map((row) => row.slice(0, 3).join(' ')), ['5 small json node', '5 small json go', '5 small protobuf node', '5 small protobuf go'])
+  for (const row of rows) {
+    assert.ok(row[columns.indexOf('msgs/s')] > 0, String(row))
+    assert.ok(Number(row[columns.indexOf('server CPU µs/msg')]) > 0, String(row))
+  }
+  assert.match(figures['cpu-ratio-5-go'], /^\d+\.\d\dx$/)
+})

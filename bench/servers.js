@@ -1,0 +1,93 @@
+// npm run bench:servers -- [--tests 3,4] [--messages N] [--inflight N] [--rounds N] [--json]
+// Node's server against the Go reference server (servers/go) in one run: for each test, format and
+// server, a server process of its own and one client run (closed loop, --inflight in flight, direction
+// up). msgs/s from the client's report; server CPU per message from the kernel (the server process's
+// threads, lib/cpu-time.js) around the client run. Rounds take the servers in turn (node, go, then
+// go, node) and the table gives each figure's median. Writes docs/results/servers.json.
+import { commandLine, commaList, wholeNumber } from '../lib/cli/parser.js'
+import { runMain } from '../lib/errors.js'
+import { cpuPinning, runNodeScript, startServerProcess } from '../lib/processes.js'
+import { CpuClock } from '../lib/cpu-time.js'
+import { buildGoServer } from '../lib/server/go.js'
+import { resolveTest } from '../lib/payloads/catalog.js'
+import { testLabel } from '../lib/report/report.js'
+import { npmCommand, printTable, startResults } from './results.js'
+
+const COLUMNS = ['test', 'format', 'server', 'msgs/s', 'server CPU µs/msg', 'client p50 ms', 'rounds']
+const FORMATS = ['json', 'protobuf']
+
+/** One client run against a server process of its own: msgs/s and the server's CPU per message. */
+async function measure ({ server: kind, format, test, messages, inflight, cpus }) {
+  const command = kind === 'go' ? buildGoServer() : undefined
+  const server = await startServerProcess([], { command, cpus: cpus?.server })
+  try {
+    const clock = new CpuClock(server.child.pid)
+    const before = clock.read()
+    const run = await runNodeScript(`client_${format}.js`, [test.name, String(messages), '--url', server.url,
+      '-i', String(inflight), '--warmup', String(Math.ceil(messages / 5)), '--json'], { cpus: cpus?.clients })
+    const cpuNs = clock.read() - before
+    if (run.code !== 0) throw new Error(`client_${format}.js against the ${kind} server exited with ${run.code}: ${run.stderr.trim().split('\n').pop()}`)
+    const report = JSON.parse(run.stdout)
+    // The warm-up's messages reached the server too: CPU per message over all it answered.
+    const answered = report.messages.acked + Math.ceil(messages / 5)
+    return { rate: report.rate, cpuUs: cpuNs / 1000 / answered, p50: report.latencyMs.p50 }
+  } finally {
+    await server.stop()
+  }
+}
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
+runMain(async () => {
+  const args = await commandLine(process.argv, 'Usage: npm run bench:servers -- [--tests 3,4] [--messages N] [--inflight N] [--rounds N] [--json]')
+    .options({
+      tests: { describe: 'comma-separated tests', default: '3,4', type: 'string' },
+      messages: { describe: 'measured messages of each client run', default: 20000 },
+      inflight: { describe: 'messages in flight', default: 64 },
+      rounds: { describe: 'runs of each server, format and test, in turn', default: 2 },
+      json: { describe: 'print one JSON document', type: 'boolean', default: false }
+    }).parseAsync()
+  const tests = commaList(args.tests).map(resolveTest)
+  const messages = wholeNumber('messages', args.messages, 100)
+  const inflight = wholeNumber('inflight', args.inflight, 1)
+  const rounds = wholeNumber('rounds', args.rounds, 1)
+  const cpus = cpuPinning()
+  buildGoServer()
+  const results = startResults('servers', npmCommand('bench:servers'))
+  const rows = []
+  for (const test of tests) {
+    for (const format of FORMATS) {
+      const runs = { node: [], go: [] }
+      for (let round = 0; round < rounds; round++) {
+        for (const server of round % 2 ? ['go', 'node'] : ['node', 'go']) {
+          process.stderr.write(`test ${testLabel(test)}, ${format}, ${server} server, round ${round + 1} of ${rounds}\n`)
+          runs[server].push(await measure({ server, format, test, messages, inflight, cpus }))
+        }
+      }
+      for (const server of ['node', 'go']) {
+        const of = (name) => median(runs[server].map((run) => run[name]))
+        rows.push([testLabel(test), format, server, Math.round(of('rate')), of('cpuUs').toFixed(1), of('p50').toFixed(3), rounds])
+      }
+    }
+  }
+  const cell = (test, format, server, column) => rows.find((r) => r[0] === testLabel(test) && r[1] === format && r[2] === server)[COLUMNS.indexOf(column)]
+  const table = {
+    columns: COLUMNS,
+    rows,
+    figures: Object.fromEntries(tests.flatMap((test) => ['node', 'go'].map((server) => [`cpu-ratio-${test.id}-${server}`,
+      `${(cell(test, 'protobuf', server, 'server CPU µs/msg') / cell(test, 'json', server, 'server CPU µs/msg')).toFixed(2)}x`]))),
+    notes: [
+      'each run: a server process of its own (node server.js, or servers/go\'s binary), one client (client_json.js or client_protobuf.js) ' +
+        `sending ${messages} messages after ${Math.ceil(messages / 5)} of warm-up, ${inflight} in flight, direction up` +
+        `${cpus ? `; server on CPU ${cpus.server}, client on CPU ${cpus.clients}` : ''}; medians of ${rounds} rounds, the servers in turn`,
+      'server CPU: the server process\'s threads (/proc/PID/task/*/schedstat) around the client run, per message it answered (warm-up included)'
+    ]
+  }
+  results.write(table)
+  if (args.json) process.stdout.write(`${JSON.stringify(table)}\n`)
+  else printTable(COLUMNS, rows)
+})
