@@ -136,13 +136,19 @@ async function connect ({ format, url }) {
   return { type: 'connected', format }
 }
 
+/** The row of this key, connected in this generation's format. */
+function connectedRow (key) {
+  const row = rows.get(key)
+  if (!row) throw new Error(`no row ${JSON.stringify(key)} is connected`)
+  return row
+}
+
 /**
  * Sends a row's messages closed loop, unrecorded, in batches of growing size until `ms` have
  * passed: a new process's first thousands of messages run code still being optimised.
  */
 async function warm ({ key, ms }) {
-  const row = rows.get(key)
-  if (!row) throw new Error(`no row ${JSON.stringify(key)} is connected`)
+  const row = connectedRow(key)
   const until = performance.now() + ms
   for (let count = 1; performance.now() < until; count = Math.min(count * 2, 256)) {
     await row.connections.runPhase({ count })
@@ -175,8 +181,7 @@ function timedCodec (codec, clock) {
  * ones for CPU and codec time. Answers with what the parent needs between batches, no more.
  */
 async function batch ({ key, count, rate, measured }) {
-  const row = rows.get(key)
-  if (!row) throw new Error(`no row ${JSON.stringify(key)} is connected`)
+  const row = connectedRow(key)
   const codecBefore = row.codecClock.ms
   if (row.settings.direction === 'fanout') return fanoutBatch(row, count, rate, measured, codecBefore)
   // A closed-loop batch starts after an idle moment (the other format's turn): its first replies

@@ -10,7 +10,7 @@ import os from 'node:os'
 import path from 'node:path'
 import net from 'node:net'
 import { buildGoServer } from '../../lib/server/go.js'
-import { goUnavailable, openConnection, refusedUpgrade, runScript, startServerProcess } from '../helpers.js'
+import { ROOT, goUnavailable, openConnection, refusedUpgrade, runScript, startServerProcess } from '../helpers.js'
 
 const unavailable = goUnavailable()
 const TESTS = ['numbers', 'strings', 'medium', 'large', 'small', 'person', 'counters', 'people']
@@ -109,7 +109,7 @@ test('go server, SIGTERM: connections closed with 1001, exit code 0', { skip: un
 
 test('go server, limits: 401 without the token, 503 past --max-connections, 1009 past --max-payload, 1007 for bad UTF-8, 408 for a slow request',
   { skip: unavailable, timeout: 30_000 }, async () => {
-    const own = await startServerProcess(['--token', 'sekret', '--max-connections', '2', '--max-payload', '1000', '--handshake-timeout', '300ms'],
+    const own = await startServerProcess(['--token', 'sekret', '--max-connections', '2', '--max-payload', '1500', '--handshake-timeout', '300ms'],
       { command: buildGoServer() })
     try {
       const url = `${own.url}/?test=medium&format=json`
@@ -119,7 +119,7 @@ test('go server, limits: 401 without the token, 503 past --max-connections, 1009
       const bad = await openConnection(url, { Authorization: 'bearer sekret' })
       const full = await refusedUpgrade(`${url}&token=sekret`)
       assert.deepEqual([full.status, full.body], [503, 'connection limit reached (2 open)\n'])
-      big.ws.send('x'.repeat(2000))
+      big.ws.send('x'.repeat(3000))
       assert.equal(await big.closed, 1009)
       bad.ws.send(Buffer.from([0xff, 0xfe]), { binary: false })
       assert.equal(await bad.closed, 1007)
@@ -129,6 +129,18 @@ test('go server, limits: 401 without the token, 503 past --max-connections, 1009
       socket.setEncoding('utf8').on('data', (chunk) => { answer += chunk })
       await new Promise((resolve) => socket.once('close', resolve))
       assert.match(answer, /^HTTP\/1\.1 408 Request Timeout\r\n/)
+      // Hostile frames after all that: each answered with an error line, and the server still serves.
+      const hostile = await openConnection(`${url}&token=sekret`)
+      const random = Buffer.from(Array.from({ length: 64 }, (_, i) => (i * 97 + 13) % 256))
+      for (const frame of [random, '{not json', '[1, 2', '"a string"', '']) {
+        hostile.ws.send(frame, { binary: Buffer.isBuffer(frame) })
+        const reply = await Promise.race([hostile.nextReply(), hostile.closed.then((code) => `closed ${code}`)])
+        assert.match(reply, /^ERR json decode failed for test medium: /, String(frame))
+      }
+      hostile.ws.send(JSON.stringify(JSON.parse(fs.readFileSync(path.join(ROOT, 'data', '3-medium.json'), 'utf8'))))
+      assert.equal(await Promise.race([hostile.nextReply(), hostile.closed.then((code) => `closed ${code}`)]), 'ACK', 'a good message after the bad ones')
+      assert.equal(own.child.exitCode, null, 'still running')
+      hostile.ws.close()
     } finally {
       await own.stop()
     }
