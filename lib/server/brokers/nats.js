@@ -26,6 +26,9 @@ export async function connect (url, lost, timeoutMs) {
     envelopes.unwrap(Buffer.from(data.buffer, data.byteOffset, data.byteLength), handler)
   }
   connection.subscribe(FANOUT_CHANNEL, { callback: receive })
+  // The subscription is only sent: once the server has answered a ping behind it, frames other
+  // processes publish from now on reach this one (a publish racing it was lost before).
+  await connection.flush()
   connection.closed().then((err) => lost(`connection lost: ${err?.message ?? 'closed by the server'}`))
   // NATS refuses a message over the server's max_payload (1 MiB unless configured): the fan-out
   // cannot go on without it, so the link counts as lost rather than drop a frame unsaid.
