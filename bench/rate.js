@@ -1,33 +1,87 @@
-// npm run bench:rate — open-loop accuracy: for each target rate, test 5 protobuf for BENCH_SECONDS
-// (3) against node server.js with 4 connections: the send rate achieved against the target, and the
-// corrected (from the schedule) and uncorrected (from the send) p99. Beyond what this machine can
-// do, the report must say the target was missed, and by how much.
+// npm run bench:rate — open-loop accuracy: for each target rate and pacing, test 3 protobuf for
+// BENCH_SECONDS (4) against node server.js with 8 connections: the send rate achieved, the send lag
+// (due time to send), the corrected latency's p50 against the uncorrected one's (the generator's
+// own lateness between them), and the client's CPU. Then a stall: the server stopped (SIGSTOP) for
+// 500 ms at 1000/s, which the corrected p99 must still charge in full. Beside them, the machine's
+// own floor: how often a thread that only reads the clock is kept off its CPU for over 200 µs.
 import os from 'node:os'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { runNodeScript as runScript, startServerProcess } from '../lib/processes.js'
 import { printRow, startResults } from './results.js'
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
-const RATES = (process.env.BENCH_RATES ?? '1000,5000,20000,50000,150000').split(',').map(Number)
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4)
+const RATES = (process.env.BENCH_RATES ?? '1000,5000,20000,50000').split(',').map(Number)
+/** Timer pacing, as before precise pacing, at these rates: the lateness it removes. */
+const TIMER_RATES = [1000, 5000]
+const CONNECTIONS = 8
+const STALL_MS = 500
+
+/** A thread that only reads the clock for 2 s: how often per second it was kept off its CPU over 200 µs and 1 ms. */
+const CLOCK_PROBE = `
+const { performance } = require('node:perf_hooks')
+const end = performance.now() + 2000
+let last = performance.now(); let over200 = 0; let over1000 = 0
+while (last < end) { const now = performance.now(); const gap = now - last; if (gap > 0.2) over200++; if (gap > 1) over1000++; last = now }
+console.log(\`a thread that only reads the clock was kept off its CPU over 200 µs \${over200 / 2} times a second, over 1 ms \${over1000 / 2}\`)
+`
 
 const results = startResults('rate', 'npm run bench:rate')
-const columns = ['target msgs/s', 'sent msgs/s', 'met', 'missed by', 'p50 corrected', 'p99 corrected', 'p99 uncorrected']
+const columns = ['target msgs/s', 'pacing', 'sent msgs/s', 'send lag p50', 'send lag p99', 'corrected - uncorrected p50',
+  'p50 corrected', 'p99 corrected', 'client CPU', 'saturated']
 const rows = []
 const server = await startServerProcess()
-console.log(`# bench:rate — test 5 protobuf, 4 connections, ${SECONDS} s per rate; ${os.cpus().length} x ${os.cpus()[0].model}, Node ${process.version}`)
+console.log(`# bench:rate — test 3 protobuf, ${CONNECTIONS} connections, ${SECONDS} s per rate; ${os.cpus().length} x ${os.cpus()[0].model}, Node ${process.version}`)
 printRow(columns)
-console.log('|---:|---:|---|---:|---:|---:|---:|')
+console.log(`|${columns.map((_, i) => i === 1 || i === columns.length - 1 ? '---' : '---:').join('|')}|`)
+let stall
+let floor
 try {
   for (const rate of RATES) {
-    const { stdout } = await runScript('client_protobuf.js', ['5', '--rate', String(rate), '--duration', `${SECONDS}s`, '-c', '4', '--url', server.url, '--json'])
-    const r = JSON.parse(stdout)
-    rows.push([rate.toLocaleString('en-US'), Math.round(r.target.sendRate).toLocaleString('en-US'), r.target.met ? 'yes' : 'no', `${r.target.missedByPercent}%`, `${r.latencyMs.p50} ms`, `${r.latencyMs.p99} ms`, `${r.uncorrectedLatencyMs.p99} ms`])
-    printRow(rows.at(-1))
+    for (const pacing of ['precise', ...(TIMER_RATES.includes(rate) ? ['timer'] : [])]) {
+      const r = await client(rate, pacing, SECONDS)
+      const gap = r.latencyMs.p50 - r.uncorrectedLatencyMs.p50
+      rows.push([rate.toLocaleString('en-US'), pacing, Math.round(r.target.sendRate).toLocaleString('en-US'),
+        microseconds(r.sendLagMs.p50), microseconds(r.sendLagMs.p99), `${gap >= 0 ? '+' : ''}${gap.toFixed(3)} ms`,
+        `${r.latencyMs.p50} ms`, `${r.latencyMs.p99} ms`, `${r.generator.cpuShare} cores`, r.generator.saturated ? 'yes' : 'no'])
+      printRow(rows.at(-1))
+    }
   }
+  // The stall: stopped after the first second of a 3 s run at 1000/s, for STALL_MS.
+  const running = client(1000, 'precise', 3)
+  await sleep(1000)
+  process.kill(server.child.pid, 'SIGSTOP')
+  await sleep(STALL_MS)
+  process.kill(server.child.pid, 'SIGCONT')
+  stall = await running
+  console.log(`\nstall: server stopped ${STALL_MS} ms at 1000/s: corrected p99 ${stall.latencyMs.p99} ms, uncorrected p99 ${stall.uncorrectedLatencyMs.p99} ms, every message accounted: ${accounted(stall)}`)
+  floor = (await runScript('-e', [CLOCK_PROBE])).stdout.trim()
+  console.log(`machine floor: ${floor}`)
 } finally {
   await server.stop()
 }
 results.write({
   columns,
   rows,
-  notes: [`test 5 protobuf, 4 connections, ${SECONDS} s per target rate (open loop, --rate); corrected latency counts from each message's scheduled time, uncorrected from its actual send`]
+  notes: [
+    `test 3 protobuf, ${CONNECTIONS} connections, ${SECONDS} s per target rate (open loop, --rate); precise pacing (a pacing thread, the default) and, at ${TIMER_RATES.join(' and ')}/s, Node's timers (--pacing timer). ` +
+      'Send lag: from each message\'s due time to its send. Corrected latency counts from the due time, uncorrected from the actual send: the difference of their p50s is the generator\'s own lateness. Client CPU: the client process, all its threads, per wall time.',
+    `Stall: the server stopped (SIGSTOP) for ${STALL_MS} ms one second into 3 s at 1000/s: corrected p99 ${stall.latencyMs.p99} ms, uncorrected p99 ${stall.uncorrectedLatencyMs.p99} ms; every message accounted: ${accounted(stall)}.`,
+    `Machine floor: ${floor}.`
+  ]
 })
+
+/** One client run, its --json report. */
+async function client (rate, pacing, seconds) {
+  const { stdout, stderr, code } = await runScript('client_protobuf.js', ['3', '--rate', String(rate), '--duration', `${seconds}s`,
+    '-c', String(CONNECTIONS), '--pacing', pacing, '--url', server.url, '--json'])
+  if (code !== 0 && !stdout) throw new Error(`client at ${rate}/s (${pacing}) failed: ${stderr.trim()}`)
+  return JSON.parse(stdout)
+}
+
+function microseconds (msValue) {
+  return `${Math.round(msValue * 1000)} µs`
+}
+
+function accounted ({ messages: m }) {
+  return m.sent === m.acked + m.errors + m.lost ? 'yes' : 'NO'
+}

@@ -129,7 +129,8 @@ async function connect ({ format, url }) {
       network: shaping ? { ...network, backend: shaping.backend, reason: shaping.reason } : null,
       shaping
     }
-    const row = new Row(runs.get(key), { ...load, url }, where)
+    // Timer pacing: a pacing thread's spinning would be client CPU, the same for every format.
+    const row = new Row(runs.get(key), { ...load, url, pacing: 'timer' }, where)
     rows.set(key, row)
     if (load.direction !== 'fanout') row.connections = await openRun(loadOptions(row.run, row.settings, where))
   }

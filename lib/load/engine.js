@@ -8,6 +8,7 @@ import { createLatencyHistogram } from '../histogram.js'
 import { Channel } from './channel.js'
 import { compression, connect } from './connection.js'
 import { frameSource, replyJudge } from './messages.js'
+import { PrecisePacer, TimerPacer } from './pacer.js'
 import { Phase } from './phase.js'
 
 /** Between reconnection attempts while a server is away (--reconnect). */
@@ -37,6 +38,9 @@ const RECONNECT_BACKOFF_MS = 100
  * @property {string} [subprotocol] Sec-WebSocket-Protocol to ask for
  * @property {boolean} [insecure] accept any TLS certificate (self-signed test servers)
  * @property {boolean} [reconnect] when a connection drops, reconnect and go on (its in-flight messages are lost)
+ * @property {'precise'|'timer'} [pacing] how an open loop is woken when a message is due: precise (default,
+ *   a thread of its own: sends within tens of µs of their due time) or Node's timers (late by up to a
+ *   millisecond or more, but no CPU spent waiting: compare's batches, which measure CPU)
  */
 
 /**
@@ -178,7 +182,8 @@ export class Run {
       timeoutMs,
       onFailure: (reason) => { this.failure ??= reason },
       reconnect: reconnect ? (channel) => this.reconnect(channel) : null,
-      onTick
+      onTick,
+      pacer: null
     }
     // Before the first phase, an idle one: nothing may be sent, a closed connection fails the run.
     this.phase = new Phase(this.traffic, { count: 0 })
@@ -190,14 +195,19 @@ export class Run {
    * @returns {Promise<import('./phase.js').PhaseResult & {reconnects: object, errorReplies: string[], failure: string|null}>}
    */
   async runPhase (spec) {
+    if (spec.rate > 0 && !this.traffic.pacer) {
+      const pacer = this.options.pacing === 'timer' ? new TimerPacer() : new PrecisePacer()
+      await pacer.start()
+      this.traffic.pacer = pacer
+    }
     this.phase = new Phase(this.traffic, spec)
     const result = await this.phase.start()
     return { ...result, reconnects: { ...this.reconnects }, errorReplies: this.errorReplies, failure: this.failure }
   }
 
-  /** Closes every connection. */
+  /** Closes every connection, and the pacer's thread. */
   async close () {
-    await Promise.all(this.channels.map((channel) => channel.close()))
+    await Promise.all([...this.channels.map((channel) => channel.close()), this.traffic.pacer?.close()])
   }
 
   /** The run fails: the first reason stands, and the phase under way stops sending. */

@@ -27,6 +27,8 @@ const STOP_GRACE_MS = 2000
  * @property {((channel: import('./channel.js').Channel) => void)|null} reconnect --reconnect: bring a
  *   closed channel back (null: a close fails the run)
  * @property {(progress: object) => void} [onTick] once a second while recording
+ * @property {import('./pacer.js').PrecisePacer|import('./pacer.js').TimerPacer|null} pacer wakes an open
+ *   loop when its next message is due, started already (null: no phase of the run has a rate)
  */
 
 /**
@@ -44,7 +46,7 @@ export class Phase {
     this.channels = traffic.channels
     this.judge = traffic.judge
     this.nextFrame = traffic.nextFrame
-    this.recorder = recording ? new Recorder(rate > 0) : null
+    this.recorder = recording ? new Recorder(rate > 0, traffic.pacer) : null
     // Open loop: the schedule itself says how many messages there will be.
     this.schedule = rate > 0 ? new OpenLoopSchedule(rate, { durationMs, count }) : null
     this.planned = this.schedule?.planned ?? count ?? Infinity
@@ -60,6 +62,9 @@ export class Phase {
     this.lastSentAt = 0
     this.lastReplyAt = 0
     this.timers = new Timers()
+    /** Wakes the open loop when its next message is due (see pacer.js). */
+    this.pacer = traffic.pacer
+    this.onDue = () => this.sendDue()
     /** Resolves start()'s promise; null while the phase is not under way. */
     this.finish = null
   }
@@ -144,15 +149,18 @@ export class Phase {
   }
 
   /**
-   * Open loop: sends every message due by now, each stamped with its scheduled time, then sleeps
-   * until the next one is due. When no connection has room (in-flight cap or unsent bytes), the
-   * messages wait and their latency grows, as a real client's would.
+   * Open loop: sends every message due by now, each stamped with its scheduled time and its send
+   * lag recorded (unless it waited for room), then has the pacer wake it when the next one is due.
+   * When no connection has room (in-flight cap or unsent bytes), the messages wait and their
+   * latency grows, as a real client's would.
    */
   sendDue () {
     const schedule = this.schedule
     this.timers.clear('schedule')
-    const now = performance.now()
+    let now = performance.now()
     const due = schedule.dueBy(now - this.startedAt)
+    // Messages that waited for room (a server slow to reply) are late by its doing, not the generator's.
+    const waitedForRoom = schedule.blocked
     schedule.blocked = false
     while (this.sent < due && this.sending) {
       const channel = schedule.channelWithRoom(this.channels)
@@ -160,13 +168,18 @@ export class Phase {
         schedule.blocked = true
         break
       }
-      this.send(channel, this.startedAt + schedule.dueAt(this.sent), now)
+      const scheduledAt = this.startedAt + schedule.dueAt(this.sent)
+      if (!waitedForRoom) this.recorder?.recordSendLag(now - scheduledAt)
+      this.send(channel, scheduledAt, now)
+      now = performance.now()
     }
     if (!this.sending || this.sent >= this.planned) return this.checkDone()
     // Blocked: the next reply makes room and sends at once; the short timer covers a connection
     // that is only waiting for its socket to drain.
-    const nextDue = this.startedAt + schedule.dueAt(this.sent)
-    this.timers.after('schedule', schedule.blocked ? 1 : Math.max(0, nextDue - performance.now()), () => this.sendDue())
+    if (schedule.blocked) {
+      this.pacer.cancel()
+      this.timers.after('schedule', 1, this.onDue)
+    } else this.pacer.wakeAt(this.startedAt + schedule.dueAt(this.sent), this.onDue)
   }
 
   /**
@@ -214,6 +227,7 @@ export class Phase {
     const finish = this.finish
     this.finish = null
     this.timers.clearAll()
+    this.pacer?.cancel()
     if (this.sent < this.planned && this.durationMs === Infinity && !channelsLeft) {
       this.fail('every connection closed before all messages were sent') // unless another reason came first
     }
@@ -231,7 +245,7 @@ export class Phase {
         written: bytes.reduce((sum, { written }) => sum + written, 0),
         read: bytes.reduce((sum, { read }) => sum + read, 0)
       },
-      target: this.schedule ? { rate: this.schedule.rate, sendRate: this.sendRate() } : null,
+      target: this.schedule ? { rate: this.schedule.rate, sendRate: this.sendRate(), pacing: this.pacer.kind } : null,
       ...this.recorder?.result()
     }
   }
@@ -267,6 +281,7 @@ export class Phase {
     if (!this.isActive()) return
     this.sending = false
     this.timers.clear('schedule')
+    this.pacer?.cancel()
     this.timers.after('stop', Math.min(this.traffic.timeoutMs, STOP_GRACE_MS), () => {
       for (const channel of this.channels) this.lost += channel.abandon()
       this.checkDone()

@@ -14,11 +14,16 @@ const PROCESS_ID = `${os.hostname()}:${process.pid}`
 
 /** Latencies in µs of one measured phase, overall and second by second. */
 export class Recorder {
-  /** @param {boolean} openLoop whether messages have a schedule (then latency also counts from the actual send) */
-  constructor (openLoop) {
+  /**
+   * @param {boolean} openLoop whether messages have a schedule (then latency also counts from the actual send)
+   * @param {{waitedMs: number}|null} [pacer] the open loop's pacer: its waiting turns count as idle, not busy
+   */
+  constructor (openLoop, pacer = null) {
     // Latency in µs: from the scheduled send (open loop), with the actual send in `uncorrected`.
     this.histogram = createLatencyHistogram()
     this.uncorrected = openLoop ? createLatencyHistogram() : null
+    // Open loop: how late each message left against its due time, the generator's own share of the latency.
+    this.sendLag = openLoop ? createLatencyHistogram() : null
     this.perSecond = createLatencyHistogram()
     this.timeSeries = []
     /** The counts at the end of the last second, to count each second's own. */
@@ -26,6 +31,8 @@ export class Recorder {
     this.startedAt = 0
     this.cpuAtStart = null
     this.loopAtStart = null
+    this.pacer = pacer
+    this.waitedAtStart = 0
     // A timer every LOOP_SAMPLE_MS records how long each interval really took: past it, the loop was late.
     this.loopDelay = monitorEventLoopDelay({ resolution: LOOP_SAMPLE_MS })
   }
@@ -34,6 +41,7 @@ export class Recorder {
     this.startedAt = Date.now()
     this.cpuAtStart = process.cpuUsage()
     this.loopAtStart = performance.eventLoopUtilization()
+    this.waitedAtStart = this.pacer?.waitedMs ?? 0
     this.loopDelay.enable()
   }
 
@@ -41,6 +49,11 @@ export class Recorder {
   record (now, scheduledAt, sentAt) {
     this.recordUs(Math.max(1, Math.round((now - scheduledAt) * 1000)))
     if (this.uncorrected) this.uncorrected.recordValue(Math.max(1, Math.round((now - sentAt) * 1000)))
+  }
+
+  /** An open-loop message's send lag (ms, from its due time to its send), recorded in µs. Hot path. */
+  recordSendLag (lagMs) {
+    this.sendLag?.recordValue(Math.max(1, Math.round(lagMs * 1000)))
   }
 
   /**
@@ -79,6 +92,13 @@ export class Recorder {
     this.perSecond.reset()
   }
 
+  /** The share of the phase the event loop worked: busy, less the pacer's waiting for due times. */
+  loopBusy () {
+    const { idle, active } = performance.eventLoopUtilization(this.loopAtStart)
+    const waited = (this.pacer?.waitedMs ?? 0) - this.waitedAtStart
+    return idle + active > 0 ? Math.max(0, active - waited) / (idle + active) : 0
+  }
+
   /** What the phase's result takes from the recording (see LoadResult in engine.js). */
   result () {
     // Callers close the last, partial second first (it belongs in the series); never lose it if not.
@@ -91,10 +111,11 @@ export class Recorder {
       startedAt: this.startedAt,
       histogram: this.histogram,
       uncorrectedHistogram: this.uncorrected,
+      sendLagHistogram: this.sendLag,
       cpu: { userUs: cpu.user, systemUs: cpu.system, process: PROCESS_ID },
       generator: {
         cpuShare: round((cpu.user + cpu.system) / wallUs, 2),
-        loopBusy: round(performance.eventLoopUtilization(this.loopAtStart).utilization, 2),
+        loopBusy: round(this.loopBusy(), 2),
         loopDelayMs: { p99: delayMs(this.loopDelay.percentile(99)), max: delayMs(this.loopDelay.max) }
       },
       timeSeries: this.timeSeries

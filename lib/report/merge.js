@@ -39,6 +39,9 @@ export function mergeReports (reports) {
     uncorrectedHistogram: reports.every((r) => r.uncorrectedHistogram)
       ? addHistograms(reports.map((r) => r.uncorrectedHistogram))
       : null,
+    sendLagHistogram: reports.every((r) => r.sendLagHistogram)
+      ? addHistograms(reports.map((r) => r.sendLagHistogram))
+      : null,
     bytes: {
       payloadPerMessage: first.bytes.payloadPerMessage,
       payloadSizes: first.bytes.payloadSizes,
@@ -48,7 +51,11 @@ export function mergeReports (reports) {
     },
     timeSeries: mergeTimeSeries(reports.flatMap((r) => r.timeSeries ?? [])),
     target: targets.length === reports.length
-      ? { rate: sum((r) => r.target.rate), sendRate: Math.round(sum((r) => r.target.sendRate) * 10) / 10 }
+      ? {
+          rate: sum((r) => r.target.rate),
+          sendRate: Math.round(sum((r) => r.target.sendRate) * 10) / 10,
+          pacing: targets.every((t) => t.pacing === first.target.pacing) ? first.target.pacing : null
+        }
       : null,
     reconnects: { count: sum((r) => r.reconnects?.count ?? 0), gapMs: sum((r) => r.reconnects?.gapMs ?? 0) },
     compression: mergeCompression(reports.map((r) => r.compression)),

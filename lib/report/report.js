@@ -39,6 +39,8 @@ export function buildReport (result, context) {
   // Fan-out's rate is deliveries per second, where there were subscribers to count them.
   const counted = fanout?.subscribers > 0 ? fanout.delivered : messages.acked
   const uncorrected = result.uncorrectedHistogram
+  const sendLag = result.sendLagHistogram ?? null
+  const sendLagMs = sendLag?.totalCount > 0 ? summarizeLatency(sendLag) : null
   return {
     format: context.format,
     codecModule: context.codecModule ?? null,
@@ -61,11 +63,13 @@ export function buildReport (result, context) {
     // corrected); uncorrectedLatencyMs counts from the actual send, as a closed loop would.
     latencyMs: summarizeLatency(histogram),
     uncorrectedLatencyMs: uncorrected ? summarizeLatency(uncorrected) : null,
+    // Open loop: from each message's due time to its send, the generator's own lateness (in latencyMs too).
+    sendLagMs,
     bytes: { ...bytes },
     // The client process's CPU over the measured phase: what a message costs to encode, send and settle.
     cpu: result.cpu ? cpuPerMessage(result.cpu, messages.sent) : null,
     // Whether the load generator was the bottleneck: then the latencies are the client's, not the server's.
-    generator: result.generator ? judgeGenerator(result.generator, durationMs) : null,
+    generator: result.generator ? judgeGenerator(result.generator, durationMs, sendLagMs, result.target?.pacing) : null,
     reconnects: result.reconnects ?? { count: 0, gapMs: 0 },
     // With --compress: whether the server took permessage-deflate (if not, every frame went uncompressed).
     compression: result.compression ?? null,
@@ -77,6 +81,7 @@ export function buildReport (result, context) {
     timeSeries: result.timeSeries ?? [],
     histogram: encodeHistogram(histogram),
     uncorrectedHistogram: uncorrected ? encodeHistogram(uncorrected) : null,
+    sendLagHistogram: sendLag ? encodeHistogram(sendLag) : null,
     // A user's payload: which file (and how many messages), which schema, and whether it arrived unchanged.
     ...(context.test.custom && {
       payloadFile: context.test.file,
@@ -100,17 +105,27 @@ export const SATURATED_LOOP_BUSY = 0.9
 export const SATURATED_LOOP_DELAY_MS = 50
 /** A shorter measured phase has too few samples (one each 10 ms) and too much start-up work to judge. */
 export const JUDGED_PHASE_MS = 1000
+/**
+ * An open loop that sent 1% of its messages this late behind their due time could not keep its
+ * schedule: precise pacing keeps the p99 near 0.3 ms on an idle generator here, timer pacing near
+ * 2 ms, its timers' own lateness (docs/method.md).
+ */
+export const SATURATED_SEND_LAG_MS = { precise: 1, timer: 5 }
 
 /**
  * The generator's figures with the call: saturated when its event loop was busy nearly all the
- * measured phase or ran its timers very late, so latencies include the client's own queueing.
- * Phases shorter than JUDGED_PHASE_MS are not called saturated.
+ * measured phase or ran its timers very late, or (open loop) it sent its messages late behind their
+ * schedule, so latencies include the client's own queueing. Phases shorter than JUDGED_PHASE_MS
+ * are not called saturated.
  * @param {{cpuShare: number, loopBusy: number, loopDelayMs: {p99: number, max: number}}} generator
  * @param {number} durationMs the measured phase
+ * @param {{p99: number}|null} [sendLagMs] open loop: the send lag
+ * @param {'precise'|'timer'} [pacing] open loop: how it was paced
  * @returns {{cpuShare: number, loopBusy: number, loopDelayMs: {p99: number, max: number}, saturated: boolean}}
  */
-export function judgeGenerator (generator, durationMs) {
-  const busy = generator.loopBusy >= SATURATED_LOOP_BUSY || generator.loopDelayMs.p99 >= SATURATED_LOOP_DELAY_MS
+export function judgeGenerator (generator, durationMs, sendLagMs = null, pacing = null) {
+  const busy = generator.loopBusy >= SATURATED_LOOP_BUSY || generator.loopDelayMs.p99 >= SATURATED_LOOP_DELAY_MS ||
+    (sendLagMs?.p99 ?? 0) >= SATURATED_SEND_LAG_MS[pacing ?? 'precise']
   return { ...generator, saturated: busy && durationMs >= JUDGED_PHASE_MS }
 }
 
@@ -121,6 +136,11 @@ function generatorLine ({ cpuShare, loopBusy, loopDelayMs, saturated }, duration
   return `generator ${call}: event loop busy ${Math.round(loopBusy * 100)}% of the phase, timers late by ` +
     `p99 ${loopDelayMs.p99} ms (max ${loopDelayMs.max} ms), CPU ${cpuShare} core(s)` +
     `${saturated ? `: these latencies are the client's own queueing, not the server's; ${more}` : ''}`
+}
+
+function sendLagLine ({ p50, p99, max }) {
+  return `send lag  p50 ${ms(p50)}  p99 ${ms(p99)}  max ${ms(max)}  (due time to send, where a connection had room: ` +
+    'the generator\'s own lateness, counted in the latency above)'
 }
 
 function compressionLine ({ accepted }) {
@@ -146,11 +166,11 @@ export function cpuPerMessage ({ userUs, systemUs, process }, sent) {
 
 /**
  * The target rate against what was sent: met within 1%, or missed by how much.
- * @param {{rate: number, sendRate: number}} target
+ * @param {{rate: number, sendRate: number, pacing?: 'precise'|'timer'}} target pacing: unknown in reports from before it was chosen
  */
-export function describeTarget ({ rate, sendRate }) {
+export function describeTarget ({ rate, sendRate, pacing = null }) {
   const missedByPercent = round(Math.max(0, (rate - sendRate) / rate * 100), 1)
-  return { rate, sendRate, met: missedByPercent <= 1, missedByPercent }
+  return { rate, sendRate, pacing, met: missedByPercent <= 1, missedByPercent }
 }
 
 /** How the load was sent, for the headline: connections and messages in flight, or fan-out's shape. */
@@ -213,8 +233,8 @@ function fanoutLines (f) {
  */
 export function formatReport (report, histogram) {
   const { messages: m, latencyMs: l, bytes: b } = report
-  const target = report.target && (({ rate, sendRate, met, missedByPercent }) =>
-    `target    ${int(rate)} msg/s, sent at ${int(sendRate)} msg/s: ${met ? 'met' : `MISSED by ${missedByPercent}%`}`)(report.target)
+  const target = report.target && (({ rate, sendRate, pacing, met, missedByPercent }) =>
+    `target    ${int(rate)} msg/s, sent at ${int(sendRate)} msg/s: ${met ? 'met' : `MISSED by ${missedByPercent}%`}${pacing ? ` (${pacing} pacing)` : ''}`)(report.target)
   const lines = [
     `${report.format}${report.codecModule ? ` (${report.codecModule})` : ''} · test ${testLabel({ id: report.testId, name: report.test, file: report.payloadFile })} · ${report.direction} · ${loadShape(report)} · network: ${describeNetwork(report.network)}`,
     ...(report.network.reason ? [`shaping   ${report.network.reason}`] : []),
@@ -228,6 +248,7 @@ export function formatReport (report, histogram) {
     ...(report.cpu ? [cpuLine(report.cpu)] : []),
     ...(report.generator ? [generatorLine(report.generator, report.durationMs, report.fanout)] : []),
     `${report.fanout ? 'latency   publish to delivery: ' : 'latency   '}min ${ms(l.min)}  mean ${ms(l.mean)}  stdev ${ms(l.stdev)}  p50 ${ms(l.p50)}  p90 ${ms(l.p90)}  p99 ${ms(l.p99)}  p99.9 ${ms(l.p999)}  max ${ms(l.max)}${report.target ? '  (from the schedule)' : ''}`,
+    ...(report.sendLagMs ? [sendLagLine(report.sendLagMs)] : []),
     ...(report.uncorrectedLatencyMs ? [`uncorr.   p50 ${ms(report.uncorrectedLatencyMs.p50)}  p90 ${ms(report.uncorrectedLatencyMs.p90)}  p99 ${ms(report.uncorrectedLatencyMs.p99)}  p99.9 ${ms(report.uncorrectedLatencyMs.p999)}  max ${ms(report.uncorrectedLatencyMs.max)}  (from the actual send: hides stalls)`] : []),
     ...formatBands(latencyBands(histogram), histogram.totalCount)
   ]

@@ -31,6 +31,7 @@ describe('parseClientArgs: defaults', () => {
         messages: 10000,
         durationMs: undefined,
         rate: undefined,
+        pacing: 'precise',
         warmup: { messages: 0 },
         startAt: undefined,
         headers: {},

@@ -62,6 +62,7 @@ test('closed loop, 3 connections x 4 in flight: every message acked and recorded
   assert.equal(server.connections(), 3)
   assert.equal(result.histogram.totalCount, 600)
   assert.equal(result.uncorrectedHistogram, null)
+  assert.equal(result.sendLagHistogram, null)
   assert.equal(result.target, null)
   assert.equal(result.failure, null)
   assert.equal(result.interrupted, false)
@@ -191,19 +192,22 @@ test('handshake: sent first on every connection and not measured', LIMIT, async 
   assert.equal(server.received(), 42)
 })
 
-test('open loop: rate over a duration follows the schedule, with both histograms', LIMIT, async (t) => {
-  const server = await startWsServer(ackEach)
-  t.after(() => server.close())
-  const result = await runLoad(options(server, { rate: 2000, durationMs: 500, connections: 2, inflight: 1000 }))
-  assert.deepEqual(result.messages, { sent: 1000, acked: 1000, errors: 0, lost: 0 }, 'the schedule says 2000/s x 0.5 s')
-  assert.equal(result.target.rate, 2000)
-  assert.ok(Math.abs(result.target.sendRate - 2000) / 2000 < 0.2, `sendRate ${result.target.sendRate}`)
-  assert.equal(result.histogram.totalCount, 1000)
-  assert.equal(result.uncorrectedHistogram.totalCount, 1000)
-  // Latency from the schedule is never shorter than from the actual send.
-  assert.ok(result.histogram.maxValue >= result.uncorrectedHistogram.maxValue)
-  assert.ok(result.durationMs >= 450, `durationMs ${result.durationMs}`)
-})
+for (const pacing of ['precise', 'timer']) {
+  test(`open loop, ${pacing} pacing: rate over a duration follows the schedule, with both histograms and each message's send lag`, LIMIT, async (t) => {
+    const server = await startWsServer(ackEach)
+    t.after(() => server.close())
+    const result = await runLoad(options(server, { rate: 2000, durationMs: 500, connections: 2, inflight: 1000, pacing }))
+    assert.deepEqual(result.messages, { sent: 1000, acked: 1000, errors: 0, lost: 0 }, 'the schedule says 2000/s x 0.5 s')
+    assert.equal(result.target.rate, 2000)
+    assert.ok(Math.abs(result.target.sendRate - 2000) / 2000 < 0.2, `sendRate ${result.target.sendRate}`)
+    assert.equal(result.histogram.totalCount, 1000)
+    assert.equal(result.uncorrectedHistogram.totalCount, 1000)
+    assert.equal(result.sendLagHistogram.totalCount, 1000)
+    // Latency from the schedule is never shorter than from the actual send.
+    assert.ok(result.histogram.maxValue >= result.uncorrectedHistogram.maxValue)
+    assert.ok(result.durationMs >= 450, `durationMs ${result.durationMs}`)
+  })
+}
 
 test('open loop at a low rate: every message due before the deadline is sent, and the rate is over the window', LIMIT, async (t) => {
   const server = await startWsServer(ackEach)
@@ -335,6 +339,10 @@ test('the generator checks itself: a free event loop is not saturated, one block
   assert.ok(blocked.generator.loopDelayMs.p99 >= 50, JSON.stringify(blocked.generator))
   assert.ok(blocked.generator.loopDelayMs.max >= blocked.generator.loopDelayMs.p99)
   assert.equal(judgeGenerator(blocked.generator, blocked.durationMs).saturated, true)
+  // Messages due while the loop was blocked left late: the send lag says so on its own.
+  const lagMs = { p99: blocked.sendLagHistogram.getValueAtPercentile(99) / 1000 }
+  assert.ok(lagMs.p99 >= 10, `send lag p99 ${lagMs.p99} ms`)
+  assert.equal(judgeGenerator({ ...blocked.generator, loopDelayMs: { p99: 0, max: 0 } }, blocked.durationMs, lagMs).saturated, true)
   assertAccounted(blocked)
 })
 

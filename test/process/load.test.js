@@ -32,6 +32,19 @@ describe('open loop and time', () => {
     assert.ok(r.timeSeries.length >= 1)
     assert.equal(r.timeSeries.reduce((sum, second) => sum + second.acked, 0), 1500, 'the time series adds up')
     for (const second of r.timeSeries) assert.match(second.histogram, /^HISTF/)
+    assert.equal(r.target.pacing, 'precise')
+    assert.equal(decodeHistogram(r.sendLagHistogram).totalCount, 1500, 'every message\'s send lag')
+    assert.ok(r.sendLagMs.p50 <= r.sendLagMs.p99 && r.sendLagMs.p99 <= r.sendLagMs.max)
+  })
+
+  test('--pacing timer: the same schedule from Node\'s timers, named in the report; the console shows the send lag', async () => {
+    const run = await runScript('client_protobuf.js', ['5', '--rate', '500', '--duration', '500ms', '--pacing', 'timer', '--url', server.url])
+    assert.equal(run.code, 0, run.stderr)
+    assert.match(run.stdout, /^target {4}500 msg\/s, sent at \d+ msg\/s: met \(timer pacing\)$/m)
+    assert.match(run.stdout, /^send lag {2}p50 \d+\.\d{3} {2}p99 \d+\.\d{3} {2}max \d+\.\d{3} {2}\(due time to send/m)
+    const bad = await runScript('client_protobuf.js', ['5', '--rate', '500', '--pacing', 'sometimes', '--url', server.url])
+    assert.equal(bad.code, 2)
+    assert.match(bad.stderr, /pacing/)
   })
 
   test('--duration in a closed loop stops sending at the deadline and accounts for everything', async () => {
@@ -80,6 +93,7 @@ test('a server stall: the corrected p99 shows it, the uncorrected one hides it',
     assert.ok(r.latencyMs.p99 >= 150, `corrected p99 ${r.latencyMs.p99} ms reflects the 300 ms stall`)
     assert.ok(r.uncorrectedLatencyMs.p99 < r.latencyMs.p99 / 5, `uncorrected p99 ${r.uncorrectedLatencyMs.p99} ms hides it`)
     assert.ok(r.uncorrectedLatencyMs.max >= 250, 'only the one message in flight saw it')
+    assert.ok(r.sendLagMs.p99 < 150, `send lag p99 ${r.sendLagMs.p99} ms: messages held back by the stall waited for room, not for the generator`)
   } finally {
     await server.stop()
   }

@@ -124,7 +124,7 @@ test('buildReport: with a target rate, latency from the schedule and from the ac
   const uncorrected = createLatencyHistogram()
   for (let i = 0; i < 100; i++) uncorrected.recordValue(700)
   const report = buildReport(loadResult({ target: { rate: 500, sendRate: 404 }, uncorrectedHistogram: uncorrected }), CONTEXT)
-  assert.deepEqual(report.target, { rate: 500, sendRate: 404, met: false, missedByPercent: 19.2 })
+  assert.deepEqual(report.target, { rate: 500, sendRate: 404, pacing: null, met: false, missedByPercent: 19.2 })
   assert.equal(report.uncorrectedLatencyMs.p99, 0.7)
   assert.equal(report.latencyMs.p99, 3)
   assert.equal(decodeHistogram(report.uncorrectedHistogram).totalCount, 100)
@@ -167,23 +167,29 @@ test('describePayload: a stream, one message repeated and why that flatters, a c
   assert.equal(buildReport(loadResult(), CONTEXT).payload, null, 'a report built without saying (an older client\'s) says nothing')
 })
 
-test('formatReport: shaping, target, uncorrected latency, reconnects, lossy and failure lines when they apply', () => {
+test('formatReport: shaping, target, send lag, uncorrected latency, reconnects, lossy and failure lines when they apply', () => {
   const histogram = latencies()
   const uncorrected = createLatencyHistogram()
   uncorrected.recordValue(700)
+  const sendLag = createLatencyHistogram()
+  sendLag.recordValue(2)
   const custom = { id: null, name: 'custom', custom: true, file: 'order.json', inferred: true }
   const lossy = { differences: 2, examples: [{ path: '$.a', expected: -0, actual: 0 }] }
   const report = buildReport(loadResult({
     histogram,
     uncorrectedHistogram: uncorrected,
-    target: { rate: 500, sendRate: 404 },
+    sendLagHistogram: sendLag,
+    target: { rate: 500, sendRate: 404, pacing: 'timer' },
     reconnects: { count: 1, gapMs: 12 },
     messages: { sent: 101, acked: 100, errors: 0, lost: 1 }
   }), { ...CONTEXT, test: custom, network: NETWORK, lossy })
   const lines = formatReport(report, histogram).trimEnd().split('\n')
   assert.equal(lines[0], 'protobuf · test custom (order.json) · up · 2 connection(s) × 4 in flight · network: 3g (up 768 kbit/s, down 1600 kbit/s, rtt 150 ms, proxy)')
   assert.equal(lines[1], 'shaping   userspace shaping proxy, each connection a link of its own')
-  assert.ok(lines.includes('target    500 msg/s, sent at 404 msg/s: MISSED by 19.2%'))
+  assert.ok(lines.includes('target    500 msg/s, sent at 404 msg/s: MISSED by 19.2% (timer pacing)'))
+  assert.ok(lines.includes('send lag  p50 0.002  p99 0.002  max 0.002  (due time to send, where a connection had room: the generator\'s own lateness, counted in the latency above)'))
+  assert.equal(report.sendLagMs.p99, 0.002)
+  assert.equal(report.target.pacing, 'timer')
   assert.match(lines.find((line) => line.startsWith('latency')), /max 3\.000 {2}\(from the schedule\)$/)
   assert.ok(lines.includes('uncorr.   p50 0.700  p90 0.700  p99 0.700  p99.9 0.700  max 0.700  (from the actual send: hides stalls)'))
   assert.deepEqual(lines.slice(-3), [
@@ -221,9 +227,9 @@ test('describeNetwork: none, or the profile with its figures and backend', () =>
 })
 
 test('describeTarget: met within 1%, else missed by how much; sending faster is met', () => {
-  assert.deepEqual(describeTarget({ rate: 1000, sendRate: 990 }), { rate: 1000, sendRate: 990, met: true, missedByPercent: 1 })
-  assert.deepEqual(describeTarget({ rate: 1000, sendRate: 989 }), { rate: 1000, sendRate: 989, met: false, missedByPercent: 1.1 })
-  assert.deepEqual(describeTarget({ rate: 1000, sendRate: 1200 }), { rate: 1000, sendRate: 1200, met: true, missedByPercent: 0 })
+  assert.deepEqual(describeTarget({ rate: 1000, sendRate: 990, pacing: 'precise' }), { rate: 1000, sendRate: 990, pacing: 'precise', met: true, missedByPercent: 1 })
+  assert.deepEqual(describeTarget({ rate: 1000, sendRate: 989 }), { rate: 1000, sendRate: 989, pacing: null, met: false, missedByPercent: 1.1 })
+  assert.deepEqual(describeTarget({ rate: 1000, sendRate: 1200 }), { rate: 1000, sendRate: 1200, pacing: null, met: true, missedByPercent: 0 })
 })
 
 test('testLabel: number and name, the name alone, or the name and file of a user\'s payload', () => {
