@@ -1,0 +1,106 @@
+// The open loop's pacing, on real connections to a real ws server, with the pacer replaced by a
+// hand-driven one: the test decides when each wake-up comes (early, on time, late), so what the
+// phase asks for and what it sends can be checked without waiting on a clock's precision.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { once } from 'node:events'
+import { performance } from 'node:perf_hooks'
+import { WebSocketServer } from 'ws'
+import { openRun, prepareMessages } from '../../lib/load/engine.js'
+import { createCodec } from '../../lib/codecs/registry.js'
+import { loadPayload, resolveTest } from '../../lib/payloads/catalog.js'
+
+const LIMIT = { timeout: 10_000 }
+const small = resolveTest('5')
+const codec = await createCodec('json', small)
+
+/** A pacer the test drives: it keeps the last wake-up asked for, and fires it when told. */
+class HandPacer {
+  constructor () {
+    this.kind = 'precise'
+    this.waitedMs = 0
+    this.asked = []
+    this.callback = null
+    this.next = null
+  }
+
+  wakeAt (at, callback) {
+    this.asked.push(at)
+    this.callback = callback
+    this.next?.()
+  }
+
+  cancel () { this.callback = null }
+
+  async close () { this.cancel() }
+
+  /** Resolves at the next wakeAt. */
+  nextRequest () {
+    return new Promise((resolve) => { this.next = resolve })
+  }
+
+  /** Fires the pending wake-up once the real clock has reached `at`. */
+  async fireAt (at) {
+    while (performance.now() < at) await new Promise(setImmediate)
+    const callback = this.callback
+    this.callback = null
+    callback()
+  }
+}
+
+async function openAcked (t, settings) {
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 })
+  await once(wss, 'listening')
+  wss.on('connection', (ws) => ws.on('message', () => ws.send('ACK')))
+  const run = await openRun({
+    url: `ws://127.0.0.1:${wss.address().port}`, test: small, codec, prepared: prepareMessages(codec, [loadPayload(small)], 'test small'), ...settings
+  })
+  t.after(async () => {
+    await run.close()
+    wss.close()
+  })
+  const pacer = new HandPacer()
+  run.traffic.pacer = pacer
+  return { run, pacer }
+}
+
+test('each wake-up is asked for at the next message\'s due time; an early one sends nothing and asks again', LIMIT, async (t) => {
+  const { run, pacer } = await openAcked(t, { inflight: 100 })
+  const requested = pacer.nextRequest()
+  const done = run.runPhase({ rate: 100, count: 3, recording: true })
+  await requested
+  const start = run.phase.startedAt
+  // Message 0 went at the start; message 1 is due 10 ms later.
+  assert.deepEqual(pacer.asked, [start + 10])
+  let again = pacer.nextRequest()
+  await pacer.fireAt(start + 5) // early
+  await again
+  assert.deepEqual(pacer.asked, [start + 10, start + 10])
+  assert.equal(run.phase.sent, 1)
+  again = pacer.nextRequest()
+  await pacer.fireAt(start + 10)
+  await again
+  assert.deepEqual(pacer.asked.slice(2), [start + 20])
+  await pacer.fireAt(start + 20)
+  const result = await done
+  assert.deepEqual(result.messages, { sent: 3, acked: 3, errors: 0, lost: 0 })
+  assert.equal(result.target.pacing, 'precise')
+})
+
+test('a late wake-up sends every message due by then, each stamped with its own due time and send lag', LIMIT, async (t) => {
+  const { run, pacer } = await openAcked(t, { inflight: 100 })
+  const requested = pacer.nextRequest()
+  const done = run.runPhase({ rate: 1000, count: 4, recording: true })
+  await requested
+  const start = run.phase.startedAt
+  // Messages 1-3 were due at 1, 2 and 3 ms: all three go at 3.5 ms, late by about 2.5, 1.5 and 0.5 ms.
+  await pacer.fireAt(start + 3.5)
+  const result = await done
+  assert.deepEqual(result.messages, { sent: 4, acked: 4, errors: 0, lost: 0 })
+  assert.deepEqual(pacer.asked, [start + 1])
+  const lags = result.sendLagHistogram
+  assert.equal(lags.totalCount, 4)
+  assert.ok(lags.maxValue >= 2500, `the first of them waited from 1 ms to 3.5 ms: ${lags.maxValue} µs`)
+  // Latency counts from each due time: the late ones carry their lateness, the actual send does not.
+  assert.ok(result.histogram.maxValue >= result.uncorrectedHistogram.maxValue + 2000)
+})
