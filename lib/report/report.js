@@ -107,10 +107,11 @@ export const SATURATED_LOOP_DELAY_MS = 50
 export const JUDGED_PHASE_MS = 1000
 /**
  * An open loop that sent 1% of its messages this late behind their due time could not keep its
- * schedule: precise pacing keeps the p99 near 0.3 ms on an idle generator here, timer pacing near
- * 2 ms, its timers' own lateness (docs/method.md).
+ * schedule: precise pacing keeps the p99 near 0.3 ms on an idle generator here (a busy machine's
+ * scheduling adds a millisecond or two), timer pacing near 2 ms, its timers' own lateness
+ * (docs/method.md).
  */
-export const SATURATED_SEND_LAG_MS = { precise: 1, timer: 5 }
+export const SATURATED_SEND_LAG_MS = { precise: 5, timer: 10 }
 
 /**
  * The generator's figures with the call: saturated when its event loop was busy nearly all the
