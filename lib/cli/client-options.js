@@ -6,6 +6,7 @@ import { openFileLimit } from '../processes.js'
 import { formatNames } from '../codecs/registry.js'
 import { BACKENDS, PROFILES, resolveNetwork } from '../network/profiles.js'
 import { CODEC_MODULE_OPTION, PAYLOAD_OPTIONS, codecModulesFor, commandLine, duration, futureInstant, parseWsUrl, payloadFiles, positiveNumber, wholeNumber } from './parser.js'
+import { programName } from './program.js'
 
 /**
  * @typedef {object} ClientCommand what the command line adds to the run it measures
@@ -34,10 +35,10 @@ import { CODEC_MODULE_OPTION, PAYLOAD_OPTIONS, codecModulesFor, commandLine, dur
  * @returns {Promise<ClientOptions>}
  */
 export async function parseClientArgs (argv, format) {
-  const script = format ? `client_${format}.js` : 'client.js --format <name>'
+  const program = programName(format ? `node client_${format}.js` : 'node client.js --format <name>')
   const formatOption = format ? {} : { format: { alias: 'f', describe: `wire format: ${formatNames().join(', ')}, or one a --codec-module adds`, demandOption: true, type: 'string' } }
-  const args = await commandLine(argv, `Usage: node ${script} <test> [messages] [options]\n` +
-    `       node ${script} --payload <file.json> [messages] [--proto <file.proto> --type <Name>] [options]\n\n` +
+  const args = await commandLine(argv, `Usage: ${program} <test> [messages] [options]\n` +
+    `       ${program} --payload <file.json> [messages] [--proto <file.proto> --type <Name>] [options]\n\n` +
     `Sends [messages] ${format ?? 'the --format\'s'} messages of <test> and reports latency, throughput and bytes.\n` +
     'Tests: 1 numbers, 2 strings, 3 medium, 4 large, 5 small (by number or name), people, person, counters.')
     .command('$0 [test] [messages]', false)
@@ -90,15 +91,15 @@ export async function parseClientArgs (argv, format) {
       loss: { describe: 'packet loss %, kernel shaping (tc) only', type: 'string' },
       'throttle-backend': { describe: 'auto: tc when it can work here, else proxy', choices: BACKENDS, default: 'auto' }
     })
-    .example(`node ${script} 4 100 --throttle 3g`, 'test 4 over a 3G profile')
-    .example(`node ${script} 5 50 --rtt 100 --up 400 --down 400`, 'a custom network')
-    .example(`node ${script} 3 100000`, 'test 3 (medium), 100,000 messages, one at a time')
-    .example(`node ${script} small 100000 --inflight 100`, 'test 5 with 100 messages in flight')
-    .example(`node ${script} 4 1000 --connections 4 --json`, 'four connections, JSON report on stdout')
-    .example(`node ${script} 3 --rate 2000 --duration 60s --start-at 2026-11-23T17:00:00Z`, 'on every host: measure the same minute')
-    .example(`node ${script} 3 --direction fanout --connections 1000 --rate 20 --duration 10s`, 'one publisher, 1000 subscribers')
-    .example(`node ${script} --payload my.json 1000`, 'your own document, schema inferred')
-    .example(`node ${script} --payload my.json 1000 --proto my.proto --type shop.Order`, 'your own document and schema')
+    .example(`${program} 4 100 --throttle 3g`, 'test 4 over a 3G profile')
+    .example(`${program} 5 50 --rtt 100 --up 400 --down 400`, 'a custom network')
+    .example(`${program} 3 100000`, 'test 3 (medium), 100,000 messages, one at a time')
+    .example(`${program} small 100000 --inflight 100`, 'test 5 with 100 messages in flight')
+    .example(`${program} 4 1000 --connections 4 --json`, 'four connections, JSON report on stdout')
+    .example(`${program} 3 --rate 2000 --duration 60s --start-at 2026-11-23T17:00:00Z`, 'on every host: measure the same minute')
+    .example(`${program} 3 --direction fanout --connections 1000 --rate 20 --duration 10s`, 'one publisher, 1000 subscribers')
+    .example(`${program} --payload my.json 1000`, 'your own document, schema inferred')
+    .example(`${program} --payload my.json 1000 --proto my.proto --type shop.Order`, 'your own document and schema')
     .parseAsync()
   const custom = payloadFiles(args)
   const durationMs = args.duration === undefined ? undefined : duration('duration', args.duration)

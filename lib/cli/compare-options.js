@@ -8,6 +8,7 @@ import { checkCarries, formatNames, loadFormat } from '../codecs/registry.js'
 import { ALL_TESTS, resolveTest } from '../payloads/catalog.js'
 import { resolveNetwork } from '../network/profiles.js'
 import { CODEC_MODULE_OPTION, PAYLOAD_OPTIONS, codecModulesFor, commaList, commandLine, duration, payloadFiles, positiveNumber, wholeNumber } from './parser.js'
+import { programName } from './program.js'
 
 /**
  * Parses `npm run compare`'s command line. Messages per batch stay undefined unless given, so
@@ -20,7 +21,8 @@ import { CODEC_MODULE_OPTION, PAYLOAD_OPTIONS, codecModulesFor, commaList, comma
  *   json: boolean, out: string}>}
  */
 export async function parseCompareArgs (argv) {
-  const args = await commandLine(argv, 'Usage: npm run compare -- [options]\n\n' +
+  const program = programName('npm run compare --')
+  const args = await commandLine(argv, `Usage: ${program} [options]\n\n` +
     'Starts a server, runs the JSON and the protobuf client (or the --formats chosen) on each test and\n' +
     'network profile, prints one side-by-side table and writes results.json, results.md and report.html.')
     .options({
@@ -47,17 +49,17 @@ export async function parseCompareArgs (argv) {
       json: { describe: 'print the results document as JSON instead of the table', type: 'boolean', default: false }
     })
     .example('npm run compare', 'every test, JSON vs protobuf, on loopback')
-    .example('npm run compare -- --tests 1,5 --inflight 100', 'tests 1 and 5, 100 in flight')
-    .example('npm run compare -- --tests 4,5 --throttle none,3g', 'tests 4 and 5 on loopback and on 3G')
-    .example('npm run compare -- --tests people --compress', 'the 12.9 MB payload with permessage-deflate')
-    .example('npm run compare -- --tests people --direction down', 'the server sends 50,000 persons, clients decode them')
-    .example('npm run compare -- --payload my.json', 'your own document, schema inferred')
-    .example('npm run compare -- --formats json,protobuf,msgpack,cbor', 'MessagePack and CBOR beside them')
-    .example('npm run compare -- --formats json,json', 'an A/A run: the same format twice should call nothing')
-    .example('npm run compare -- --tests 3,4 --budget 5m --equivalence 2', 'longer, to decide smaller differences')
-    .example('npm run compare -- --calibrate', 'what this machine can tell: a planted 20 µs encode cost, found or not')
-    .example('npm run compare -- --server go --tests 3,4', 'the same question for a Go backend')
-    .example('npm run compare -- --direction fanout --connections 200 --tests 3,4 --compress', 'a broadcast to 200 subscribers')
+    .example(`${program} --tests 1,5 --inflight 100`, 'tests 1 and 5, 100 in flight')
+    .example(`${program} --tests 4,5 --throttle none,3g`, 'tests 4 and 5 on loopback and on 3G')
+    .example(`${program} --tests people --compress`, 'the 12.9 MB payload with permessage-deflate')
+    .example(`${program} --tests people --direction down`, 'the server sends 50,000 persons, clients decode them')
+    .example(`${program} --payload my.json`, 'your own document, schema inferred')
+    .example(`${program} --formats json,protobuf,msgpack,cbor`, 'MessagePack and CBOR beside them')
+    .example(`${program} --formats json,json`, 'an A/A run: the same format twice should call nothing')
+    .example(`${program} --tests 3,4 --budget 5m --equivalence 2`, 'longer, to decide smaller differences')
+    .example(`${program} --calibrate`, 'what this machine can tell: a planted 20 µs encode cost, found or not')
+    .example(`${program} --server go --tests 3,4`, 'the same question for a Go backend')
+    .example(`${program} --direction fanout --connections 200 --tests 3,4 --compress`, 'a broadcast to 200 subscribers')
     .parseAsync()
   const profiles = commaList(args.throttle)
   for (const profile of profiles) resolveNetwork({ profile })

@@ -4,6 +4,7 @@
 // --help is worth. Any other command line, a terminal narrower than the text, or an environment
 // that changes the defaults shown (PORT, BENCH_TOKEN) goes to yargs as before.
 import { readFileSync } from 'node:fs'
+import { dispatched } from './program.js'
 
 /** The commands with prebuilt help, by the name of their help file. */
 export const HELP_COMMANDS = Object.freeze(['client_json', 'client_protobuf', 'client', 'server', 'compare', 'merge', 'shaping-proxy'])
@@ -23,6 +24,8 @@ export function printPrebuiltHelp (command, argv, env = process.env) {
   if (args.length !== 1 || (args[0] !== '--help' && args[0] !== '-h')) return false
   if (process.stdout.isTTY && process.stdout.columns < HELP_WIDTH) return false
   if (env.PORT !== undefined || env.BENCH_TOKEN !== undefined) return false
+  // Run as the installed command: yargs prints its usage with that name.
+  if (dispatched()) return false
   let text
   try {
     text = readFileSync(new URL(`./help/${command}.txt`, import.meta.url), 'utf8')

@@ -1,5 +1,6 @@
 // The merge command's command line (bin/merge.js).
 import { commandLine } from './parser.js'
+import { programName } from './program.js'
 
 /**
  * Parses `node bin/merge.js`'s command line.
@@ -7,7 +8,8 @@ import { commandLine } from './parser.js'
  * @returns {Promise<{files: string[], json: boolean, out?: string, hdrOut?: string, assert: string[]}>}
  */
 export async function parseMergeArgs (argv) {
-  const args = await commandLine(argv, 'Usage: node bin/merge.js <report.json>... [options]\n\n' +
+  const program = programName('node bin/merge.js')
+  const args = await commandLine(argv, `Usage: ${program} <report.json>... [options]\n\n` +
     'Merges client reports (--json or --out files) of one format and test, from several processes or\n' +
     'machines, into one: counts summed, latency histograms added exactly.')
     .command('$0 <files..>', false)
@@ -18,7 +20,7 @@ export async function parseMergeArgs (argv) {
       'hdr-out': { describe: 'write the merged per-second histograms as an HdrHistogram interval log', type: 'string' },
       assert: { describe: 'threshold on the merged report, repeatable (as for the clients)', type: 'array', string: true, default: [] }
     })
-    .example('node bin/merge.js host-*.json --assert "p99<20ms"', 'one report for a multi-host run, checked')
+    .example(`${program} host-*.json --assert "p99<20ms"`, 'one report for a multi-host run, checked')
     .parseAsync()
   return { files: args.files, json: args.json, out: args.out, hdrOut: args.hdrOut, assert: args.assert }
 }

@@ -3,6 +3,7 @@ import yargs from 'yargs'
 import { hideBin } from 'yargs/helpers'
 import { UsageError } from '../errors.js'
 import { CODEC_MODULE_OPTION, codecModulesFor, wholeNumber } from './parser.js'
+import { programName } from './program.js'
 
 /**
  * @typedef {object} PbjsonOptions
@@ -25,7 +26,7 @@ import { CODEC_MODULE_OPTION, codecModulesFor, wholeNumber } from './parser.js'
  */
 export async function parsePbjsonArgs (argv) {
   const args = await yargs(hideBin(argv))
-    .scriptName('pbjson')
+    .scriptName(programName('pbjson'))
     .usage('$0 <command>\n\nInfer a lossless proto3 schema from JSON, or check that a schema carries JSON unchanged.\n' +
       'JSON: one document, a JSON Lines file (.jsonl, .ndjson: one message per line), or a directory of .json files.')
     .command('infer <json>', 'print a .proto inferred from every message (what it saw goes to stderr)', (y) => y
@@ -49,7 +50,7 @@ export async function parsePbjsonArgs (argv) {
     .strict()
     .help()
     .version(false)
-    .fail((message, err) => { throw err ?? new UsageError(`${message} (see pbjson --help)`) })
+    .fail((message, err) => { throw err ?? new UsageError(`${message} (see ${programName('pbjson')} --help)`) })
     .parseAsync()
   const command = args._[0]
   if (command === 'check') {

@@ -2,6 +2,7 @@
 import { UsageError } from '../errors.js'
 import { PROFILES, resolveNetwork } from '../network/profiles.js'
 import { commandLine, hostAndPort } from './parser.js'
+import { programName } from './program.js'
 
 /**
  * Parses the standalone shaping proxy's command line.
@@ -9,7 +10,8 @@ import { commandLine, hostAndPort } from './parser.js'
  * @returns {Promise<{listenHost: string, listenPort: number, targetHost: string, targetPort: number, network: object}>}
  */
 export async function parseProxyArgs (argv) {
-  const args = await commandLine(argv, 'Usage: node bin/shaping-proxy.js --listen <port> --target <host:port> [--throttle <profile>] [--up --down --rtt]\n\n' +
+  const program = programName('node bin/shaping-proxy.js')
+  const args = await commandLine(argv, `Usage: ${program} --listen <port> --target <host:port> [--throttle <profile>] [--up --down --rtt]\n\n` +
     'A TCP proxy that delays each direction by rtt/2 and limits its bandwidth.')
     .options({
       listen: { describe: 'port (or host:port) to listen on', type: 'string', demandOption: true },
@@ -19,7 +21,7 @@ export async function parseProxyArgs (argv) {
       down: { describe: 'server-to-client kbit/s', type: 'string' },
       rtt: { describe: 'round trip to add, ms', type: 'string' }
     })
-    .example('node bin/shaping-proxy.js --listen 7071 --target 127.0.0.1:7070 --throttle 3g', 'then point a client at ws://127.0.0.1:7071')
+    .example(`${program} --listen 7071 --target 127.0.0.1:7070 --throttle 3g`, 'then point a client at ws://127.0.0.1:7071')
     .parseAsync()
   const [listenHost, listenPort] = hostAndPort(args.listen, '127.0.0.1')
   const [targetHost, targetPort] = hostAndPort(args.target, '127.0.0.1')

@@ -4,6 +4,7 @@ import { DEFAULT_HANDSHAKE_TIMEOUT_MS, DEFAULT_MAX_BUFFERED, DEFAULT_MAX_CONNECT
 import { formatNames } from '../codecs/registry.js'
 import { parseBrokerUrl } from '../server/broker.js'
 import { CODEC_MODULE_OPTION, codecModulesFor, commandLine, duration, wholeNumber } from './parser.js'
+import { programName } from './program.js'
 
 /** More worker processes than this is a typo, not a server: each costs about 50 MB before its first connection. */
 const MAX_PROCESSES = 256
@@ -18,7 +19,8 @@ const MAX_PROCESSES = 256
  *   replay: number, processes: number, token?: string, broker?: string, codecModules: string[]}>}
  */
 export async function parseServerArgs (argv, env) {
-  const args = await commandLine(argv, 'Usage: node server.js [options]\n\n' +
+  const program = programName('node server.js')
+  const args = await commandLine(argv, `Usage: ${program} [options]\n\n` +
     'WebSocket server that decodes each message (JSON, protobuf, or another format) and replies ACK.\n' +
     `Clients connect to ws://HOST:PORT/?test=<number|name>&format=<${formatNames().join('|')}>, or a format a --codec-module adds.`)
     .options({
@@ -37,13 +39,13 @@ export async function parseServerArgs (argv, env) {
       broker: { describe: 'fan-out across processes or servers through redis://HOST:PORT, nats://HOST:PORT, or ipc (the primary relays between --processes)', type: 'string' },
       ...CODEC_MODULE_OPTION
     })
-    .example('node server.js', `listen on 127.0.0.1:${DEFAULT_PORT}`)
-    .example('BENCH_TOKEN=s3cret node server.js --host 0.0.0.0', 'reachable from other hosts, token required')
-    .example('node server.js --port 0', 'listen on a free port (printed)')
-    .example('node server.js --processes 2', 'two processes: more connections than one process may hold')
-    .example('node server.js --processes 2 --broker redis://127.0.0.1:6379', 'two processes, fan-out between them through Redis')
-    .example('node server.js --replay 100', 'fan-out: a subscriber that reconnects gets up to 100 publishes it missed')
-    .example('node server.js --codec-module ./my-format.js', 'also serve the format that module adds (docs/codecs.md)')
+    .example(`${program}`, `listen on 127.0.0.1:${DEFAULT_PORT}`)
+    .example(`BENCH_TOKEN=s3cret ${program} --host 0.0.0.0`, 'reachable from other hosts, token required')
+    .example(`${program} --port 0`, 'listen on a free port (printed)')
+    .example(`${program} --processes 2`, 'two processes: more connections than one process may hold')
+    .example(`${program} --processes 2 --broker redis://127.0.0.1:6379`, 'two processes, fan-out between them through Redis')
+    .example(`${program} --replay 100`, 'fan-out: a subscriber that reconnects gets up to 100 publishes it missed')
+    .example(`${program} --codec-module ./my-format.js`, 'also serve the format that module adds (docs/codecs.md)')
     .parseAsync()
   const port = wholeNumber('port', args.port, 0)
   if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`)
