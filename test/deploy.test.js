@@ -308,12 +308,13 @@ test('START_AT comes from the ConfigMap the README creates, in the format the cl
   assert.match(START_AT, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/, 'the sample looks like date +%FT%TZ')
 })
 
-test('the Containerfile builds the image the manifests run: node:20 slim, non-root, server by default', async () => {
+test('the Containerfile builds the image the manifests run: node:20 slim, non-root, server by default, from the package', async () => {
   const stages = containerStages()
   const final = stages.at(-1)
   assert.match(final.image, /^node:20(\.\d+)*(-[a-z]+)?-slim$/)
   const steps = (instruction) => final.steps.filter((step) => step.instruction === instruction)
-  assert.equal(steps('WORKDIR').at(-1).rest, '/app')
+  // The installed package's own directory: the manifests' `node server.js` and `node client.js` run there.
+  assert.equal(steps('WORKDIR').at(-1).rest, `/opt/ws-bench/lib/node_modules/${PACKAGE.name}`)
   const cmd = steps('CMD')
   assert.equal(cmd.length, 1)
   const argv = JSON.parse(cmd[0].rest)
@@ -331,46 +332,32 @@ test('the Containerfile builds the image the manifests run: node:20 slim, non-ro
     assert.equal(String(security.runAsUser), user.split(':')[0], workload.metadata.name)
   }
   const readme = read('README.md')
-  const tag = /docker build -f deploy\/Containerfile -t (\S+) \./.exec(readme)?.[1]
+  const tag = /build -f deploy\/Containerfile -t (\S+) \./.exec(readme)?.[1]
   assert.ok(tag, 'README builds the image')
   for (const container of [serverContainer, clientContainer, mergeContainer]) assert.equal(container.image, tag, container.name)
 })
 
-test('the image installs without dev tools yet has proto/generated.js (prepare needs protobufjs-cli)', () => {
-  // `npm ci --omit=dev` still runs "prepare", whose pbjs is a devDependency: it would fail.
-  assert.match(PACKAGE.scripts.prepare, /gen:proto/)
-  assert.match(PACKAGE.scripts['gen:proto'], /\bpbjs\b/)
-  assert.ok(PACKAGE.devDependencies['protobufjs-cli'] && !PACKAGE.dependencies['protobufjs-cli'])
-  const stages = containerStages()
-  const runs = stages.flatMap((stage) => stage.steps.filter((step) => step.instruction === 'RUN').map((step) => ({ stage, text: step.rest })))
-  for (const { text } of runs) {
-    if (/npm ci\b[^&;]*--omit=dev/.test(text)) assert.match(text, /--ignore-scripts/, `would fail in prepare: ${text}`)
-  }
-  const builder = stages.find((stage) => stage.steps.some((step) => step.instruction === 'RUN' && /npm ci(?![^&;]*--(omit=dev|ignore-scripts))/.test(step.rest)))
-  assert.ok(builder?.name, 'a named stage runs the full npm ci (and so prepare)')
-  assert.ok(builder.steps.some((step) => step.instruction === 'RUN' && /npm prune --omit=dev/.test(step.rest)), 'the builder drops the dev tools')
-  const fromBuilder = stages.at(-1).steps.filter((step) => step.instruction === 'COPY' && step.rest.includes(`--from=${builder.name}`)).map((step) => step.rest)
-  assert.ok(fromBuilder.some((rest) => /\/app\/node_modules\/?\s/.test(rest)), 'node_modules comes from the builder')
-  assert.ok(fromBuilder.some((rest) => /\/app\/proto(\/generated\.js|\/?)\s/.test(rest)), 'proto/generated.js comes from the builder')
+test('the image is the package as npm installs it: packed in a build stage, installed globally, only that copied', () => {
+  const [build, final] = containerStages()
+  const runs = build.steps.filter((step) => step.instruction === 'RUN').map((step) => step.rest).join(' && ')
+  // npm ci runs prepare (protobuf.js code, help texts); npm pack ships what the package's files say.
+  assert.match(runs, /npm ci\b(?![^&;]*--(omit=dev|ignore-scripts))/)
+  assert.match(runs, /npm pack\b/)
+  assert.match(runs, /npm install -g --prefix \/opt\/ws-bench\b[^&;]*\.tgz/)
+  const copies = final.steps.filter((step) => step.instruction === 'COPY').map((step) => step.rest)
+  assert.deepEqual(copies, [`--from=${build.name} /opt/ws-bench/ /opt/ws-bench/`])
 })
 
-test('the image holds every file the commands load, and only runtime dependencies are imported', () => {
-  // What the final stage puts under /app, as paths of the repository.
-  const copied = []
-  for (const step of containerStages().at(-1).steps.filter((s) => s.instruction === 'COPY')) {
-    const words = step.rest.split(/\s+/)
-    const from = words.find((w) => w.startsWith('--from='))
-    const paths = words.filter((w) => !w.startsWith('--'))
-    const dest = paths.pop()
-    const clean = (p) => path.posix.normalize(p).replace(/^(\/app\/|\.\/)/, '').replace(/\/$/, '')
-    if (from) copied.push(clean(dest))
-    else copied.push(...paths.map(clean))
-  }
-  const inImage = (file) => copied.some((c) => file === c || file.startsWith(`${c}/`))
+test('the package ships every file the commands load, and only runtime dependencies are imported', () => {
+  // package.json's files: folders (ending in /), files, and servers/go/*.go.
+  const patterns = PACKAGE.files.map((entry) => new RegExp(`^${entry.replace(/[.]/g, '\\.').replace(/\*/g, '[^/]*')}${entry.endsWith('/') ? '' : '$'}`))
+  // A folder named at run time (servers/) is shipped when files ship some of it.
+  const shipped = (file) => patterns.some((pattern) => pattern.test(file) || pattern.test(`${file}/`)) ||
+    PACKAGE.files.some((entry) => entry.startsWith(`${file}/`))
 
-  // Walk the modules from every entry point the image runs: relative imports, files and
+  // Walk the modules from every entry point the package runs: relative imports, files and
   // directories named with new URL(..., import.meta.url) or PROJECT_ROOT, and packages.
-  const entries = ['server.js', 'client.js', 'client_json.js', 'client_protobuf.js', 'bin/merge.js']
+  const entries = ['server.js', 'client.js', 'client_json.js', 'client_protobuf.js', ...Object.values(PACKAGE.bin), 'bin/compare.js', 'bin/shaping-proxy.js']
   const needed = new Set()
   const packages = new Set()
   const queue = [...entries]
@@ -401,10 +388,10 @@ test('the image holds every file the commands load, and only runtime dependencie
     for (const [, rel] of code.matchAll(/PROJECT_ROOT,\s*['"]([^'"]+)['"]/g)) needed.add(rel)
   }
   for (const dir of ['lib', 'proto', 'data', 'web', 'vendor']) assert.ok([...needed].some((file) => file === dir || file.startsWith(`${dir}/`)), `the walk finds ${dir}/`)
-  const missing = [...needed].filter((file) => !inImage(file))
-  assert.deepEqual(missing, [], 'loaded at run time but not copied into the image')
+  const missing = [...needed].filter((file) => !shipped(file))
+  assert.deepEqual(missing, [], 'loaded at run time but not in the package')
   const devOnly = [...packages].filter((name) => !PACKAGE.dependencies[name])
-  assert.deepEqual(devOnly, [], 'imported at run time but pruned by npm prune --omit=dev')
+  assert.deepEqual(devOnly, [], 'imported at run time but a devDependency: not installed with the package')
 })
 
 test('the README names files that exist', () => {
