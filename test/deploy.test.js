@@ -394,6 +394,23 @@ test('the package ships every file the commands load, and only runtime dependenc
   assert.deepEqual(devOnly, [], 'imported at run time but a devDependency: not installed with the package')
 })
 
+test('every workload passes the restricted pod-security level: non-root, RuntimeDefault seccomp, no privilege escalation, every capability dropped', () => {
+  for (const workload of [deployment, clientJob, mergeJob]) {
+    const { securityContext: pod, containers, initContainers = [] } = workload.spec.template.spec
+    const name = workload.metadata.name
+    assert.equal(pod.runAsNonRoot, true, name)
+    assert.equal(pod.seccompProfile?.type, 'RuntimeDefault', name)
+    for (const container of [...containers, ...initContainers]) {
+      const context = container.securityContext ?? {}
+      assert.equal(context.allowPrivilegeEscalation, false, `${name}/${container.name}`)
+      assert.deepEqual(context.capabilities?.drop, ['ALL'], `${name}/${container.name}`)
+      assert.equal(context.capabilities?.add, undefined, `${name}/${container.name}`)
+      assert.equal(context.privileged ?? false, false, `${name}/${container.name}`)
+    }
+    assert.ok(!workload.spec.template.spec.hostNetwork && !workload.spec.template.spec.hostPID, name)
+  }
+})
+
 test('the README names files that exist', () => {
   const readme = read('README.md')
   for (const [, file] of readme.matchAll(/deploy\/(kubernetes\/[\w-]+\.yaml|Containerfile)/g)) {
