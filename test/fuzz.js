@@ -2,11 +2,13 @@
 // go-server.test.js against the Go server): seeded frame makers per format with the reply each
 // must get, a pipelined connection that sends them and checks every reply, and the frames a
 // WebSocket server must close on.
+import assert from 'node:assert/strict'
 import net from 'node:net'
 import WebSocket from 'ws'
 import { createCodec } from '../lib/codecs/registry.js'
 import { loadPayload, resolveTest } from '../lib/payloads/catalog.js'
 import { createRandom } from '../lib/payloads/random.js'
+import { runScript } from './helpers.js'
 
 export const MAX_PAYLOAD = 256 * 1024
 export const FRAMES_PER_CONNECTION = 5100
@@ -136,4 +138,40 @@ export async function dropMidFrame (port, random) {
   const header = Buffer.from([0x82, 0xfe, 0x03, 0xe8, 1, 2, 3, 4])
   socket.write(Buffer.concat([header, Buffer.alloc(Math.floor(random() * 999))]))
   socket.destroy()
+}
+
+/**
+ * The whole battery against a server started with --max-payload MAX_PAYLOAD: pipelined hostile
+ * frames on `connections` connections per format, and beside them `closes` connections each of
+ * invalid UTF-8 text and of a message over the limit, and as many raw sockets dropped mid-frame;
+ * a 2,000-message protobuf client runs during it and a 500-message JSON one after. Checks what
+ * every server owes: one reply per frame, 1007 and 1009, every client message acknowledged.
+ * @param {string} url the server
+ * @param {{formats: string[], connections: number, closes: number, seed: number, typedJson?: boolean}} plan
+ * @returns {Promise<{frames: number, acks: number, errors: number, pongs: number}>} the tally: the server's counters must agree
+ */
+export async function fuzzServer (url, { formats, connections, closes, seed, typedJson = false }) {
+  const tally = { frames: 0, acks: 0, errors: 0, pongs: 0 }
+  const duringFuzz = runScript('client_protobuf.js', ['3', '2000', '--url', url, '--json'])
+  const fuzzers = formats.flatMap((format, f) => Array.from({ length: connections },
+    (_, i) => fuzzConnection(url, format, seed + 100 * f + i, tally, { typedJson })))
+  const random = createRandom(seed)
+  const closeCodes = []
+  for (let i = 0; i < closes; i++) {
+    closeCodes.push(await closeCode(url, Buffer.from([0x22, 0xc3 + (i % 10), 0x28, 0x22]), false)) // invalid UTF-8 text
+    closeCodes.push(await closeCode(url, Buffer.alloc(MAX_PAYLOAD + 1 + i, 0x20), false)) // over --max-payload
+    await dropMidFrame(Number(new URL(url).port), random)
+  }
+  for (const outcome of await Promise.allSettled(fuzzers)) if (outcome.status === 'rejected') throw outcome.reason
+  assert.deepEqual(closeCodes.filter((_, i) => i % 2 === 0), Array(closes).fill(1007), 'invalid UTF-8')
+  assert.deepEqual(closeCodes.filter((_, i) => i % 2 === 1), Array(closes).fill(1009), 'over --max-payload')
+  const during = await duringFuzz
+  assert.equal(during.code, 0, during.stderr)
+  assert.deepEqual(JSON.parse(during.stdout).messages, { sent: 2000, acked: 2000, errors: 0, lost: 0 })
+  const after = await runScript('client_json.js', ['3', '500', '--url', url, '--json'])
+  assert.equal(after.code, 0, after.stderr)
+  assert.ok(tally.frames >= formats.length * connections * FRAMES_PER_CONNECTION, `${tally.frames} frames`)
+  assert.equal(tally.acks + tally.errors, tally.frames, 'one reply per frame')
+  assert.ok(tally.pongs > 0)
+  return tally
 }

@@ -11,8 +11,7 @@ import path from 'node:path'
 import net from 'node:net'
 import { buildGoServer } from '../../lib/server/go.js'
 import { ROOT, goUnavailable, openConnection, refusedUpgrade, runScript, startServerProcess } from '../helpers.js'
-import { MAX_PAYLOAD, closeCode, dropMidFrame, fuzzConnection } from '../fuzz.js'
-import { createRandom } from '../../lib/payloads/random.js'
+import { MAX_PAYLOAD, fuzzServer } from '../fuzz.js'
 
 const unavailable = goUnavailable()
 const TESTS = ['numbers', 'strings', 'medium', 'large', 'small', 'person', 'counters', 'people']
@@ -151,30 +150,9 @@ test('go server, limits: 401 without the token, 503 past --max-connections, 1009
 test('go server, fuzz: 40,000+ hostile frames in json and protobuf; it stays up, answers each, and its counters agree',
   { skip: unavailable, timeout: 180_000 }, async () => {
     const own = await startServerProcess(['--max-payload', String(MAX_PAYLOAD)], { command: buildGoServer() })
-    const tally = { frames: 0, acks: 0, errors: 0, pongs: 0 }
     try {
-      const duringFuzz = runScript('client_protobuf.js', ['3', '2000', '--url', own.url, '--json'])
-      const fuzzers = []
       // Go decodes JSON into the test's structs: another test's JSON message may be refused.
-      for (let i = 0; i < 4; i++) fuzzers.push(...FORMATS.map((format, f) => fuzzConnection(own.url, format, 5000 + 10 * i + f, tally, { typedJson: true })))
-      const random = createRandom(11)
-      const closeCodes = []
-      for (let i = 0; i < 20; i++) {
-        closeCodes.push(await closeCode(own.url, Buffer.from([0x22, 0xc3 + (i % 10), 0x28, 0x22]), false)) // invalid UTF-8 text
-        closeCodes.push(await closeCode(own.url, Buffer.alloc(MAX_PAYLOAD + 1 + i, 0x20), false)) // over --max-payload
-        await dropMidFrame(Number(new URL(own.url).port), random)
-      }
-      for (const outcome of await Promise.allSettled(fuzzers)) if (outcome.status === 'rejected') throw outcome.reason
-      assert.deepEqual(closeCodes.filter((_, i) => i % 2 === 0), Array(20).fill(1007))
-      assert.deepEqual(closeCodes.filter((_, i) => i % 2 === 1), Array(20).fill(1009))
-      const during = await duringFuzz
-      assert.equal(during.code, 0, during.stderr)
-      assert.deepEqual(JSON.parse(during.stdout).messages, { sent: 2000, acked: 2000, errors: 0, lost: 0 })
-      const after = await runScript('client_json.js', ['3', '500', '--url', own.url, '--json'])
-      assert.equal(after.code, 0, after.stderr)
-      assert.ok(tally.frames >= 40_000, `${tally.frames} frames`)
-      assert.equal(tally.acks + tally.errors, tally.frames, 'one reply per frame')
-      assert.ok(tally.pongs > 0)
+      const tally = await fuzzServer(own.url, { formats: FORMATS, connections: 4, closes: 20, seed: 5000, typedJson: true })
       // The server's own counters: every frame it answered, and 40 protocol errors (1007 and 1009).
       const text = await (await fetch(own.url.replace(/^ws/, 'http') + '/metrics')).text()
       const sum = (metric) => [...text.matchAll(new RegExp(`^${metric}\\{[^}]*\\} (\\S+)$`, 'gm'))].reduce((total, [, value]) => total + Number(value), 0)
