@@ -59,11 +59,33 @@ const TABLE_FIGURES = {
     'people-server-cpu': (result) => cellOf(result, 'people', 'server CPU/msg'),
     'medium-server-cpu': (result) => cellOf(result, '3 medium', 'server CPU/msg')
   },
+  size: {
+    // JSON deflated in a stream, as a share of its raw size: the range over the tests with a stream (not people's one message).
+    'json-stream-range': (result) => percentRange(result.rows.filter(([test, format]) => format === 'json' && test !== 'people').map((row) => row[8])),
+    // Test 4's protobuf against JSON: raw, and both deflated in a stream.
+    'large-raw': (result) => sizeRow(result, '4 large')[4],
+    'large-stream': (result) => sizeRow(result, '4 large')[9]
+  },
+  wire: {
+    // JSON's wire bytes per payload byte with a stream, over the tests but the small one (its frame header weighs as much).
+    'json-stream-range': (result) => percentRange(result.rows.filter(([test, format, payload]) => format === 'json' && payload.startsWith('stream') && test !== '5 small').map((row) => row[5]))
+  },
   hosts: {
     // The merged row: every connection, and the rate of one message per connection per second.
     connections: (result) => mergedHosts(result).connections.toLocaleString('en-US'),
     'per-connection-rate': (result) => String(mergedHosts(result).rate / mergedHosts(result).connections)
   }
+}
+
+/** `15-27%` from cells such as `27.3%`: the whole percents around their least and greatest. */
+function percentRange (cells) {
+  const values = cells.map((cell) => Number.parseFloat(cell))
+  return `${Math.floor(Math.min(...values))}-${Math.ceil(Math.max(...values))}%`
+}
+
+/** A bench:size row of protobuf for a test. */
+function sizeRow (result, test) {
+  return result.rows.find((row) => row[0] === test && row[1] === 'protobuf')
 }
 
 /** The merged row of a bench:hosts result: its connections and the rate asked for (--rate of its command). */
