@@ -11,7 +11,7 @@ import { performance } from 'node:perf_hooks'
  * The thread wakes this thread this long before the due time, which it then waits for in turns of
  * its event loop, reading replies meanwhile. It must cover the thread's oversleep (Atomics.wait
  * overshoots by ~0.1-0.2 ms here) and the time a sleeping event loop takes to wake, so it is
- * measured as it goes: it tracks the 99th percentile of how late wake-ups arrive, plus a margin.
+ * measured as it goes: it tracks the 99.5th percentile of how late wake-ups arrive, plus a margin.
  */
 const EARLY = { initialMs: 0.5, minMs: 0.1, maxMs: 1, marginMs: 0.05, stepMs: 0.1 }
 /** A late arrival raises the lead by a step, others lower it by this share of one: 1 in 200 then arrive late. */

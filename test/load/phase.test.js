@@ -48,6 +48,20 @@ class HandPacer {
   }
 }
 
+/**
+ * An open-loop measured phase on real connections to a server that acknowledges each message, its
+ * pacer driven by hand; resolves once the phase has asked for its first wake-up.
+ * @returns {Promise<{run: object, pacer: HandPacer, done: Promise<object>, start: number}>} done: the
+ *   phase's result; start: when it started (message k is due k / rate later)
+ */
+async function startPhase (t, spec) {
+  const { run, pacer } = await openAcked(t, { inflight: 100 })
+  const requested = pacer.nextRequest()
+  const done = run.runPhase({ ...spec, recording: true })
+  await requested
+  return { run, pacer, done, start: run.phase.startedAt }
+}
+
 async function openAcked (t, settings) {
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 })
   await once(wss, 'listening')
@@ -65,11 +79,7 @@ async function openAcked (t, settings) {
 }
 
 test('each wake-up is asked for at the next message\'s due time; an early one sends nothing and asks again', LIMIT, async (t) => {
-  const { run, pacer } = await openAcked(t, { inflight: 100 })
-  const requested = pacer.nextRequest()
-  const done = run.runPhase({ rate: 100, count: 3, recording: true })
-  await requested
-  const start = run.phase.startedAt
+  const { run, pacer, done, start } = await startPhase(t, { rate: 100, count: 3 })
   // Message 0 went at the start; message 1 is due 10 ms later.
   assert.deepEqual(pacer.asked, [start + 10])
   let again = pacer.nextRequest()
@@ -88,11 +98,7 @@ test('each wake-up is asked for at the next message\'s due time; an early one se
 })
 
 test('a late wake-up sends every message due by then, each stamped with its own due time and send lag', LIMIT, async (t) => {
-  const { run, pacer } = await openAcked(t, { inflight: 100 })
-  const requested = pacer.nextRequest()
-  const done = run.runPhase({ rate: 1000, count: 4, recording: true })
-  await requested
-  const start = run.phase.startedAt
+  const { pacer, done, start } = await startPhase(t, { rate: 1000, count: 4 })
   // Messages 1-3 were due at 1, 2 and 3 ms: all three go at 3.5 ms, late by about 2.5, 1.5 and 0.5 ms.
   await pacer.fireAt(start + 3.5)
   const result = await done
