@@ -189,16 +189,18 @@ async function runGeneration (options, servers, clients, shift, plan, index) {
  */
 async function measureRow (row, sizes, clients, serverOf, load, onSaturated) {
   const fanout = load.direction === 'fanout'
+  // Without open-loop pairs (fan-out, or a row of one message per batch) the timed batches are costed too.
+  const costedTimed = sizes.openPairs === 0
   const formats = clients.map((client) => client.format)
   const scrapeCodec = () => Promise.all(formats.map((name, i) => serverCodec(serverOf(i), name, row.testName)))
-  let codecBefore = fanout ? await scrapeCodec() : null
+  let codecBefore = costedTimed ? await scrapeCodec() : null
   const timed = await runPairs(clients, serverOf, row.key, sizes.closedPairs, sizes.closedCount, sizes.timedRate)
   timed.forEach(({ serverNs, clientNs, ms }, format) => {
     if (serverNs / 1e6 / ms > SATURATED_SHARE) onSaturated('server', format)
     if (clientNs / 1e6 / ms > SATURATED_SHARE) onSaturated('client', format)
   })
-  if (!fanout) codecBefore = await scrapeCodec()
-  const costed = fanout
+  if (!costedTimed) codecBefore = await scrapeCodec()
+  const costed = costedTimed
     ? timed
     : await runPairs(clients, serverOf, row.key, sizes.openPairs, sizes.openCount, sizes.openRate)
   const codecAfter = await scrapeCodec()
@@ -321,19 +323,37 @@ async function planRow (row, clients, load, batchMessages) {
     }
     slowest = Math.min(slowest, rate)
   }
+  return rowPlan(slowest, clients.length, load, batchMessages)
+}
+
+/**
+ * A row's batches from the slower format's closed-loop rate: batches of about BATCH_MS (or
+ * `batchMessages`), open-loop ones at OPEN_LOOP_SHARE of that rate, as many pairs of each as fit
+ * half of ROW_MS.
+ * @param {number} slowest messages per second, the slower format's
+ * @param {number} formats how many take turns
+ * @param {{inflight: number, connections: number}} load
+ * @param {number|undefined} batchMessages a fixed batch size (-n)
+ * @returns {{closedCount: number, timedRate: null, closedPairs: number, openCount: number,
+ *   openRate: number|null, openPairs: number, warmupBatches: number}}
+ */
+export function rowPlan (slowest, formats, load, batchMessages) {
   const closedCount = batchMessages ?? clamp(Math.round(slowest * BATCH_MS / 1000))
   const openRate = slowest * OPEN_LOOP_SHARE
   const openCount = batchMessages ?? clamp(Math.round(openRate * BATCH_MS / 1000))
   const closedMs = closedCount * 1000 / slowest
   // Rows whose batches are long (big payloads, slow networks) get fewer, down to one pair of each kind.
-  const pairs = (batchMs) => Math.max(1, Math.floor(ROW_MS / 2 / (clients.length * batchMs)))
+  const pairs = (batchMs) => Math.max(1, Math.floor(ROW_MS / 2 / (formats * batchMs)))
+  // A batch of one message at a time is the same in closed and open loop (people's 13 MB): costing
+  // the timed batches spares a second pair that would take as long.
+  const single = closedCount === 1 && openCount === 1 && load.inflight === 1 && load.connections === 1
   return {
     closedCount,
     timedRate: null,
     closedPairs: pairs(closedMs),
-    openCount,
-    openRate: Math.round(openRate * 10) / 10,
-    openPairs: pairs(openCount * 1000 / openRate),
+    openCount: single ? 0 : openCount,
+    openRate: single ? null : Math.round(openRate * 10) / 10,
+    openPairs: single ? 0 : pairs(openCount * 1000 / openRate),
     // None where one batch outlasts it: warm clients need no single message of people's megabytes to lead in.
     warmupBatches: Math.round(WARMUP_MS / closedMs)
   }

@@ -5,7 +5,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
-import { runLockstep } from '../../lib/compare/lockstep.js'
+import { rowPlan, runLockstep } from '../../lib/compare/lockstep.js'
 import { decodeHistogram } from '../../lib/histogram.js'
 import { UsageError } from '../../lib/errors.js'
 
@@ -155,4 +155,20 @@ test('a client that cannot open a format fails the run with one line naming it; 
     return true
   })
   assert.deepEqual([...children()], [], 'nothing left running')
+})
+
+test('rowPlan: batches of about 25 ms for the slower format; a row of one message at a time costs its timed batches instead of running open-loop pairs', () => {
+  const plain = { inflight: 1, connections: 1 }
+  const fast = rowPlan(4000, 2, plain)
+  assert.equal(fast.closedCount, 100)
+  assert.equal(fast.openCount, 80)
+  assert.equal(fast.openRate, 3200)
+  assert.ok(fast.closedPairs >= 1 && fast.openPairs >= 1 && fast.warmupBatches >= 1, JSON.stringify(fast))
+  // people: one 13 MB message takes ~300 ms, so closed and open loop would send the same way.
+  assert.deepEqual(rowPlan(3, 2, plain), { closedCount: 1, timedRate: null, closedPairs: 1, openCount: 0, openRate: null, openPairs: 0, warmupBatches: 0 })
+  // More in flight, or more connections, and an open-loop batch of one differs from a closed one.
+  for (const load of [{ inflight: 4, connections: 1 }, { inflight: 1, connections: 2 }]) {
+    assert.equal(rowPlan(3, 2, load).openPairs, 1, JSON.stringify(load))
+  }
+  assert.equal(rowPlan(4000, 2, plain, 1).openPairs, 0, '-n 1: a batch of one is sent the same way in either loop')
 })
