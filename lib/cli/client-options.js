@@ -1,4 +1,5 @@
 // The load clients' command line (client_json.js, client_protobuf.js, client.js --format).
+import fs from 'node:fs'
 import { UsageError } from '../errors.js'
 import { DEFAULT_CLIENT_MESSAGES, DEFAULT_HEARTBEAT_MS, DEFAULT_URL, FANOUT_DECODERS, FANOUT_ROLES } from '../defaults.js'
 import { ACK, DIRECTIONS } from '../protocol.js'
@@ -64,6 +65,7 @@ export async function parseClientArgs (argv, format) {
       token: { describe: 'sent as Authorization: Bearer <token>; default from BENCH_TOKEN', type: 'string', default: process.env.BENCH_TOKEN },
       subprotocol: { describe: 'Sec-WebSocket-Protocol to ask for', type: 'string' },
       insecure: { describe: 'wss:// without verifying the certificate (self-signed servers)', type: 'boolean', default: false },
+      ca: { describe: 'wss://: also trust this certificate (PEM): the server\'s own or its CA\'s (NODE_EXTRA_CA_CERTS works too)', type: 'string' },
       ack: { describe: 'what counts as the reply (up): ACK, any, or text:<reply>', default: 'ACK', type: 'string' },
       reconnect: { describe: 'when a connection drops, reconnect (within --timeout) and go on', type: 'boolean', default: false },
       timeout: { describe: 'per-message timeout in ms; a message with no reply by then is lost', default: 10000 },
@@ -143,6 +145,7 @@ export async function parseClientArgs (argv, format) {
       headers: upgradeHeaders(args.header, args.token),
       subprotocol: args.subprotocol,
       insecure: args.insecure,
+      ca: args.ca === undefined ? undefined : trustedCertificate(args.ca, args.url),
       reconnect: args.reconnect,
       ...(args.direction === 'fanout' && { role: args.role, decode: args.decode, heartbeatMs: duration('heartbeat', args.heartbeat) })
     },
@@ -173,6 +176,19 @@ function checkFanout (args, rate, workers) {
     throw new UsageError(`--connections ${subscribers}: this process may open at most ${limit} connections ` +
       `(open-file limit ${openFileLimit()}); raise it (ulimit -n, as root) or split the subscribers over processes with --role subscriber`)
   }
+}
+
+/** The --ca file's PEM text, read once here (worker threads get the text), for a wss:// URL only. */
+function trustedCertificate (file, url) {
+  if (!String(url).startsWith('wss:')) throw new UsageError(`--ca is for wss:// servers; --url is ${url}`)
+  let text
+  try {
+    text = fs.readFileSync(file, 'utf8')
+  } catch (err) {
+    throw new UsageError(`--ca ${file}: cannot read it (${err.code ?? err.message})`)
+  }
+  if (!text.includes('-----BEGIN CERTIFICATE-----')) throw new UsageError(`--ca ${file}: not a PEM certificate`)
+  return text
 }
 
 function upgradeHeaders (lines, token) {

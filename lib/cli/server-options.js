@@ -16,7 +16,8 @@ const MAX_PROCESSES = 256
  * @param {NodeJS.ProcessEnv} env
  * @returns {Promise<{host: string, port: number, maxPayload: number, maxConnections: number, maxSchemaBytes: number,
  *   handshakeTimeoutMs: number, stall?: {ms: number, after: number}, compress: boolean, maxBuffered: number,
- *   replay: number, processes: number, token?: string, broker?: string, codecModules: string[]}>}
+ *   replay: number, processes: number, token?: string, broker?: string, tls?: import('../server/tls.js').Certificate,
+ *   codecModules: string[]}>}
  */
 export async function parseServerArgs (argv, env) {
   const program = programName('node server.js')
@@ -36,12 +37,17 @@ export async function parseServerArgs (argv, env) {
       replay: { describe: 'fan-out: keep the last N measured publishes of each topic, for subscribers that come back asking for what they missed (0: none)', default: 0 },
       processes: { describe: 'worker processes sharing the port, each with its own event loop and open-file limit (summary lines and /metrics sum them)', default: 1 },
       token: { describe: 'require this token on upgrades (Authorization: Bearer, or ?token=); default from BENCH_TOKEN', type: 'string', default: env.BENCH_TOKEN },
+      'tls-cert': { describe: 'serve wss:// and https:// with this certificate (PEM, the chain if any); needs --tls-key', type: 'string' },
+      'tls-key': { describe: 'the private key (PEM) of --tls-cert', type: 'string' },
+      tls: { describe: 'serve wss:// with a throwaway self-signed certificate, for a quick run (its SHA-256 and file are printed: clients take it with --ca, or --insecure)', type: 'boolean', default: false },
       broker: { describe: 'fan-out across processes or servers through redis://HOST:PORT, nats://HOST:PORT, or ipc (the primary relays between --processes)', type: 'string' },
       ...CODEC_MODULE_OPTION
     })
     .example(`${program}`, `listen on 127.0.0.1:${DEFAULT_PORT}`)
     .example(`BENCH_TOKEN=s3cret ${program} --host 0.0.0.0`, 'reachable from other hosts, token required')
     .example(`${program} --port 0`, 'listen on a free port (printed)')
+    .example(`BENCH_TOKEN=s3cret ${program} --host 0.0.0.0 --tls-cert cert.pem --tls-key key.pem`, 'wss:// from other hosts: the token never crosses in clear')
+    .example(`${program} --tls`, 'wss:// on a throwaway certificate')
     .example(`${program} --processes 2`, 'two processes: more connections than one process may hold')
     .example(`${program} --processes 2 --broker redis://127.0.0.1:6379`, 'two processes, fan-out between them through Redis')
     .example(`${program} --replay 100`, 'fan-out: a subscriber that reconnects gets up to 100 publishes it missed')
@@ -66,9 +72,23 @@ export async function parseServerArgs (argv, env) {
     processes,
     token: args.token || undefined,
     broker,
+    tls: await certificate(args),
     // Checked here, before any port is bound: every --processes worker adds them again.
     codecModules: await codecModulesFor(args.codecModule, [])
   }
+}
+
+/**
+ * The certificate to serve TLS with: the user's, read and checked before any port is bound, or a
+ * throwaway one made once here, so that every --processes worker serves the same.
+ * @returns {Promise<import('../server/tls.js').Certificate|undefined>} undefined: plain ws://
+ */
+async function certificate ({ tls, tlsCert, tlsKey, host }) {
+  if (tls && (tlsCert !== undefined || tlsKey !== undefined)) throw new UsageError('--tls makes a throwaway certificate: give it, or --tls-cert and --tls-key, not both')
+  if ((tlsCert === undefined) !== (tlsKey === undefined)) throw new UsageError('--tls-cert and --tls-key go together: the certificate and its private key')
+  if (!tls && tlsCert === undefined) return undefined
+  const { readCertificate, throwawayCertificate } = await import('../server/tls.js')
+  return tls ? throwawayCertificate([host]) : readCertificate(tlsCert, tlsKey)
 }
 
 /** The --broker URL, known to name a broker; ipc relays through a cluster's primary, so it needs one. */

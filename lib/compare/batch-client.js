@@ -289,6 +289,7 @@ function report (row) {
     target: null,
     reconnects: { count: 0, gapMs: 0 },
     compression: row.connections.compression,
+    tls: row.connections.tls,
     interrupted: false,
     errorReplies: row.errorReplies,
     failure: row.failure

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { UsageError, oneLine } from '../errors.js'
 import { createLatencyHistogram } from '../histogram.js'
 import { Channel } from './channel.js'
-import { compression, connect } from './connection.js'
+import { compression, connect, negotiated } from './connection.js'
 import { frameSource, replyJudge } from './messages.js'
 import { PrecisePacer, TimerPacer } from './pacer.js'
 import { Phase } from './phase.js'
@@ -37,6 +37,7 @@ const RECONNECT_BACKOFF_MS = 100
  * @property {Record<string, string>} [headers] extra headers on the upgrade request
  * @property {string} [subprotocol] Sec-WebSocket-Protocol to ask for
  * @property {boolean} [insecure] accept any TLS certificate (self-signed test servers)
+ * @property {string} [ca] a certificate (PEM) to trust beside Node's roots: the server's own, or its CA
  * @property {boolean} [reconnect] when a connection drops, reconnect and go on (its in-flight messages are lost)
  * @property {'precise'|'timer'} [pacing] how an open loop is woken when a message is due: precise (default,
  *   a thread of its own: sends within tens of µs of their due time) or Node's timers (late by up to a
@@ -85,6 +86,7 @@ const RECONNECT_BACKOFF_MS = 100
  * @property {{rate: number, sendRate: number}|null} target with a rate: asked and achieved send rate
  * @property {{count: number, gapMs: number}} reconnects
  * @property {{accepted: boolean}|null} compression with --compress: whether the server took permessage-deflate
+ * @property {{version: string, cipher: string}|null} tls over wss://: the TLS version and cipher negotiated
  * @property {boolean} interrupted stopped by the signal
  * @property {string[]} errorReplies the first few error replies from the server: text as it came, binary
  *   or unprintable replies as their size and first bytes
@@ -123,7 +125,7 @@ export async function runLoad (options) {
     }
     const bytes = { payloadPerMessage: payloadSizes.mean, payloadSizes, ...measured.bytes }
     const interrupted = Boolean(signal?.aborted)
-    return { ...measured, bytes, compression: run.compression, interrupted }
+    return { ...measured, bytes, compression: run.compression, tls: run.tls, interrupted }
   } finally {
     signal?.removeEventListener('abort', stop)
     await run.close()
@@ -149,6 +151,7 @@ export async function openRun (options) {
   }
   run.channels.push(...opened.map(({ ws, socket }) => new Channel(ws, socket, inflight, run.sendOptions, run.phase)))
   run.compression = compression(options.compress, opened)
+  run.tls = negotiated(opened)
   return run
 }
 
@@ -174,6 +177,8 @@ export class Run {
     this.reconnects = { count: 0, gapMs: 0 }
     /** With --compress: whether the server took permessage-deflate, once the connections are open. */
     this.compression = null
+    /** Over wss://: the TLS version and cipher negotiated. */
+    this.tls = null
     /** @type {import('./phase.js').Traffic} */
     this.traffic = {
       channels: this.channels,

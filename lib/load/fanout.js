@@ -93,6 +93,7 @@ function combine (options, publisher, heard) {
     target: publisher?.target ?? null,
     reconnects: publisher?.reconnects ?? { count: 0, gapMs: 0 },
     compression: mergeCompression([publisher?.compression, heard?.compression]),
+    tls: publisher?.tls ?? heard?.tls ?? null,
     interrupted: Boolean(options.signal?.aborted),
     failure: publisher?.failure ?? heard?.failure ?? null,
     errorReplies: [...(publisher?.errorReplies ?? []), ...(heard?.errorReplies ?? [])],

@@ -88,6 +88,8 @@ export class Subscribers {
     this.connectOptions = { ...options, role: 'subscriber', handshake: undefined, connectTimeoutMs }
     /** @type {Subscriber[]} */
     this.subscribers = []
+    /** Over wss://: what TLS the first subscriber negotiated. */
+    this.tls = null
     this.header = { measured: false, replayed: false, seq: 0, publishedAtUs: 0 }
     this.recorder = new Recorder(false)
     this.recording = false
@@ -123,7 +125,8 @@ export class Subscribers {
     const opener = async () => {
       while (next < count) {
         const subscriber = this.subscribers[next++]
-        const { ws, socket } = await this.connect(subscriber)
+        const { ws, socket, tls } = await this.connect(subscriber)
+        this.tls ??= tls
         // A connection that opened after another failed the run is not kept (it would hold the process open).
         if (this.finished) return ws.terminate()
         this.attach(subscriber, ws, socket)
@@ -318,6 +321,7 @@ export class Subscribers {
       failure: this.failure,
       errorReplies: this.errorTexts,
       compression: compression(this.options.compress, this.subscribers),
+      tls: this.tls ?? null,
       fanout: {
         frames: this.counts.frames,
         subscribers: this.subscribers.length,

@@ -59,6 +59,7 @@ export function mergeReports (reports) {
       : null,
     reconnects: { count: sum((r) => r.reconnects?.count ?? 0), gapMs: sum((r) => r.reconnects?.gapMs ?? 0) },
     compression: mergeCompression(reports.map((r) => r.compression)),
+    tls: mergeTls(reports.map((r) => r.tls)),
     cpu: mergeCpu(reports),
     generator: mergeGenerator(reports),
     interrupted: reports.some((r) => r.interrupted),
@@ -113,6 +114,17 @@ function measuredWindows (reports) {
   const overlapMs = Math.round(Math.min(...ends) - Math.max(...starts))
   const startSpreadMs = Math.max(...starts) - Math.min(...starts)
   return { startSpreadMs, overlapMs: Math.max(0, overlapMs), overlapping: overlapMs > 0 }
+}
+
+/**
+ * Several parts' TLS as one: what they all negotiated, `mixed` where they differ (plain parts included).
+ * @param {Array<{version: string, cipher: string}|null|undefined>} parts
+ * @returns {{version: string, cipher: string}|null} null when no part used TLS
+ */
+export function mergeTls (parts) {
+  if (parts.every((part) => !part)) return null
+  const same = (key) => parts.every((part) => part?.[key] === parts[0]?.[key]) ? parts[0][key] : 'mixed'
+  return { version: same('version'), cipher: same('cipher') }
 }
 
 /**

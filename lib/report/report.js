@@ -73,6 +73,8 @@ export function buildReport (result, context) {
     reconnects: result.reconnects ?? { count: 0, gapMs: 0 },
     // With --compress: whether the server took permessage-deflate (if not, every frame went uncompressed).
     compression: result.compression ?? null,
+    // Over wss://: what TLS the connections negotiated (their bytes are then the encrypted stream).
+    tls: result.tls ?? null,
     interrupted: Boolean(result.interrupted),
     ok,
     failure: result.failure ?? (ok ? null : describeFailedMessages(messages, fanout, result.errorReplies)),
@@ -245,6 +247,7 @@ export function formatReport (report, histogram) {
     `bytes     payload ${payloadSizeText(b)}${b.headerPerMessage ? ` + ${b.headerPerMessage} B fan-out header` : ''}  written ${size(b.written)}  read ${size(b.read)} (on the socket, frames included)`,
     ...(report.payload ? [`payload   ${describePayload(report.payload)}`] : []),
     ...(report.compression ? [compressionLine(report.compression)] : []),
+    ...(report.tls ? [`tls       ${report.tls.version} ${report.tls.cipher} (bytes on the socket are the encrypted stream: TLS records included)`] : []),
     ...(report.fanout ? fanoutLines(report.fanout) : []),
     ...(report.cpu ? [cpuLine(report.cpu)] : []),
     ...(report.generator ? [generatorLine(report.generator, report.durationMs, report.fanout)] : []),

@@ -2,6 +2,7 @@
 // upgrades on one port. Admission decides each upgrade (admission.js), the connection handler
 // answers its messages (connection.js), ServerStats counts and prints the summary lines (stats.js).
 import http from 'node:http'
+import https from 'node:https'
 import { WebSocketServer } from 'ws'
 import { loadMessages, TESTS } from '../payloads/catalog.js'
 import { addCodecModules, formatNames } from '../codecs/registry.js'
@@ -19,7 +20,7 @@ import {
 } from '../defaults.js'
 
 /** What a plain HTTP request for neither the browser client nor /metrics is told, with this server's formats. */
-const connectHint = () => `WebSocket clients connect to ws://HOST:PORT/?${QUERY.test}=<${TESTS.map((t) => t.name).join('|')}>` +
+const connectHint = (scheme) => `WebSocket clients connect to ${scheme}://HOST:PORT/?${QUERY.test}=<${TESTS.map((t) => t.name).join('|')}>` +
   `&${QUERY.format}=<${formatNames().join('|')}>&${QUERY.direction}=<${DIRECTIONS.join('|')}>; GET / is the browser client`
 
 /** Node checks connections against the handshake timeout at least this often: one goes within this much past it. */
@@ -50,6 +51,7 @@ const MAX_TIMEOUT_CHECK_MS = 1000
  *   a broker, fan-out upgrades are refused, as their publishes could not reach every subscriber
  * @param {string[]} [options.codecModules] codec modules a user wrote (--codec-module): their
  *   formats are served beside the built-in ones
+ * @param {{cert: string, key: string}} [options.tls] serve wss:// and https:// with this certificate and key (PEM)
  * @param {(line: string) => void} [options.log] receives the periodic summary lines
  * @param {() => Promise<string>} [options.exposition] the text GET /metrics answers; by default this
  *   process's own registry's (a worker of a --processes server asks its primary for all processes')
@@ -70,6 +72,7 @@ export async function startServer ({
   broker: brokerUrl,
   peers = false,
   codecModules = [],
+  tls,
   log = () => {},
   exposition
 } = {}) {
@@ -82,7 +85,7 @@ export async function startServer ({
   const { topics, broker, fanoutRefusal } = fanout
   const admission = new Admission({ token, maxConnections, fileLimit: openFileLimit(), openConnections, fanoutRefusal })
   const registry = createMetrics(stats)
-  const httpServer = createHttpServer(admission, stats, handshakeTimeoutMs, exposition ?? (() => registry.metrics()))
+  const httpServer = createHttpServer(admission, stats, handshakeTimeoutMs, exposition ?? (() => registry.metrics()), tls)
   const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: compress })
   const afterMessage = stall ? stallOnce(stall) : () => {}
   const context = { stats, maxSchemaBytes, schemaCache: new Map(), afterMessage, topics }
@@ -96,7 +99,7 @@ export async function startServer ({
       refuseUpgrade(socket, refusal)
     })
   })
-  const address = await listen(httpServer, host, port, stats).catch(async (err) => {
+  const address = await listen(httpServer, host, port, stats, tls ? 'wss' : 'ws').catch(async (err) => {
     await broker?.close()
     throw err
   })
@@ -128,7 +131,7 @@ async function startFanout ({ stats, maxBuffered, replay, brokerUrl, peers, onLo
 
 /**
  * @typedef {object} BenchServer what startServer and startCluster both return
- * @property {string} url ws://host:port, without the query
+ * @property {string} url ws://host:port (wss:// with TLS), without the query
  * @property {string} host
  * @property {number} port
  * @property {import('./stats.js').ServerStats} stats the counters: live for one process, a cluster's
@@ -162,16 +165,21 @@ export function benchServer ({ address, stats, lost, metrics, shutDown }) {
 }
 
 /**
- * Plain HTTP on the server's port: /metrics, else the browser client's files. A connection that
- * has not sent a whole request (an upgrade is one) within the handshake timeout is closed and
- * counted: Node's own header and request timeouts, checked often enough to keep to it.
+ * HTTP (HTTPS with a certificate) on the server's port: /metrics, else the browser client's files.
+ * A connection that has not sent a whole request (an upgrade is one) within the handshake timeout,
+ * its TLS handshake included, is closed and counted: Node's own header and request timeouts,
+ * checked often enough to keep to it.
  */
-function createHttpServer (admission, stats, handshakeTimeoutMs, metrics) {
-  const web = createWebHandler(loadMessages, connectHint())
-  const httpServer = http.createServer({
+function createHttpServer (admission, stats, handshakeTimeoutMs, metrics, tls) {
+  const web = createWebHandler(loadMessages, connectHint(tls ? 'wss' : 'ws'))
+  const timeouts = {
     headersTimeout: handshakeTimeoutMs,
     requestTimeout: handshakeTimeoutMs,
     connectionsCheckingInterval: Math.min(MAX_TIMEOUT_CHECK_MS, handshakeTimeoutMs / 4)
+  }
+  const httpServer = (tls ? https : http).createServer({
+    ...timeouts,
+    ...(tls && { cert: tls.cert, key: tls.key, handshakeTimeout: handshakeTimeoutMs })
   }, (request, response) => {
     if (new URL(request.url, 'http://placeholder').pathname !== METRICS_PATH) return web(request, response)
     serveMetrics(request, response, metrics, admission.isAuthorized)
@@ -186,11 +194,27 @@ function createHttpServer (admission, stats, handshakeTimeoutMs, metrics) {
     if (socket.writable) socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n')
     socket.destroy()
   })
+  if (tls) httpServer.on('tlsClientError', (err, socket) => refusePlainRequest(err, socket, stats))
   return httpServer
 }
 
+/**
+ * A TLS handshake that failed: one that timed out is counted with the other handshake timeouts;
+ * plain HTTP (a ws:// client, http:// in a browser) is answered 400 in plain text, so that it
+ * learns why, instead of a reset it cannot tell from a crash.
+ */
+function refusePlainRequest (err, socket, stats) {
+  if (err.code === 'ERR_TLS_HANDSHAKE_TIMEOUT') stats.count('handshakeTimeouts')
+  if (err.code !== 'ERR_SSL_HTTP_REQUEST') return
+  // The TCP socket under the TLS one (Node's _parent): the request's bytes never became TLS.
+  const tcp = socket._parent
+  if (!tcp?.writable) return
+  const body = 'this port speaks TLS: connect with wss:// (or https://)\n'
+  tcp.end(`HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`)
+}
+
 /** Listens; resolves with where, or rejects with one line (a taken port). */
-async function listen (httpServer, host, port, stats) {
+async function listen (httpServer, host, port, stats, scheme) {
   await new Promise((resolve, reject) => {
     httpServer.once('error', (err) => reject(new UsageError(`cannot listen on ${host}:${port}: ${err.code ?? err.message}`)))
     httpServer.listen(port, host, resolve)
@@ -198,7 +222,7 @@ async function listen (httpServer, host, port, stats) {
   // Past listening, an error is a connection this process could not accept (EMFILE): counted, never fatal.
   httpServer.on('error', () => stats.count('dropped'))
   const address = httpServer.address()
-  const url = `ws://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
+  const url = `${scheme}://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
   return { url, host: address.address, port: address.port }
 }
 
