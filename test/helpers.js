@@ -67,11 +67,12 @@ export async function openConnection (url, headers = {}) {
  * Attempts an upgrade and returns the HTTP status, body and headers of the refusal.
  * @param {string} url
  * @param {Record<string, string>} [headers]
+ * @param {object} [options] more of ws's client options (a wss:// server's `ca`)
  * @returns {Promise<{status: number, body: string, headers: object}>}
  */
-export function refusedUpgrade (url, headers = {}) {
+export function refusedUpgrade (url, headers = {}, options = {}) {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { headers })
+    const ws = new WebSocket(url, { headers, ...options })
     ws.once('open', () => reject(new Error('upgrade was accepted')))
     ws.once('error', () => {})
     ws.once('unexpected-response', (request, response) => {

@@ -75,7 +75,8 @@ function failure (err) {
   if (UNTRUSTED.test(err.code)) {
     return `the server's certificate is not trusted (${err.code}: ${err.message}): give its certificate or CA with --ca FILE, or skip the check with --insecure`
   }
-  if (/wrong version number|packet length too long/i.test(err.message)) return `no TLS there (${err.message}): a plain server is ws://, not wss://`
+  const plain = /wrong version number|packet length too long/i.exec(err.message)
+  if (plain) return `no TLS there (${plain[0]}): a plain server is ws://, not wss://`
   return err.code ?? err.message
 }
 

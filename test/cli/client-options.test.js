@@ -1,6 +1,10 @@
 import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import { UsageError } from '../../lib/errors.js'
+import { throwawayCertificate } from '../../lib/server/tls.js'
 import { PROFILES } from '../../lib/network/profiles.js'
 import { parseClientArgs } from '../../lib/cli/client-options.js'
 
@@ -37,6 +41,7 @@ describe('parseClientArgs: defaults', () => {
         headers: {},
         subprotocol: undefined,
         insecure: false,
+        ca: undefined,
         ack: { text: 'ACK' },
         reconnect: false,
         url: 'ws://127.0.0.1:7070',
@@ -174,6 +179,23 @@ describe('parseClientArgs: upgrade headers and replies', () => {
     assert.deepEqual((await json('5', '--ack', 'text:OK 200')).load.ack, { text: 'OK 200' })
     for (const text of ['ack', 'text:', 'OK']) {
       await assert.rejects(json('5', '--ack', text), usage(`--ack must be ACK, any or text:<reply>, got '${text}'`))
+    }
+  })
+
+  test('--ca: its PEM read once here, for a wss:// server; unreadable, not PEM, or with ws:// is one line', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'client-options-'))
+    try {
+      const pem = (await throwawayCertificate()).cert
+      const file = path.join(dir, 'ca.pem')
+      fs.writeFileSync(file, pem)
+      assert.equal((await json('5', '--url', 'wss://bench.example:7443', '--ca', file)).load.ca, pem)
+      assert.equal((await json('5')).load.ca, undefined)
+      await assert.rejects(json('5', '--ca', file), usage(`--ca is for wss:// servers; --url is ws://127.0.0.1:7070`))
+      await assert.rejects(json('5', '--url', 'wss://h:1', '--ca', path.join(dir, 'none.pem')), usage(`--ca ${path.join(dir, 'none.pem')}: cannot read it (ENOENT)`))
+      fs.writeFileSync(path.join(dir, 'key.pem'), 'text')
+      await assert.rejects(json('5', '--url', 'wss://h:1', '--ca', path.join(dir, 'key.pem')), usage(`--ca ${path.join(dir, 'key.pem')}: not a PEM certificate`))
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
     }
   })
 

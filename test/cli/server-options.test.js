@@ -1,6 +1,11 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { X509Certificate } from 'node:crypto'
 import { UsageError } from '../../lib/errors.js'
+import { throwawayCertificate } from '../../lib/server/tls.js'
 import { parseServerArgs } from '../../lib/cli/server-options.js'
 
 // Never pass --help here: yargs answers it with process.exit.
@@ -27,8 +32,29 @@ test('defaults: loopback on 7070, 64 MiB messages, 10,000 connections, 1 MiB sch
     processes: 1,
     token: undefined,
     broker: undefined,
+    tls: undefined,
     codecModules: []
   })
+})
+
+test('TLS: --tls-cert and --tls-key read and checked before anything listens, --tls makes a throwaway certificate for the host too; mixed or half given, one line', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'server-options-'))
+  try {
+    const certificate = await throwawayCertificate()
+    fs.writeFileSync(path.join(dir, 'cert.pem'), certificate.cert)
+    fs.writeFileSync(path.join(dir, 'key.pem'), certificate.key)
+    const given = (await server(['--tls-cert', path.join(dir, 'cert.pem'), '--tls-key', path.join(dir, 'key.pem')])).tls
+    assert.deepEqual(given, { ...certificate, throwaway: false })
+    const throwaway = (await server(['--tls', '--host', '10.9.8.7'])).tls
+    assert.equal(throwaway.throwaway, true)
+    assert.match(new X509Certificate(throwaway.cert).subjectAltName, /IP Address:10\.9\.8\.7/)
+    await assert.rejects(server(['--tls', '--tls-cert', 'cert.pem']), usage('--tls makes a throwaway certificate: give it, or --tls-cert and --tls-key, not both'))
+    await assert.rejects(server(['--tls-cert', 'cert.pem']), usage('--tls-cert and --tls-key go together: the certificate and its private key'))
+    await assert.rejects(server(['--tls-key', 'key.pem']), usage('--tls-cert and --tls-key go together: the certificate and its private key'))
+    await assert.rejects(server(['--tls-cert', path.join(dir, 'none.pem'), '--tls-key', path.join(dir, 'key.pem')]), /cannot read it \(ENOENT\)/)
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
 })
 
 test('--replay: publishes kept per topic, 0 or more', async () => {

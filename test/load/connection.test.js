@@ -1,12 +1,15 @@
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
+import https from 'node:https'
 import net from 'node:net'
+import tls from 'node:tls'
 import { WebSocketServer } from 'ws'
 import { jsonCodec } from '../../lib/codecs/formats/json.js'
-import { compression, connect } from '../../lib/load/connection.js'
+import { compression, connect, negotiated } from '../../lib/load/connection.js'
 import { startShapingProxy } from '../../lib/network/proxy.js'
 import { resolveTest } from '../../lib/payloads/catalog.js'
+import { throwawayCertificate } from '../../lib/server/tls.js'
 
 const SMALL = resolveTest('small')
 let wss
@@ -159,5 +162,48 @@ test('with connectUrl the TCP connection goes there (a shaping proxy) while the 
     await once(ws, 'close')
   } finally {
     await proxy.close()
+  }
+})
+
+test('wss://: trusts --ca, counts the encrypted bytes on the TCP socket, and says what TLS it negotiated; an untrusted certificate or a plain server fail with one line saying what to do', async () => {
+  const certificate = await throwawayCertificate()
+  const server = https.createServer({ cert: certificate.cert, key: certificate.key })
+  const secureWss = new WebSocketServer({ server })
+  let tlsBytesIn = 0
+  secureWss.on('connection', (ws, request) => ws.on('message', (data) => {
+    tlsBytesIn = request.socket.bytesRead // the server's TLS socket counts plain text
+    ws.send('ACK')
+  }))
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const secureUrl = `wss://localhost:${server.address().port}`
+  try {
+    const client = await connect({ url: secureUrl, test: SMALL, codec: jsonCodec, ca: certificate.cert })
+    assert.deepEqual(client.tls, { version: 'TLSv1.3', cipher: 'TLS_AES_256_GCM_SHA384' })
+    assert.deepEqual(negotiated([{ tls: null }, client]), client.tls)
+    assert.ok(client.socket instanceof net.Socket && !(client.socket instanceof tls.TLSSocket), 'the TCP socket, under TLS')
+    const before = client.socket.bytesWritten
+    client.ws.send(Buffer.alloc(1000, 1))
+    await once(client.ws, 'message')
+    // 1000 bytes of payload, 8 of frame header and mask, then TLS: a record header and a tag at least.
+    const written = client.socket.bytesWritten - before
+    assert.ok(written >= 1008 + 21 && written < 1008 + 100, `${written} bytes for a 1000-byte message`)
+    assert.ok(tlsBytesIn > 0)
+    client.ws.close()
+
+    await assert.rejects(connect({ url: secureUrl, test: SMALL, codec: jsonCodec }),
+      /^Error: cannot connect to wss:\/\/localhost:\d+: the server's certificate is not trusted \(DEPTH_ZERO_SELF_SIGNED_CERT: .*\): give its certificate or CA with --ca FILE, or skip the check with --insecure$/)
+    const insecure = await connect({ url: secureUrl, test: SMALL, codec: jsonCodec, insecure: true })
+    assert.equal(insecure.tls.version, 'TLSv1.3')
+    insecure.ws.close()
+    await assert.rejects(connect({ url: url.replace('ws:', 'wss:'), test: SMALL, codec: jsonCodec, insecure: true }),
+      /^Error: cannot connect to wss:\/\/127\.0\.0\.1:\d+: no TLS there \(.*\): a plain server is ws:\/\/, not wss:\/\/$/)
+    const plain = await connect({ url, test: SMALL, codec: jsonCodec })
+    assert.equal(plain.tls, null)
+    assert.equal(negotiated([plain]), null)
+    plain.ws.close()
+  } finally {
+    for (const client of secureWss.clients) client.terminate()
+    server.close()
   }
 })

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { UsageError } from '../../lib/errors.js'
 import { createLatencyHistogram, decodeHistogram, encodeHistogram } from '../../lib/histogram.js'
 import { resolveTest } from '../../lib/payloads/catalog.js'
-import { mergeCompression, mergeReports } from '../../lib/report/merge.js'
+import { mergeCompression, mergeReports, mergeTls } from '../../lib/report/merge.js'
 import { buildReport } from '../../lib/report/report.js'
 
 const T0 = 1_700_000_000_000
@@ -107,6 +107,16 @@ test('compression: taken only if every part that offered it got it; none offered
   const merged = mergeReports([part({ compression: { accepted: true } }), part({ compression: { accepted: false } })])
   assert.deepEqual(merged.compression, { accepted: false })
   assert.equal(mergeReports([part(), part()]).compression, null)
+})
+
+test('TLS: what every part negotiated, mixed where they differ, none when no part used it', () => {
+  const tls13 = { version: 'TLSv1.3', cipher: 'TLS_AES_256_GCM_SHA384' }
+  assert.deepEqual(mergeTls([tls13, { ...tls13 }]), tls13)
+  assert.deepEqual(mergeTls([tls13, { version: 'TLSv1.3', cipher: 'TLS_AES_128_GCM_SHA256' }]), { version: 'TLSv1.3', cipher: 'mixed' })
+  assert.deepEqual(mergeTls([tls13, null]), { version: 'mixed', cipher: 'mixed' }, 'a plain part beside a TLS one')
+  assert.equal(mergeTls([null, undefined]), null)
+  assert.deepEqual(mergeReports([part({ tls: tls13 }), part({ tls: tls13 })]).tls, tls13)
+  assert.equal(mergeReports([part(), part()]).tls, null)
 })
 
 test('a part\'s own failure fails the whole; failed messages are counted again, not copied', () => {

@@ -1,8 +1,12 @@
 import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import http from 'node:http'
+import https from 'node:https'
 import net from 'node:net'
+import { once } from 'node:events'
+import WebSocket from 'ws'
 import { startServer } from '../../lib/server/server.js'
+import { throwawayCertificate } from '../../lib/server/tls.js'
 import { createCodec } from '../../lib/codecs/registry.js'
 import { TESTS, loadMessages, loadPayload, resolveTest } from '../../lib/payloads/catalog.js'
 import { openConnection, refusedUpgrade } from '../helpers.js'
@@ -272,5 +276,72 @@ describe('the browser client files (plain HTTP on the server port)', () => {
       assert.match(await response.text(), /WebSocket clients connect to ws:\/\/HOST:PORT\/\?test=/)
     }
     assert.equal((await fetch(base + '/', { method: 'POST', body: 'x' })).status, 405)
+  })
+})
+
+describe('server over TLS', () => {
+  let server
+  let certificate
+  before(async () => {
+    certificate = await throwawayCertificate()
+    server = await startServer({ port: 0, tls: certificate, token: 's3cret', handshakeTimeoutMs: 400 })
+  })
+  after(() => server.close())
+  /** An HTTPS GET that trusts the throwaway certificate. */
+  const get = (path, headers = {}) => new Promise((resolve, reject) => {
+    https.get(`https://127.0.0.1:${server.port}${path}`, { ca: certificate.cert, headers }, (response) => {
+      let body = ''
+      response.setEncoding('utf8').on('data', (chunk) => { body += chunk })
+      response.on('end', () => resolve({ status: response.statusCode, body }))
+    }).on('error', reject)
+  })
+
+  test('serves wss:// with the certificate: a client that trusts it and has the token gets its ACK', async () => {
+    assert.match(server.url, /^wss:\/\/127\.0\.0\.1:\d+$/)
+    const ws = new WebSocket(`${server.url}/?test=small&format=json`, { ca: certificate.cert, headers: { Authorization: 'Bearer s3cret' } })
+    await once(ws, 'open')
+    assert.equal(ws._socket.getProtocol(), 'TLSv1.3')
+    ws.send(JSON.stringify(loadPayload(resolveTest('small'))))
+    const [reply] = await once(ws, 'message')
+    assert.equal(reply.toString(), 'ACK')
+    ws.close()
+    await once(ws, 'close')
+    // Without the token the upgrade is refused, over TLS too.
+    const refused = await refusedUpgrade(`${server.url}/?test=small&format=json`, {}, { ca: certificate.cert })
+    assert.equal(refused.status, 401)
+  })
+
+  test('/metrics over https asks for the token; the browser page is served over https', async () => {
+    assert.equal((await get('/metrics')).status, 401)
+    const metrics = await get('/metrics', { Authorization: 'Bearer s3cret' })
+    assert.equal(metrics.status, 200)
+    assert.match(metrics.body, /^wsbench_messages_total\{format="json",test="small"\} 1$/m)
+    const page = await get('/')
+    assert.equal(page.status, 200)
+    assert.match(page.body, /<html/i)
+  })
+
+  test('plain HTTP on the TLS port gets 400 saying to use wss:// or https://, never a 200; a ws:// upgrade too', async () => {
+    const plain = await new Promise((resolve, reject) => {
+      http.get(`http://127.0.0.1:${server.port}/metrics`, { headers: { Authorization: 'Bearer s3cret' } }, (response) => {
+        let body = ''
+        response.setEncoding('utf8').on('data', (chunk) => { body += chunk })
+        response.on('end', () => resolve({ status: response.statusCode, body }))
+      }).on('error', reject)
+    })
+    assert.deepEqual(plain, { status: 400, body: 'this port speaks TLS: connect with wss:// (or https://)\n' })
+    const upgrade = await refusedUpgrade(`ws://127.0.0.1:${server.port}/?test=small&format=json`, { Authorization: 'Bearer s3cret' })
+    assert.equal(upgrade.status, 400)
+    assert.match(upgrade.body, /this port speaks TLS/)
+  })
+
+  test('a connection that never finishes its TLS handshake is closed after the handshake timeout, and counted', async () => {
+    const before = server.stats.handshakeTimeouts
+    const openedAt = performance.now()
+    const idle = net.connect(server.port, '127.0.0.1').on('error', () => {}).resume()
+    await once(idle, 'close')
+    const ms = performance.now() - openedAt
+    assert.ok(ms >= 380 && ms < 1400, `closed after ${ms} ms`)
+    assert.equal(server.stats.handshakeTimeouts, before + 1)
   })
 })
