@@ -106,7 +106,7 @@ export function watchOutput (child) {
  * @returns {Promise<{url: string, child: import('node:child_process').ChildProcess, output: () => string, stop: (signal?: string) => Promise<number|null>}>}
  */
 export function startServerProcess (args = [], {
-  script = 'server.js', command, env = {}, args: scriptArgs = ['--port', '0'], readyPattern = /listening on (ws:\/\/\S+)/, cpus, root = PROJECT_ROOT
+  script = 'server.js', command, env = {}, args: scriptArgs = ['--port', '0'], readyPattern = /listening on (wss?:\/\/\S+)/, cpus, root = PROJECT_ROOT
 } = {}) {
   const argv = command === undefined
     ? nodeCommand([script, ...scriptArgs, ...args], cpus)

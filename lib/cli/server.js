@@ -28,9 +28,10 @@ export async function runServerCli (argv, env) {
     process.stderr.write(`warning: listening on ${options.host}: ${who} can connect${clear}\n`)
   }
   const where = options.processes > 1 ? `, ${options.processes} worker processes` : ''
-  log(`listening on ${server.url} (rss ${megabytes(process.memoryUsage.rss())} MB${where})`)
+  // Before the listening line, which scripts wait for: by then the file is there.
   const certificateFile = options.tls?.throwaway ? writeThrowaway(options.tls) : null
   if (certificateFile) log(`throwaway certificate ${certificateFile} (SHA-256 ${options.tls.fingerprint}): clients trust it with --ca ${certificateFile}, or skip the check with --insecure`)
+  log(`listening on ${server.url} (rss ${megabytes(process.memoryUsage.rss())} MB${where})`)
   const startedAt = Date.now()
   const stopped = await new Promise((resolve) => {
     process.once('SIGINT', () => resolve({ signal: 'SIGINT' }))
