@@ -46,7 +46,7 @@ export async function runServerCli (argv, env) {
   return stopped.failure ? 1 : 0
 }
 
-/** A throwaway certificate's PEM in a directory of its own, for clients to trust with --ca; removed when the server stops. */
+/** A throwaway certificate's PEM in a directory of its own, for clients' --ca; removed when the server stops. */
 function writeThrowaway ({ cert }) {
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ws-bench-tls-')), 'cert.pem')
   fs.writeFileSync(file, cert)

@@ -34,14 +34,20 @@ export function connect ({
     // The TCP connection made here, so that its counters are at hand (a TLS socket counts plain text);
     // through a shaping proxy it goes to the proxy, while the request (and TLS) still name the server.
     createConnection: (options) => {
-      socket = dialed ? net.connect(Number(dialed.port), dialed.hostname) : net.connect({ ...options, path: options.socketPath })
+      socket = dialed
+        ? net.connect(Number(dialed.port), dialed.hostname)
+        : net.connect({ ...options, path: options.socketPath })
       if (target.protocol !== 'wss:') return socket
       // As ws's own TLS connect: the server's name for SNI, none for an address.
       secure = tls.connect({ ...options, path: undefined, socket, servername: options.servername ?? (net.isIP(options.host) ? '' : options.host) })
       return secure
     }
   })
-  const opened = () => ({ ws, socket, tls: secure && { version: secure.getProtocol(), cipher: secure.getCipher().standardName } })
+  const opened = () => ({
+    ws,
+    socket,
+    tls: secure && { version: secure.getProtocol(), cipher: secure.getCipher().standardName }
+  })
   if (onMessage) ws.on('message', onMessage)
   return new Promise((resolve, reject) => {
     ws.once('open', () => {

@@ -85,7 +85,8 @@ export async function startServer ({
   const { topics, broker, fanoutRefusal } = fanout
   const admission = new Admission({ token, maxConnections, fileLimit: openFileLimit(), openConnections, fanoutRefusal })
   const registry = createMetrics(stats)
-  const httpServer = createHttpServer(admission, stats, handshakeTimeoutMs, exposition ?? (() => registry.metrics()), tls)
+  const metricsText = exposition ?? (() => registry.metrics())
+  const httpServer = createHttpServer(admission, stats, handshakeTimeoutMs, metricsText, tls)
   const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: compress })
   const afterMessage = stall ? stallOnce(stall) : () => {}
   const context = { stats, maxSchemaBytes, schemaCache: new Map(), afterMessage, topics }

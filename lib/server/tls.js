@@ -79,5 +79,6 @@ export async function throwawayCertificate (hosts = []) {
       { name: 'subjectAltName', altNames }
     ]
   })
-  return { cert: pems.cert, key: pems.private, fingerprint: new X509Certificate(pems.cert).fingerprint256, throwaway: true }
+  const fingerprint = new X509Certificate(pems.cert).fingerprint256
+  return { cert: pems.cert, key: pems.private, fingerprint, throwaway: true }
 }

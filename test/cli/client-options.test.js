@@ -190,7 +190,7 @@ describe('parseClientArgs: upgrade headers and replies', () => {
       fs.writeFileSync(file, pem)
       assert.equal((await json('5', '--url', 'wss://bench.example:7443', '--ca', file)).load.ca, pem)
       assert.equal((await json('5')).load.ca, undefined)
-      await assert.rejects(json('5', '--ca', file), usage(`--ca is for wss:// servers; --url is ws://127.0.0.1:7070`))
+      await assert.rejects(json('5', '--ca', file), usage('--ca is for wss:// servers; --url is ws://127.0.0.1:7070'))
       await assert.rejects(json('5', '--url', 'wss://h:1', '--ca', path.join(dir, 'none.pem')), usage(`--ca ${path.join(dir, 'none.pem')}: cannot read it (ENOENT)`))
       fs.writeFileSync(path.join(dir, 'key.pem'), 'text')
       await assert.rejects(json('5', '--url', 'wss://h:1', '--ca', path.join(dir, 'key.pem')), usage(`--ca ${path.join(dir, 'key.pem')}: not a PEM certificate`))
