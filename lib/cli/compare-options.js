@@ -32,6 +32,7 @@ export async function parseCompareArgs (argv) {
       tests: { describe: 'comma-separated tests, by number or name', default: ALL_TESTS.join(','), type: 'string' },
       throttle: { describe: 'comma-separated network profiles (none = no shaping)', default: 'none', type: 'string' },
       compress: { describe: 'permessage-deflate on server and clients', type: 'boolean', default: false },
+      tls: { describe: 'wss://: servers with a throwaway certificate that the clients verify (TLS\'s cost in every figure, its records in the wire bytes)', type: 'boolean', default: false },
       repeat: { describe: 'send each test\'s one message over and over instead of its stream of varying messages (flatters compression)', type: 'boolean', default: false },
       direction: { describe: 'up: clients send the payload; down: the server sends it; echo: both; fanout: one publisher, --connections subscribers', choices: DIRECTIONS, default: 'up' },
       rate: { describe: `fanout: publishes per second [default: ${DEFAULT_FANOUT_RATE}]`, type: 'string' },
@@ -52,6 +53,7 @@ export async function parseCompareArgs (argv) {
     .example(`${program} --tests 1,5 --inflight 100`, 'tests 1 and 5, 100 in flight')
     .example(`${program} --tests 4,5 --throttle none,3g`, 'tests 4 and 5 on loopback and on 3G')
     .example(`${program} --tests people --compress`, 'the 12.9 MB payload with permessage-deflate')
+    .example(`${program} --tests 3,4 --tls`, 'over wss://: what TLS changes')
     .example(`${program} --tests people --direction down`, 'the server sends 50,000 persons, clients decode them')
     .example(`${program} --payload my.json`, 'your own document, schema inferred')
     .example(`${program} --formats json,protobuf,msgpack,cbor`, 'MessagePack and CBOR beside them')
@@ -95,6 +97,7 @@ export async function parseCompareArgs (argv) {
     allowLossy: args.allowLossy,
     profiles,
     compress: args.compress,
+    tls: args.tls,
     repeat: args.repeat,
     direction: args.direction,
     trials,

@@ -16,6 +16,9 @@
 // Servers and clients swap formats from one generation to the next, so a process's own quirks
 // become spread between generations, which the intervals count, instead of a bias they cannot see.
 import { once } from 'node:events'
+import http from 'node:http'
+import https from 'node:https'
+import tls from 'node:tls'
 import { performance } from 'node:perf_hooks'
 import parsePrometheusTextFormat from 'parse-prometheus-text-format'
 import { forkNodeScript, pinProcess, startServerProcess } from '../processes.js'
@@ -75,6 +78,7 @@ const SATURATED_SHARE = 0.9
  *   fan-out: rate, decode, heartbeatMs
  * @param {string[]} options.serverArgs
  * @param {string[]|null} [options.serverCommand] a program and its arguments in place of `node server.js`
+ * @param {boolean} [options.tls] the servers must serve wss:// (the clients' `load.ca` trusts their certificate)
  * @param {{server: string, clients: string}|null} options.cpus
  * @param {number|undefined} options.generations a fixed number; else as many as fit the budget
  * @param {number} options.budgetMs
@@ -92,6 +96,8 @@ export async function runLockstep (options) {
   for (const server of servers) server.clock = new CpuClock(server.child.pid)
   let clients = []
   try {
+    const plain = servers.find((server) => !server.url.startsWith('wss:'))
+    if (options.tls && plain) throw new UsageError(`--tls: the server listens on ${plain.url}, not wss:// (a --server-command must serve TLS itself)`)
     clients = await startClients(options, servers)
     const plan = new Map()
     // Unrecorded warm-up: every format on every server and client, and each row's batch sizes and rates measured.
@@ -192,7 +198,7 @@ async function measureRow (row, sizes, clients, serverOf, load, onSaturated) {
   // Without open-loop pairs (fan-out, or a row of one message per batch) the timed batches are costed too.
   const costedTimed = sizes.openPairs === 0
   const formats = clients.map((client) => client.format)
-  const scrapeCodec = () => Promise.all(formats.map((name, i) => serverCodec(serverOf(i), name, row.testName)))
+  const scrapeCodec = () => Promise.all(formats.map((name, i) => serverCodec(serverOf(i), name, row.testName, load.ca)))
   let codecBefore = costedTimed ? await scrapeCodec() : null
   const timed = await runPairs(clients, serverOf, row.key, sizes.closedPairs, sizes.closedCount, sizes.timedRate)
   timed.forEach(({ serverNs, clientNs, ms }, format) => {
@@ -365,12 +371,15 @@ const round2 = (value) => Math.round(value * 100) / 100
 
 /**
  * A server's codec seconds and messages for one format and test, from its /metrics.
+ * @param {{url: string}} server
+ * @param {string} format
+ * @param {string} test
+ * @param {string} [ca] the certificate a wss:// server is trusted with
  * @returns {Promise<{seconds: number, messages: number}|null>} null when it does not say
  */
-async function serverCodec (server, format, test) {
+async function serverCodec (server, format, test, ca) {
   try {
-    const response = await fetch(`${server.url.replace(/^ws/, 'http')}${METRICS_PATH}`)
-    const families = parsePrometheusTextFormat(await response.text())
+    const families = parsePrometheusTextFormat(await getText(`${server.url.replace(/^ws/, 'http')}${METRICS_PATH}`, ca))
     const value = (name) => {
       const metric = families.find((family) => family.name === name)?.metrics
         .find(({ labels }) => labels?.format === format && labels?.test === test)
@@ -380,6 +389,20 @@ async function serverCodec (server, format, test) {
   } catch {
     return null
   }
+}
+
+/** GET over http:// or https:// (trusting `ca` beside Node's roots): the body of a 200, else an error. */
+function getText (url, ca) {
+  const secure = url.startsWith('https:')
+  return new Promise((resolve, reject) => {
+    const options = secure && ca ? { ca: [...tls.rootCertificates, ca] } : {}
+    const request = (secure ? https : http).get(url, options, (response) => {
+      let body = ''
+      response.setEncoding('utf8').on('data', (chunk) => { body += chunk })
+      response.on('end', () => response.statusCode === 200 ? resolve(body) : reject(new Error(`${url} answered ${response.statusCode}`)))
+    })
+    request.on('error', reject)
+  })
 }
 
 /** The parent's handle on one batch client process (lib/compare/batch-client.js). */

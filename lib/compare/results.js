@@ -411,14 +411,16 @@ export function describeRun ({ settings, machine, generatedAt, rows }) {
     `${settings.servers} client processes per row for the whole run, on loopback, ` +
     'swapping formats between generations; ' +
     `${settings.repeat ? 'one message repeated (flatters compression, caches and the JIT)' : 'each test a seeded stream of varying messages'}; ` +
-    `direction ${settings.direction ?? 'up'}; permessage-deflate ${settings.compress ? 'on' : 'off'}${pinning}.${elapsed}`
+    `direction ${settings.direction ?? 'up'}; permessage-deflate ${settings.compress ? 'on' : 'off'}` +
+    `${settings.tls ? `; over wss:// (${settings.tls.version}, ${settings.tls.cipher}: wire bytes are TLS records)` : ''}${pinning}.${elapsed}`
 }
 
 /**
  * @typedef {object} ComparisonResults the results document written as JSON and rendered as markdown and HTML
  * @property {string} generatedAt ISO time
  * @property {{cpu: string, cores: number, node: string, platform: string}} machine
- * @property {{profiles: string[], compress: boolean, repeat: boolean, direction: string, inflight: number, connections: number,
+ * @property {{profiles: string[], compress: boolean, tls?: {version: string, cipher: string}|null, repeat: boolean, direction: string,
+ *   inflight: number, connections: number,
  *   rate?: number, margin: number, messages: number|null, trials: number|null, budgetMs: number|null,
  *   budgetAsked: number|null,
  *   pinning: string, servers: number, batches: Record<string, object>,

@@ -106,6 +106,7 @@ export async function scrapeServer (url, format, test) {
  * @param {number|null} [options.calibrate] µs per message planted in the second format's encode (--calibrate)
  * @param {string[]} options.profiles network profiles ('none' for no shaping)
  * @param {boolean} options.compress permessage-deflate on both ends
+ * @param {boolean} [options.tls] wss://: node and Go servers get a throwaway certificate, which the clients trust
  * @param {boolean} [options.repeat] send each test's one message over and over instead of its stream
  * @param {string} [options.direction] up (default), down, echo or fanout
  * @param {number} [options.trials] a fixed number of generations; without it, as many as fit the budget
@@ -121,7 +122,7 @@ export async function scrapeServer (url, format, test) {
  * @returns {Promise<import('./results.js').ComparisonResults>}
  */
 export async function compareFormats ({
-  formats = DEFAULT_FORMATS, tests, custom = null, allowLossy = false, codecModules = [], calibrate = null, profiles, compress, repeat = false, direction = 'up',
+  formats = DEFAULT_FORMATS, tests, custom = null, allowLossy = false, codecModules = [], calibrate = null, profiles, compress, tls = false, repeat = false, direction = 'up',
   trials, budgetMs, margin = DEFAULT_EQUIVALENCE, pin = true, server = { kind: 'node' }, messages, inflight, rate, connections, progress
 }) {
   const startedAt = performance.now()
@@ -137,6 +138,8 @@ export async function compareFormats ({
   const cpus = pin ? cpuPinning() : null
   // The planted codec reads its cost from the environment every client and server inherits.
   if (calibrate !== null) process.env.WSBENCH_PLANTED_US = String(calibrate)
+  // A user's server command serves its own certificate (clients trust it through NODE_EXTRA_CA_CERTS).
+  const certificate = tls && server.kind !== 'command' ? await certificateFiles() : null
   const load = {
     direction,
     inflight,
@@ -144,31 +147,44 @@ export async function compareFormats ({
     compress,
     repeat,
     allowLossy,
+    ...(certificate && { ca: certificate.cert }),
     ...(direction === 'fanout' && { rate, decode: 'all', heartbeatMs: DEFAULT_HEARTBEAT_MS })
   }
-  const run = await runLockstep({
-    formats,
-    labels,
-    rows,
-    codecModules,
-    load,
-    serverArgs: [...(compress ? ['--compress'] : []), ...codecModules.flatMap((file) => ['--codec-module', file])],
-    serverCommand: await serverCommand(server),
-    cpus,
-    generations: trials,
-    budgetMs: budgetMs ?? DEFAULT_BUDGET_MS,
-    batchMessages: messages,
-    progress
-  })
+  let run
+  try {
+    run = await runLockstep({
+      formats,
+      labels,
+      rows,
+      codecModules,
+      load,
+      serverArgs: [
+        ...(compress ? ['--compress'] : []),
+        ...(certificate ? ['--tls-cert', certificate.certFile, '--tls-key', certificate.keyFile] : []),
+        ...codecModules.flatMap((file) => ['--codec-module', file])
+      ],
+      serverCommand: await serverCommand(server),
+      tls,
+      cpus,
+      generations: trials,
+      budgetMs: budgetMs ?? DEFAULT_BUDGET_MS,
+      batchMessages: messages,
+      progress
+    })
+  } finally {
+    await certificate?.remove()
+  }
+  const reports = run.generations.flatMap((generation) => generation.reports)
   const machine = {
     cpu: os.cpus()[0]?.model.trim() ?? 'unknown CPU',
     cores: os.availableParallelism(),
     node: process.versions.node,
     platform: `${os.type()} ${os.release()}`
   }
-  const results = buildComparisonResults(run.generations.flatMap((generation) => generation.reports), labels, machine, {
+  const results = buildComparisonResults(reports, labels, machine, {
     profiles,
     compress,
+    tls: reports.find((report) => report.tls)?.tls ?? null,
     repeat,
     direction,
     inflight,
@@ -212,6 +228,20 @@ export async function writeComparison (directory, results) {
     await fs.writeFile(file, text)
     return file
   }))
+}
+
+/**
+ * A throwaway certificate for the comparison's servers, in files of its own until `remove()`.
+ * @returns {Promise<{cert: string, certFile: string, keyFile: string, remove: () => Promise<void>}>}
+ */
+async function certificateFiles () {
+  const { throwawayCertificate } = await import('../server/tls.js')
+  const { cert, key } = await throwawayCertificate()
+  const directory = await fs.mkdtemp(path.join(os.tmpdir(), 'ws-bench-compare-tls-'))
+  const [certFile, keyFile] = [path.join(directory, 'cert.pem'), path.join(directory, 'key.pem')]
+  await fs.writeFile(certFile, cert)
+  await fs.writeFile(keyFile, key, { mode: 0o600 })
+  return { cert, certFile, keyFile, remove: () => fs.rm(directory, { recursive: true, force: true }) }
 }
 
 /**

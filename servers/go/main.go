@@ -5,10 +5,12 @@ package main
 import (
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"os"
@@ -36,6 +38,9 @@ type options struct {
 	maxBuffered      int64
 	replay           int
 	root             string
+	tlsCert          string
+	tlsKey           string
+	tlsThrowaway     bool
 }
 
 // usageError is a bad option: one line on stderr and exit code 2 (docs/protocol.md).
@@ -66,13 +71,16 @@ func parseOptions(args []string) options {
 	fs.Int64Var(&o.maxBuffered, "max-buffered", 1<<20, "fan-out: drop a subscriber with more bytes than this unsent")
 	fs.IntVar(&o.replay, "replay", 0, "fan-out: measured publishes each topic keeps for subscribers that come back")
 	fs.StringVar(&o.root, "root", "", "the project's root, where fixtures/ and data/ are (default: found upwards)")
+	fs.StringVar(&o.tlsCert, "tls-cert", "", "serve wss:// and https:// with this certificate (PEM); needs --tls-key")
+	fs.StringVar(&o.tlsKey, "tls-key", "", "the private key (PEM) of --tls-cert")
+	fs.BoolVar(&o.tlsThrowaway, "tls", false, "serve wss:// with a throwaway self-signed certificate")
 	help := fs.Bool("help", false, "this help")
 	if err := fs.Parse(args); err != nil {
 		usageError("wsbench-server: %v (--help lists the options)", err)
 	}
 	if *help {
 		fs.SetOutput(os.Stdout)
-		fmt.Println("usage: wsbench-server [--host H] [--port P] [--token T] [--max-payload B] [--max-connections N] [--handshake-timeout 10s] [--compress] [--root DIR]")
+		fmt.Println("usage: wsbench-server [--host H] [--port P] [--token T] [--max-payload B] [--max-connections N] [--handshake-timeout 10s] [--compress] [--root DIR] [--tls-cert F --tls-key F | --tls]")
 		fs.PrintDefaults()
 		os.Exit(0)
 	}
@@ -90,6 +98,12 @@ func parseOptions(args []string) options {
 		usageError("wsbench-server: --handshake-timeout must be a duration such as 10s or 500ms, got '%s'", *timeout)
 	}
 	o.handshakeTimeout = d
+	if o.tlsThrowaway && (o.tlsCert != "" || o.tlsKey != "") {
+		usageError("--tls makes a throwaway certificate: give it, or --tls-cert and --tls-key, not both")
+	}
+	if (o.tlsCert == "") != (o.tlsKey == "") {
+		usageError("--tls-cert and --tls-key go together: the certificate and its private key")
+	}
 	return o
 }
 
@@ -129,33 +143,57 @@ func main() {
 		CheckOrigin:       func(*http.Request) bool { return true },
 	}
 
+	// Read and checked before anything listens: a bad file or a key of another certificate is one line.
+	certificate, err := serverCertificate(opts)
+	if err != nil {
+		usageError("%v", err)
+	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(opts.host, strconv.Itoa(opts.port)))
 	if err != nil {
 		usageError("wsbench-server: cannot listen on %s port %d: %v", opts.host, opts.port, err)
 	}
 	httpServer := &http.Server{
-		Handler:     s,
-		ConnContext: func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, connKey{}, c) },
-		ErrorLog:    nil,
+		Handler: s,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			// Under TLS the handshake timer sits on the TCP connection beneath.
+			if tc, ok := c.(*tls.Conn); ok {
+				c = tc.NetConn()
+			}
+			return context.WithValue(ctx, connKey{}, c)
+		},
+		// Plain HTTP on the TLS port is answered 400 by net/http; its log line would say so per request.
+		ErrorLog: log.New(io.Discard, "", 0),
+	}
+	var listener net.Listener = &timeoutListener{Listener: ln, s: s}
+	scheme := "ws"
+	if certificate != nil {
+		listener = tls.NewListener(listener, &tls.Config{Certificates: []tls.Certificate{certificate.pair}, MinVersion: tls.VersionTLS12})
+		scheme = "wss"
 	}
 	addr := ln.Addr().(*net.TCPAddr)
 	host := opts.host
 	if addr.IP != nil && !addr.IP.IsUnspecified() {
 		host = addr.IP.String()
 	}
-	fmt.Printf("listening on ws://%s (go server, root %s)\n", net.JoinHostPort(host, strconv.Itoa(addr.Port)), root)
+	if certificate != nil && certificate.file != "" {
+		fmt.Printf("throwaway certificate %s (SHA-256 %s): clients trust it with --ca %s, or skip the check with --insecure\n",
+			certificate.file, certificate.fingerprint, certificate.file)
+	}
+	fmt.Printf("listening on %s://%s (go server, root %s)\n", scheme, net.JoinHostPort(host, strconv.Itoa(addr.Port)), root)
 
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
 	served := make(chan error, 1)
-	go func() { served <- httpServer.Serve(&timeoutListener{Listener: ln, s: s}) }()
+	go func() { served <- httpServer.Serve(listener) }()
 	started := time.Now()
 	select {
 	case sig := <-signals:
 		s.shutdown(httpServer)
+		certificate.remove()
 		fmt.Printf("stopped on %s after %.0f s\n", signalName(sig), time.Since(started).Seconds())
 		os.Exit(0)
 	case err := <-served:
+		certificate.remove()
 		fmt.Fprintf(os.Stderr, "wsbench-server: %v\n", err)
 		os.Exit(1)
 	}

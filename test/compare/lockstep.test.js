@@ -172,3 +172,9 @@ test('rowPlan: batches of about 25 ms for the slower format; a row of one messag
   }
   assert.equal(rowPlan(4000, 2, plain, 1).openPairs, 0, '-n 1: a batch of one is sent the same way in either loop')
 })
+
+test('--tls with a server that listens on plain ws:// (a --server-command of the user\'s): one line, every process stopped', { skip: !LINUX && 'reads /proc' }, async () => {
+  await assert.rejects(runLockstep(options({ tls: true })), (err) => err instanceof UsageError &&
+    /^--tls: the server listens on ws:\/\/127\.0\.0\.1:\d+, not wss:\/\/ \(a --server-command must serve TLS itself\)$/.test(err.message))
+  assert.deepEqual([...children()], [], 'nothing left running')
+})

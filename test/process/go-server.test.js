@@ -173,7 +173,11 @@ test('go server, a bad option or a port already taken: one line on stderr and ex
   for (const [args, message] of [
     [['--bogus'], /^wsbench-server: flag provided but not defined: -bogus \(--help lists the options\)\n$/],
     [['--handshake-timeout', 'soon'], /^wsbench-server: --handshake-timeout must be a duration such as 10s or 500ms, got 'soon'\n$/],
-    [['--port', String(taken)], /^wsbench-server: cannot listen on 127\.0\.0\.1 port \d+: .*address already in use\n$/]
+    [['--port', String(taken)], /^wsbench-server: cannot listen on 127\.0\.0\.1 port \d+: .*address already in use\n$/],
+    [['--tls', '--tls-cert', 'c.pem', '--tls-key', 'k.pem'], /^--tls makes a throwaway certificate: give it, or --tls-cert and --tls-key, not both\n$/],
+    [['--tls-key', 'k.pem'], /^--tls-cert and --tls-key go together: the certificate and its private key\n$/],
+    [['--tls-cert', 'missing.pem', '--tls-key', 'k.pem'], /^--tls-cert missing\.pem: cannot read it \(ENOENT\)\n$/],
+    [['--tls-cert', 'package.json', '--tls-key', 'package.json'], /^--tls-cert package\.json: not a PEM certificate\n$/]
   ]) {
     const run = spawnSync(command, args, { encoding: 'utf8', timeout: 10_000 })
     assert.equal(run.status, 2, `${args}: ${run.stderr}`)
@@ -182,20 +186,45 @@ test('go server, a bad option or a port already taken: one line on stderr and ex
   }
 })
 
-test('npm run compare -- --server go: json and protobuf compared on two Go server processes, every message accounted for', { skip: goUnavailable() }, async () => {
+test('go server, --tls: both clients over wss:// with its throwaway certificate as --ca, every message acked; plain HTTP gets 400', { skip: unavailable, timeout: 60_000 }, async () => {
+  const own = await startServerProcess(['--tls', '--token', 'sekret'], { command: buildGoServer() })
+  try {
+    assert.match(own.url, /^wss:\/\/127\.0\.0\.1:\d+$/)
+    const file = own.output().match(/throwaway certificate (\S+) \(SHA-256 [0-9A-F:]{95}\): clients trust it with --ca \1/)?.[1]
+    assert.ok(file && fs.existsSync(file), own.output())
+    for (const script of ['client_json.js', 'client_protobuf.js']) {
+      const { code, stdout, stderr } = await runScript(script, ['4', '300', '--url', own.url, '--ca', file, '--token', 'sekret', '--json'])
+      assert.equal(code, 0, stderr)
+      const report = JSON.parse(stdout)
+      assert.deepEqual(report.messages, { sent: 300, acked: 300, errors: 0, lost: 0 })
+      assert.equal(report.tls.version, 'TLSv1.3')
+    }
+    const plain = await runScript('client_json.js', ['4', '10', '--url', own.url.replace('wss:', 'ws:'), '--token', 'sekret'])
+    assert.match(plain.stderr, /^error: server refused ws:\/\/127\.0\.0\.1:\d+\/\?test=large&format=json: 400 Client sent an HTTP request to an HTTPS server\.\n$/)
+    assert.equal(await own.stop('SIGTERM'), 0)
+    assert.ok(!fs.existsSync(file), 'the throwaway certificate is removed when it stops')
+  } finally {
+    await own.stop()
+  }
+})
+
+test('npm run compare -- --server go --tls: json and protobuf compared over wss:// on two Go server processes, every message accounted for', { skip: goUnavailable() }, async () => {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'compare-go-'))
   try {
-    const { code, stderr } = await runScript('bin/compare.js', ['--server', 'go', '--tests', '5', '--trials', '2', '-n', '20', '--out', out])
+    const { code, stderr } = await runScript('bin/compare.js', ['--server', 'go', '--tls', '--tests', '5', '--trials', '2', '-n', '20', '--out', out])
     assert.equal(code, 0, stderr)
     const results = JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8'))
     assert.equal(results.settings.server, 'go')
     assert.equal(results.settings.servers, 2)
+    assert.equal(results.settings.tls.version, 'TLSv1.3', 'the Go servers took the certificate compare made')
     for (const report of results.reports) {
       assert.equal(report.messages.sent, report.messages.acked, JSON.stringify(report.messages))
       assert.ok(report.server.perMessageUs > 0, 'its CPU read from the Go process itself')
       assert.ok(report.codec.serverUs > 0, 'its codec time from its /metrics')
     }
-    assert.match(fs.readFileSync(path.join(out, 'results.md'), 'utf8'), /2 server processes \(go\) and 2 client processes per row/)
+    const markdown = fs.readFileSync(path.join(out, 'results.md'), 'utf8')
+    assert.match(markdown, /2 server processes \(go\) and 2 client processes per row/)
+    assert.match(markdown, /; over wss:\/\/ \(TLSv1\.3, TLS_AES_\d+_GCM_SHA\d+: wire bytes are TLS records\)/)
   } finally {
     fs.rmSync(out, { recursive: true, force: true })
   }
