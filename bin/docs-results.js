@@ -313,7 +313,7 @@ async function recordComparison (file, { name, command, note }, resultsDir) {
 }
 
 /** How a comparison ran, in one sentence: generations, batches, load shape, and what the machine was doing. */
-function runSummary ({ trials, budgetMs, pinning, connections, inflight, rate, direction = 'up', compress, repeat, generations = [] }, rows) {
+function runSummary ({ trials, budgetMs, pinning, connections, inflight, rate, direction = 'up', compress, tls, repeat, generations = [] }, rows) {
   const count = Math.max(0, ...rows.map((row) => row.generations))
   const loads = generations.map((generation) => generation.loadAverage).filter((value) => value !== null)
   const neighbours = generations.map((generation) => generation.neighbourCores).filter((value) => value !== null)
@@ -325,6 +325,7 @@ function runSummary ({ trials, budgetMs, pinning, connections, inflight, rate, d
       ? `${connections} subscribers and one publisher at ${rate}/s`
       : `${connections} connection${connections === 1 ? '' : 's'} × ${inflight} in flight`) +
     `, direction ${direction}, permessage-deflate ${compress ? 'on' : 'off'}${repeat ? ', one message repeated' : ''}, servers on loopback` +
+    `${tls ? ` over wss:// (${tls.version}, ${tls.cipher})` : ''}` +
     `${pinning ? `; CPUs: ${pinning}` : ''}` +
     (loads.length ? `; load average ${Math.min(...loads)}-${Math.max(...loads)}, other processes' CPU at most ${Math.max(...neighbours)} cores` : '')
 }
@@ -349,6 +350,9 @@ async function compareCommand ({ formats, rows, settings, reports }) {
   if (settings.pinning?.startsWith('off')) args.push('--no-pin')
   if (settings.direction && settings.direction !== 'up') args.push('--direction', settings.direction)
   if (settings.compress) args.push('--compress')
+  if (settings.tls) args.push('--tls')
+  if (settings.server === 'go') args.push('--server', 'go')
+  else if (settings.server && settings.server !== 'node') args.push('--server-command', `'${settings.server}'`)
   if (settings.repeat) args.push('--repeat')
   if (settings.inflight !== 1) args.push('--inflight', String(settings.inflight))
   if (settings.connections !== 1) args.push('--connections', String(settings.connections))

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // npm run test:container: builds the image (deploy/Containerfile) with podman and runs the server
 // and both clients in containers on a podman network of their own, read-only and as a non-root
-// user, printing the clients' results. What this machine lacks it makes itself, and keeps for the
+// user, over wss:// with a token, as deploy/kubernetes does (the certificate and key mounted where
+// a Secret would be, the clients given only the certificate), printing the clients' results. What this machine lacks it makes itself, and keeps for the
 // next run: a containers.conf for this run's podman calls (runc, explicit open-file limits), and a
 // node:20-slim base image from a Debian rootfs with this machine's Node when none can be pulled.
 // It removes its containers and network however it ends; images stay, as a cache.
@@ -11,10 +12,15 @@ import os from 'node:os'
 import path from 'node:path'
 import { PROJECT_ROOT } from '../lib/processes.js'
 import { runMain, UsageError } from '../lib/errors.js'
+import { throwawayCertificate } from '../lib/server/tls.js'
 
 const BASE = 'node:20-slim'
 const IMAGE = 'localhost/ws-bench:test'
 const MESSAGES = 2000
+/** The name the clients connect to, as the Service's in deploy/kubernetes: the certificate is for it. */
+const SERVER_NAME = 'ws-bench-server'
+/** Where deploy/kubernetes mounts the Secret ws-bench-tls. */
+const TLS_DIR = '/etc/ws-bench/tls'
 /** An image pull that has not answered by then will not: no registry is reachable. */
 const PULL_TIMEOUT_MS = 20_000
 /** Podman's engine settings here: crun refuses this kind of machine's cgroups; root cannot raise open files past 20000. */
@@ -43,19 +49,23 @@ runMain(async () => {
     await podman(['build', '--pull=never', ...mounts, '-f', 'deploy/Containerfile', '-t', IMAGE, '.'], { cwd: PROJECT_ROOT, show: true })
     await podman(['network', 'create', network])
     networkMade = true
-    const server = await run(['-d', IMAGE])
+    const { serverFiles, clientFiles } = await secretFiles()
+    const token = ['-e', `BENCH_TOKEN=${process.pid}-${Date.now()}`]
+    const server = await run(['-d', ...token, '-v', `${serverFiles}:${TLS_DIR}:ro`, IMAGE,
+      'node', 'server.js', '--host', '0.0.0.0', '--tls-cert', `${TLS_DIR}/tls.crt`, '--tls-key', `${TLS_DIR}/tls.key`])
     const host = (await podman(['inspect', '-f', `{{(index .NetworkSettings.Networks "${network}").IPAddress}}`, server])).trim()
     await listening(server)
     const results = {}
     for (const format of ['json', 'protobuf']) {
-      const report = JSON.parse(await run([IMAGE, 'node', `client_${format}.js`, '3', String(MESSAGES), '--url', `ws://${host}:7070`, '--json']))
+      const report = JSON.parse(await run([...token, '-v', `${clientFiles}:${TLS_DIR}:ro`, '--add-host', `${SERVER_NAME}:${host}`, IMAGE,
+        'node', `client_${format}.js`, '3', String(MESSAGES), '--url', `wss://${SERVER_NAME}:7070`, '--ca', `${TLS_DIR}/ca.crt`, '--json']))
       results[format] = report
-      const { messages: m, rate, latencyMs: l, bytes } = report
+      const { messages: m, rate, latencyMs: l, bytes, tls } = report
       console.log(`${format.padEnd(8)} sent ${m.sent}  acked ${m.acked}  errors ${m.errors}  lost ${m.lost}  ${Math.round(rate)} msg/s  ` +
-        `p50 ${l.p50} ms  p99 ${l.p99} ms  ${bytes.payloadPerMessage} B/msg`)
+        `p50 ${l.p50} ms  p99 ${l.p99} ms  ${bytes.payloadPerMessage} B/msg  ${tls ? `${tls.version} ${tls.cipher}` : 'NO TLS'}`)
     }
-    const complete = Object.values(results).every(({ messages: m }) => m.acked === MESSAGES && m.errors === 0 && m.lost === 0)
-    console.log(`${complete ? 'ok' : 'FAILED'}: server and both clients ran in containers (read-only root, user 1000) on network ${network}, ` +
+    const complete = Object.values(results).every(({ messages: m, tls }) => m.acked === MESSAGES && m.errors === 0 && m.lost === 0 && tls)
+    console.log(`${complete ? 'ok' : 'FAILED'}: server and both clients ran in containers (read-only root, user 1000) over wss:// on network ${network}, ` +
       `${Math.round((Date.now() - started) / 1000)} s`)
     if (!complete) process.exitCode = 1
   } finally {
@@ -86,6 +96,22 @@ async function baseImage () {
   await podman(['import', '--change', 'CMD ["node"]', rootfs, BASE])
 }
 
+/**
+ * The Secret ws-bench-tls as the pods see it: the server's directory with the certificate and its
+ * key, the clients' with the certificate alone as ca.crt. Readable by the containers' user 1000.
+ */
+async function secretFiles () {
+  const { cert, key } = await throwawayCertificate([SERVER_NAME])
+  const serverFiles = path.join(work, 'server-tls')
+  const clientFiles = path.join(work, 'client-tls')
+  for (const directory of [serverFiles, clientFiles]) fs.mkdirSync(directory)
+  fs.writeFileSync(path.join(serverFiles, 'tls.crt'), cert)
+  fs.writeFileSync(path.join(serverFiles, 'tls.key'), key, { mode: 0o400 })
+  fs.writeFileSync(path.join(clientFiles, 'ca.crt'), cert)
+  for (const file of [serverFiles, path.join(serverFiles, 'tls.key')]) fs.chownSync(file, 1000, 1000)
+  return { serverFiles, clientFiles }
+}
+
 /** A container on the network, read-only, as the image's user; with -d it runs on and its ID is returned. */
 async function run (args) {
   const detached = args[0] === '-d'
@@ -98,7 +124,7 @@ async function run (args) {
 /** Resolves once the server container prints that it listens. */
 async function listening (id) {
   for (let tries = 0; tries < 100; tries++) {
-    if (/listening on ws:\/\//.test(await podman(['logs', id]))) return
+    if (/listening on wss:\/\//.test(await podman(['logs', id]))) return
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
   throw new Error(`the server container did not start listening: ${await podman(['logs', id])}`)

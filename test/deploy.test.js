@@ -5,6 +5,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { builtinModules } from 'node:module'
 import { fileURLToPath } from 'node:url'
@@ -14,6 +15,7 @@ import { parseClientArgs } from '../lib/cli/client-options.js'
 import { parseMergeArgs } from '../lib/cli/merge-options.js'
 import { parseAssertions } from '../lib/report/assertions.js'
 import { UsageError } from '../lib/errors.js'
+import { throwawayCertificate } from '../lib/server/tls.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const DEPLOY = path.join(ROOT, 'deploy')
@@ -23,6 +25,11 @@ const PACKAGE = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf
 // Sample values for what the cluster provides: the Secret's token, the ConfigMap's start time
 // (as `date -u -d '+2 min' +%FT%TZ` prints it: no milliseconds) and the completion index.
 const TOKEN = 'sample-token-0123'
+// The Secret ws-bench-tls as `kubectl create secret tls` makes it: a certificate for the Service's name and its key.
+const CERTIFICATE = await throwawayCertificate(['ws-bench-server'])
+const SECRET_FILES = { 'ws-bench-tls': { 'tls.crt': CERTIFICATE.cert, 'tls.key': CERTIFICATE.key } }
+const MOUNTS = fs.mkdtempSync(path.join(os.tmpdir(), 'deploy-test-'))
+test.after(() => fs.rmSync(MOUNTS, { recursive: true, force: true }))
 const START_AT = new Date(Date.now() + 120_000).toISOString().replace(/\.\d+Z$/, 'Z')
 
 /** Every YAML document of a manifest, each checked to parse without error or warning. */
@@ -58,6 +65,38 @@ const containerOf = (workload) => {
 const serverContainer = containerOf(deployment)
 const clientContainer = containerOf(clientJob)
 const mergeContainer = containerOf(mergeJob)
+
+/**
+ * What a container sees of its Secret volumes, as the kubelet would mount them: each under a
+ * directory here, with the files its `items` pick (every key without them). Mount path -> directory.
+ */
+function secretMounts (workload) {
+  const container = containerOf(workload)
+  const mounts = new Map()
+  for (const mount of container.volumeMounts ?? []) {
+    const volume = workload.spec.template.spec.volumes.find((v) => v.name === mount.name)
+    if (!volume?.secret) continue
+    const files = SECRET_FILES[volume.secret.secretName]
+    assert.ok(files, `no sample for the Secret ${volume.secret.secretName}`)
+    const directory = fs.mkdtempSync(path.join(MOUNTS, `${container.name}-`))
+    const items = volume.secret.items ?? Object.keys(files).map((key) => ({ key, path: key }))
+    for (const item of items) {
+      assert.ok(item.key in files, `${container.name}: the Secret has no key ${item.key}`)
+      fs.writeFileSync(path.join(directory, item.path), files[item.key])
+    }
+    assert.equal(mount.readOnly, true, `${container.name}: the Secret is mounted read-only`)
+    mounts.set(mount.mountPath, directory)
+  }
+  return mounts
+}
+const MOUNTED = new Map([[serverContainer, secretMounts(deployment)], [clientContainer, secretMounts(clientJob)]])
+/** A path inside a mounted Secret, where this test put its files. */
+const localPath = (container, arg) => {
+  for (const [mountPath, directory] of MOUNTED.get(container) ?? []) {
+    if (arg.startsWith(`${mountPath}/`)) return path.join(directory, arg.slice(mountPath.length + 1))
+  }
+  return arg
+}
 const K = clientJob.spec.completions
 
 /** Whether every label of `selector` is on `labels`. */
@@ -162,7 +201,8 @@ async function parseCommand (argv, env, files = []) {
   }
 }
 
-const commandLine = (container, env) => [...(container.command ?? []), ...(container.args ?? [])].map((arg) => expand(String(arg), env))
+const commandLine = (container, env) => [...(container.command ?? []), ...(container.args ?? [])]
+  .map((arg) => localPath(container, expand(String(arg), env)))
 const clientOut = (index) => expand(String(clientContainer.args[clientContainer.args.indexOf('--out') + 1]), envOf(clientContainer, index))
 
 /** The Containerfile's instructions by stage, continuation lines joined and comments dropped. */
@@ -211,13 +251,27 @@ test('the Service selects the server pods, and only them, on the port the server
   assert.equal(probePort, 7070)
 })
 
-test('the server runs on 0.0.0.0:7070 with the token from the Secret (parseServerArgs)', async () => {
+test('the server runs on 0.0.0.0:7070 over TLS with the certificate of the Secret ws-bench-tls and the token from the Secret (parseServerArgs)', async () => {
   const env = envOf(serverContainer)
   const { script, options } = await parseCommand(commandLine(serverContainer, env), env)
   assert.equal(script, 'server.js')
   assert.equal(options.host, '0.0.0.0')
   assert.equal(options.port, serverContainer.ports[0].containerPort)
   assert.equal(options.token, TOKEN, 'the server requires the Secret\'s token')
+  assert.deepEqual(options.tls, { ...CERTIFICATE, throwaway: false }, 'the Secret\'s certificate and key, read and matched')
+})
+
+test('TLS between pods: the Secret the README creates, for the Service\'s name; the clients mount only its certificate, as --ca', () => {
+  const secretOf = (workload) => workload.spec.template.spec.volumes.find((volume) => volume.secret)?.secret
+  const serverSecret = secretOf(deployment)
+  assert.equal(serverSecret.secretName, 'ws-bench-tls')
+  assert.equal(serverSecret.items, undefined, 'the server has the certificate and its key')
+  const clientSecret = secretOf(clientJob)
+  assert.equal(clientSecret.secretName, serverSecret.secretName)
+  assert.deepEqual(clientSecret.items.map((item) => item.key), ['tls.crt'], 'never the key in a client pod')
+  const readme = read('README.md')
+  assert.ok(readme.includes(`kubectl create secret tls ${serverSecret.secretName} --cert=tls.crt --key=tls.key`), 'README creates the Secret used')
+  assert.ok(readme.includes(`subjectAltName=DNS:${service.metadata.name}`), 'README\'s certificate is valid for the name the clients connect to')
 })
 
 test('the client Job is Indexed, completions = parallelism, pods not restarted', () => {
@@ -235,7 +289,8 @@ test('each client pod runs a valid client command against the Service, starting 
     const env = envOf(clientContainer, index)
     const { script, options } = await parseCommand(commandLine(clientContainer, env), env)
     assert.match(script, /^client(_json|_protobuf)?\.js$/)
-    assert.equal(options.load.url, `ws://${service.metadata.name}:${service.spec.ports[0].port}`)
+    assert.equal(options.load.url, `wss://${service.metadata.name}:${service.spec.ports[0].port}`)
+    assert.equal(options.load.ca, CERTIFICATE.cert, 'the clients verify the server with the Secret\'s certificate')
     assert.equal(options.load.startAt, Date.parse(START_AT), 'every pod starts measuring at START_AT')
     assert.ok(options.load.durationMs > 0 && options.load.messages === undefined, 'a --duration run, so the parts end together')
     assert.equal(options.json, true)
