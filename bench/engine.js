@@ -7,10 +7,13 @@
 // <dir> (a copy of the project at another commit, npm ci'd): each round also runs that copy's server
 // and client (before and after take turns going first), and engine-before-after.json holds both
 // ratios measured in one run.
+// Then tests 5 and 3 again over wss://, both pairs on one throwaway certificate (engine-tls.json):
+// the engine's cost beside the encryption both pay.
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { runNodeScript as runScript, startServerProcess } from '../lib/processes.js'
+import { throwawayCertificate } from '../lib/server/tls.js'
 import { checkout } from './checkout.js'
 import { printRow, startResults } from './results.js'
 
@@ -22,22 +25,26 @@ const checkedOut = process.env.BENCH_BEFORE && !fs.existsSync(process.env.BENCH_
 const BEFORE = checkedOut ? checkedOut.dir : process.env.BENCH_BEFORE
 process.on('exit', () => checkedOut?.remove())
 
-async function bareRate (test, format) {
-  const server = await startServerProcess([], { script: 'bench/bare.js', args: ['server', test, format] })
+/**
+ * The bare pair's msgs/s; with `tls` ({cert, key} files) over wss://.
+ */
+async function bareRate (test, format, tls) {
+  const server = await startServerProcess([], { script: 'bench/bare.js', args: ['server', test, format, ...(tls ? [tls.cert, tls.key] : [])] })
   try {
-    const { stdout } = await runScript('bench/bare.js', ['client', server.url, test, format, String(MESSAGES), String(INFLIGHT)])
+    const { stdout } = await runScript('bench/bare.js', ['client', server.url, test, format, String(MESSAGES), String(INFLIGHT), ...(tls ? [tls.cert] : [])])
     return JSON.parse(stdout).rate
   } finally {
     await server.stop()
   }
 }
 
-/** Our server and client, from this copy of the project or another (root). */
-async function ourRate (test, format, root) {
-  const server = await startServerProcess([], { root })
+/** Our server and client, from this copy of the project or another (root); with `tls` over wss://. */
+async function ourRate (test, format, root, tls) {
+  const server = await startServerProcess(tls ? ['--tls-cert', tls.cert, '--tls-key', tls.key] : [], { root })
   try {
     // --repeat: the bare client sends the test's one message, so ours does too (like for like).
-    const { stdout } = await runScript(`client_${format}.js`, [test, String(MESSAGES), '--inflight', String(INFLIGHT), '--repeat', '--url', server.url, '--json'], { root })
+    const { stdout } = await runScript(`client_${format}.js`, [test, String(MESSAGES), '--inflight', String(INFLIGHT), '--repeat', '--url', server.url,
+      ...(tls ? ['--ca', tls.cert] : []), '--json'], { root })
     return JSON.parse(stdout).rate
   } finally {
     await server.stop()
@@ -116,6 +123,35 @@ if (BEFORE) {
       `median of ${ROUNDS} rounds, ${MESSAGES.toLocaleString('en-US')} messages per run, ${INFLIGHT} in flight`]
   })
 }
+
+const tlsResults = startResults('engine-tls', 'npm run bench:engine')
+const tlsRows = []
+const tlsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-tls-'))
+const certificate = await throwawayCertificate()
+const tls = { cert: path.join(tlsDir, 'cert.pem'), key: path.join(tlsDir, 'key.pem') }
+fs.writeFileSync(tls.cert, certificate.cert)
+fs.writeFileSync(tls.key, certificate.key)
+console.log('\n# over wss://, both pairs on one throwaway certificate (ECDSA P-256), same rounds')
+printRow(columns)
+console.log('|---|---|---:|---:|---:|')
+for (const [test, format] of CASES) {
+  const bare = []
+  const ours = []
+  for (let round = 0; round < ROUNDS; round++) {
+    bare.push(await bareRate(test, format, tls))
+    ours.push(await ourRate(test, format, undefined, tls))
+  }
+  const [a, b] = [median(bare), median(ours)]
+  tlsRows.push([test, format, Math.round(a).toLocaleString('en-US'), Math.round(b).toLocaleString('en-US'), (b / a).toFixed(2)])
+  printRow(tlsRows.at(-1))
+}
+fs.rmSync(tlsDir, { recursive: true, force: true })
+tlsResults.write({
+  columns,
+  rows: tlsRows,
+  notes: [`over wss:// (TLS 1.3, the client verifying a throwaway certificate), ${MESSAGES.toLocaleString('en-US')} messages per run, ${INFLIGHT} in flight, ` +
+    `1 connection; bare (bench/bare.js over https) and ours alternate, median of ${ROUNDS} rounds each`]
+})
 
 const CORPUS_MESSAGES = 10_000
 const corpusResults = startResults('engine-corpus', 'npm run bench:engine')

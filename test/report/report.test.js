@@ -96,6 +96,15 @@ test('buildReport: a fan-out that lost deliveries fails with them counted, and w
   assert.doesNotMatch(formatReport(withFanout(fanout(60, [300])), latencies()), /recovered/, 'said only when some were')
 })
 
+test('formatReport: over wss://, the TLS version and cipher, and that the bytes are the encrypted stream; nothing over ws://', () => {
+  const secure = buildReport(loadResult({ tls: { version: 'TLSv1.3', cipher: 'TLS_AES_256_GCM_SHA384' } }), CONTEXT)
+  assert.deepEqual(secure.tls, { version: 'TLSv1.3', cipher: 'TLS_AES_256_GCM_SHA384' })
+  assert.match(formatReport(secure, latencies()), /^tls {7}TLSv1\.3 TLS_AES_256_GCM_SHA384 \(bytes on the socket are the encrypted stream: TLS records included\)$/m)
+  const plain = buildReport(loadResult(), CONTEXT)
+  assert.equal(plain.tls, null)
+  assert.doesNotMatch(formatReport(plain, latencies()), /^tls/m)
+})
+
 test('formatReport: with --compress, whether the server took permessage-deflate; nothing when it was not offered', () => {
   const taken = buildReport(loadResult({ compression: { accepted: true } }), CONTEXT)
   assert.deepEqual(taken.compression, { accepted: true })
