@@ -38,6 +38,22 @@ test('both clients over wss:// to a --tls server of two processes, with its cert
   }
 })
 
+test('fan-out over wss:// across two server processes (--broker ipc), the certificate trusted through NODE_EXTRA_CA_CERTS: every publish delivered to every subscriber', async () => {
+  const server = await startServerProcess(['--tls', '--processes', '2', '--broker', 'ipc'])
+  try {
+    const file = server.output().match(/throwaway certificate (\S+) /)[1]
+    const { code, stdout, stderr } = await runScript('client_protobuf.js', ['3', '--direction', 'fanout', '--connections', '6', '--rate', '50', '--duration', '1s',
+      '--url', server.url, '--json'], { env: { NODE_EXTRA_CA_CERTS: file } })
+    assert.equal(code, 0, stderr)
+    const report = JSON.parse(stdout)
+    assert.equal(report.tls.version, 'TLSv1.3')
+    assert.ok(report.fanout.published >= 40, JSON.stringify(report.fanout))
+    assert.deepEqual(report.messages, { sent: report.fanout.published * 6, acked: report.fanout.published * 6, errors: 0, lost: 0 })
+  } finally {
+    await server.stop()
+  }
+})
+
 test('bad TLS options: one line, exit 2, nothing listening', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tls-process-'))
   try {
