@@ -4,7 +4,7 @@
 // subscriber taken for gone (lib/load/liveness.js) or closed reconnects, asking for what it
 // missed meanwhile: what a server with --replay sends it is recovered, late; the rest is lost.
 import { setTimeout as sleep } from 'node:timers/promises'
-import { compression, connect } from './connection.js'
+import { compression, connect, negotiated } from './connection.js'
 import { ByteCount } from './channel.js'
 import { Recorder } from './recorder.js'
 import { Timers } from './timers.js'
@@ -40,6 +40,8 @@ class Subscriber {
     /** Why this process closed it ('link', 'generator'), null when it did not. */
     this.closedBy = null
     this.bytes = new ByteCount()
+    /** Over wss://: the TLS version and cipher its connection negotiated. */
+    this.tls = null
   }
 
   /** Marks a publish as received; false when it already was (a duplicate). Hot path. */
@@ -88,8 +90,6 @@ export class Subscribers {
     this.connectOptions = { ...options, role: 'subscriber', handshake: undefined, connectTimeoutMs }
     /** @type {Subscriber[]} */
     this.subscribers = []
-    /** Over wss://: what TLS the first subscriber negotiated. */
-    this.tls = null
     this.header = { measured: false, replayed: false, seq: 0, publishedAtUs: 0 }
     this.recorder = new Recorder(false)
     this.recording = false
@@ -126,10 +126,9 @@ export class Subscribers {
       while (next < count) {
         const subscriber = this.subscribers[next++]
         const { ws, socket, tls } = await this.connect(subscriber)
-        this.tls ??= tls
         // A connection that opened after another failed the run is not kept (it would hold the process open).
         if (this.finished) return ws.terminate()
-        this.attach(subscriber, ws, socket)
+        this.attach(subscriber, ws, socket, tls)
       }
     }
     try {
@@ -157,9 +156,10 @@ export class Subscribers {
   }
 
   /** Takes a (new) connection for a subscriber. */
-  attach (subscriber, ws, socket) {
+  attach (subscriber, ws, socket, tls) {
     subscriber.ws = ws
     subscriber.socket = socket
+    subscriber.tls = tls
     subscriber.open = true
     subscriber.pingedAt = 0
     subscriber.closedBy = null
@@ -261,9 +261,9 @@ export class Subscribers {
     while (!this.finished) {
       try {
         // Asks for what it missed after the highest it had (a server with --replay sends those it kept).
-        const { ws, socket } = await this.connect(subscriber, this.heardPublish ? subscriber.highest + 1 : null)
+        const { ws, socket, tls } = await this.connect(subscriber, this.heardPublish ? subscriber.highest + 1 : null)
         if (this.finished) return ws.terminate()
-        this.attach(subscriber, ws, socket)
+        this.attach(subscriber, ws, socket, tls)
         this.reconnects.recordValue(Math.max(1, Math.round((performance.now() - downSince) * 1000)))
         return
       } catch {
@@ -321,7 +321,7 @@ export class Subscribers {
       failure: this.failure,
       errorReplies: this.errorTexts,
       compression: compression(this.options.compress, this.subscribers),
-      tls: this.tls ?? null,
+      tls: negotiated(this.subscribers),
       fanout: {
         frames: this.counts.frames,
         subscribers: this.subscribers.length,

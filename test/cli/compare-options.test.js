@@ -25,6 +25,7 @@ describe('parseCompareArgs', () => {
       allowLossy: false,
       profiles: ['none'],
       compress: false,
+      tls: false,
       repeat: false,
       direction: 'up',
       trials: undefined,

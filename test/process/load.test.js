@@ -211,6 +211,6 @@ describe('any server: wss with a self-signed certificate, headers, subprotocol, 
   test('without --insecure a self-signed certificate is one clear line', async () => {
     const run = await runScript('client_json.js', ['5', '20', '--url', url])
     assert.equal(run.code, 1)
-    assert.match(run.stderr, /^error: cannot connect to wss:\/\/127\.0\.0\.1:\d+: DEPTH_ZERO_SELF_SIGNED_CERT\n$/)
+    assert.match(run.stderr, /^error: cannot connect to wss:\/\/127\.0\.0\.1:\d+: the server's certificate is not trusted \(DEPTH_ZERO_SELF_SIGNED_CERT: self-signed certificate\): give its certificate or CA with --ca FILE, or skip the check with --insecure\n$/)
   })
 })
