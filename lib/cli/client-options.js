@@ -53,6 +53,7 @@ export async function parseClientArgs (argv, format) {
       connections: { alias: 'c', describe: 'parallel WebSocket connections [default: 1, or one per worker]' },
       inflight: { alias: 'i', describe: 'messages outstanding per connection (1 = strict request/response) [default: 1, with --rate 1000]' },
       rate: { alias: 'r', describe: 'open loop: messages per second in total, latency from the schedule', type: 'string' },
+      stages: { describe: 'open loop on a ramp: DURATION:RATE,... the rate moving linearly to each target over its duration, from --rate (or 0): 10s:1000,30s:1000,10s:0 (sets the duration)', type: 'string' },
       pacing: { describe: 'how --rate wakes for each message: precise (a pacing thread, sends within tens of µs of their due time) or timer (Node\'s timers: a millisecond or more late, no CPU between sends)', choices: ['precise', 'timer'], default: 'precise', type: 'string' },
       duration: { alias: 'd', describe: 'run for this long instead of a message count: 30s, 500ms, 2m', type: 'string' },
       warmup: { alias: 'w', describe: 'messages (or a time: 2s) sent first and not recorded', default: '0', type: 'string' },
@@ -99,6 +100,7 @@ export async function parseClientArgs (argv, format) {
     .example(`${program} small 100000 --inflight 100`, 'test 5 with 100 messages in flight')
     .example(`${program} 4 1000 --connections 4 --json`, 'four connections, JSON report on stdout')
     .example(`${program} 3 --rate 2000 --duration 60s --start-at 2026-11-23T17:00:00Z`, 'on every host: measure the same minute')
+    .example(`${program} 3 --stages 10s:1000,30s:1000,10s:0`, 'ramp up to 1000/s, hold, ramp down: where latency bends')
     .example(`${program} 3 --direction fanout --connections 1000 --rate 20 --duration 10s`, 'one publisher, 1000 subscribers')
     .example(`${program} --payload my.json 1000`, 'your own document, schema inferred')
     .example(`${program} --payload my.json 1000 --proto my.proto --type shop.Order`, 'your own document and schema')
@@ -116,8 +118,11 @@ export async function parseClientArgs (argv, format) {
     throw new UsageError('name a test (1-5, people, person, counters) or give --payload <file.json> (see --help)')
   }
   const rate = args.rate === undefined ? undefined : positiveNumber('rate', args.rate)
+  const stages = args.stages === undefined ? undefined : parseStages(args.stages, rate ?? 0)
+  if (stages && durationMs !== undefined) throw new UsageError('--stages sets the duration (the sum of its stages): drop --duration')
+  if (stages && messages !== undefined) throw new UsageError(`--stages sends what its ramp calls for: drop the message count (${messages})`)
   const workers = wholeNumber('workers', args.workers, 1)
-  if (args.direction === 'fanout') checkFanout(args, rate, workers)
+  if (args.direction === 'fanout') checkFanout(args, rate ?? stages, workers)
   else if (args.role !== 'both') throw new UsageError(`--role goes with --direction fanout, not ${args.direction}`)
   else if (args.decode !== 'all') throw new UsageError(`--decode goes with --direction fanout, not ${args.direction}`)
   const codecModules = await codecModulesFor(args.codecModule, [format ?? args.format])
@@ -129,12 +134,13 @@ export async function parseClientArgs (argv, format) {
     /** @type {import('../load/engine.js').LoadSettings} */
     load: {
       url: parseWsUrl(args.url),
-      messages: messages === undefined ? (durationMs === undefined ? DEFAULT_CLIENT_MESSAGES : undefined) : wholeNumber('messages', messages, 1),
+      messages: messages === undefined ? (durationMs === undefined && !stages ? DEFAULT_CLIENT_MESSAGES : undefined) : wholeNumber('messages', messages, 1),
       durationMs,
       rate,
+      stages,
       pacing: args.pacing,
       connections: wholeNumber('connections', args.connections ?? workers, 1),
-      inflight: wholeNumber('inflight', args.inflight ?? (rate ? 1000 : 1), 1),
+      inflight: wholeNumber('inflight', args.inflight ?? (rate || stages ? 1000 : 1), 1),
       warmup: /[a-z]$/i.test(args.warmup) ? { durationMs: duration('warmup', args.warmup) } : { messages: wholeNumber('warmup', args.warmup, 0) },
       startAt: args.startAt === undefined ? undefined : futureInstant('start-at', args.startAt),
       timeoutMs: wholeNumber('timeout', args.timeout, 1),
@@ -165,8 +171,8 @@ export async function parseClientArgs (argv, format) {
 const FILES_BESIDES_CONNECTIONS = 64
 
 /** Fan-out's own rules: an open loop of publishes, one publisher, subscribers a process can hold. */
-function checkFanout (args, rate, workers) {
-  if (rate === undefined) throw new UsageError('--direction fanout needs --rate: publishes per second')
+function checkFanout (args, pace, workers) {
+  if (pace === undefined) throw new UsageError('--direction fanout needs --rate (publishes per second) or --stages')
   if (args.inflight !== undefined) throw new UsageError('--inflight does not apply to fanout: the publisher follows --rate, subscribers only listen')
   if (workers > 1) throw new UsageError('--workers does not apply to fanout: run more processes with --role subscriber (and one --role publisher)')
   const subscribers = args.connections === undefined ? 1 : wholeNumber('connections', args.connections, 1)
@@ -176,6 +182,31 @@ function checkFanout (args, rate, workers) {
     throw new UsageError(`--connections ${subscribers}: this process may open at most ${limit} connections ` +
       `(open-file limit ${openFileLimit()}); raise it (ulimit -n, as root) or split the subscribers over processes with --role subscriber`)
   }
+}
+
+/**
+ * --stages: `DURATION:RATE` steps, each duration with its unit (10s, 500ms, 2m), each rate 0 or more.
+ * @param {string} text
+ * @param {number} startRate where the ramp starts (--rate, or 0)
+ * @returns {import('../load/schedule.js').Stage[]}
+ */
+export function parseStages (text, startRate) {
+  const example = 'e.g. 10s:1000,30s:1000,10s:0'
+  const steps = String(text).split(',').map((step) => step.trim())
+  const stages = steps.map((step) => {
+    const match = /^(\d+(?:\.\d+)?(?:ms|s|m))\s*:\s*(\d+(?:\.\d+)?)$/.exec(step)
+    if (!match) throw new UsageError(`--stages takes DURATION:RATE steps, the duration with its unit (ms, s, m) and the rate 0 or more, ${example}; got '${step}'`)
+    return { durationMs: duration('stages', match[1]), target: Number(match[2]) }
+  })
+  // The area under the ramp: a stage with no messages at all is a pause; a ramp of only those sends nothing.
+  let from = startRate
+  let messages = 0
+  for (const { durationMs, target } of stages) {
+    messages += (from + target) / 2 * durationMs / 1000
+    from = target
+  }
+  if (messages < 1) throw new UsageError(`--stages '${text}' calls for no message: give a stage a rate above 0 (${example})`)
+  return stages
 }
 
 /** The --ca file's PEM text, read once here (worker threads get the text), for a wss:// URL only. */

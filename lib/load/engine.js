@@ -21,6 +21,8 @@ const RECONNECT_BACKOFF_MS = 100
  * @property {number} [messages] messages to send and record (or durationMs)
  * @property {number} [durationMs] send for this long instead of a count
  * @property {number} [rate] messages per second in total: open loop, latency from the schedule
+ * @property {import('./schedule.js').Stage[]} [stages] open loop on a ramp (--stages), from `rate` (or 0)
+ *   through each stage's target; it sets the measured phase's duration
  * @property {number} [connections] parallel WebSocket connections (default 1)
  * @property {number} [inflight] messages outstanding per connection; 1 is strict request/response.
  *   With a rate, the most a connection may have outstanding before sends wait (and latency grows)
@@ -113,13 +115,15 @@ export async function runLoad (options) {
   try {
     if ((warmup.messages > 0 || warmup.durationMs > 0) && !signal?.aborted) {
       // An open loop warms up at its rate: a closed-loop burst of --inflight would be another load.
-      await run.runPhase({ count: warmup.messages, durationMs: warmup.durationMs, rate: options.rate })
+      // A ramp warms up at the rate it starts from, or its first stage's target when that is 0.
+      const rate = options.rate || options.stages?.[0].target
+      await run.runPhase({ count: warmup.messages, durationMs: warmup.durationMs, rate })
     }
     if (options.startAt > Date.now() && !run.failure && !signal?.aborted) await waitUntil(options.startAt, signal)
-    const { messages: count, durationMs, rate } = options
+    const { messages: count, durationMs, rate, stages } = options
     const measured = run.failure || signal?.aborted
       ? run.emptyResult()
-      : await run.runPhase({ count, durationMs, rate, recording: true })
+      : await run.runPhase({ count, durationMs, rate, stages, recording: true })
     if (options.farewell && !signal?.aborted) {
       for (const channel of run.channels) channel.farewell(options.farewell(measured))
     }
@@ -200,7 +204,7 @@ export class Run {
    * @returns {Promise<import('./phase.js').PhaseResult & {reconnects: object, errorReplies: string[], failure: string|null}>}
    */
   async runPhase (spec) {
-    if (spec.rate > 0 && !this.traffic.pacer) {
+    if ((spec.rate > 0 || spec.stages) && !this.traffic.pacer) {
       const pacer = this.options.pacing === 'timer' ? new TimerPacer() : new PrecisePacer()
       await pacer.start()
       this.traffic.pacer = pacer

@@ -48,10 +48,12 @@ export async function runFanout (options) {
  * --timeout; otherwise the rest of the publisher's run (it starts at --start-at, or about now),
  * warm-up and measured phase, plus the --timeout.
  */
-function endWithinMs ({ timeoutMs = 10000, startAt, warmup = {}, durationMs, messages, rate }, published) {
+function endWithinMs ({ timeoutMs = 10000, startAt, warmup = {}, durationMs, messages, rate, stages }, published) {
   if (published) return timeoutMs
-  const warmupMs = warmup.durationMs ?? (warmup.messages ?? 0) * 1000 / rate
-  const measuredMs = durationMs ?? messages * 1000 / rate
+  // A ramp (--stages) warms up at the rate it starts from, and lasts as long as its stages.
+  const warmupRate = rate || stages?.[0].target
+  const warmupMs = warmup.durationMs ?? (warmup.messages ?? 0) * 1000 / warmupRate
+  const measuredMs = durationMs ?? (stages ? stages.reduce((sum, stage) => sum + stage.durationMs, 0) : messages * 1000 / rate)
   const startsIn = startAt ? Math.max(0, startAt - Date.now()) : warmupMs
   return startsIn + measuredMs + timeoutMs
 }
@@ -91,6 +93,8 @@ function combine (options, publisher, heard) {
       read: base.bytes.read + (heard && publisher ? publisher.bytes.read : 0)
     },
     target: publisher?.target ?? null,
+    // A ramp's stages are the publisher's; its latency is the subscribers', not kept per stage.
+    stageHistograms: null,
     reconnects: publisher?.reconnects ?? { count: 0, gapMs: 0 },
     compression: mergeCompression([publisher?.compression, heard?.compression]),
     tls: publisher?.tls ?? heard?.tls ?? null,

@@ -1,8 +1,9 @@
 // One phase of a load run (the warm-up, then the measured phase): it decides what is sent and
 // when, and counts what comes back. Channels report to it; it judges each reply and makes each
 // frame with functions it is given, records with a Recorder, follows an OpenLoopSchedule when
-// there is a rate, and reports how it ended by resolving, or a failure through onFailure.
-import { OpenLoopSchedule } from './schedule.js'
+// there is a rate (a StagedSchedule with stages), and reports how it ended by resolving, or a
+// failure through onFailure.
+import { OpenLoopSchedule, StagedSchedule } from './schedule.js'
 import { Recorder } from './recorder.js'
 import { Timers } from './timers.js'
 
@@ -13,7 +14,8 @@ const STOP_GRACE_MS = 2000
  * @typedef {object} PhaseSpec
  * @property {number} [count] messages to send
  * @property {number} [durationMs] send for this long (with count: whichever comes first)
- * @property {number} [rate] open loop: messages per second over all connections
+ * @property {number} [rate] open loop: messages per second over all connections; with stages, the rate they start from
+ * @property {import('./schedule.js').Stage[]} [stages] open loop: a ramp through these (--stages); it sets the duration
  * @property {boolean} [recording] whether replies are recorded (the measured phase) or only counted (warm-up)
  */
 
@@ -41,16 +43,18 @@ export class Phase {
    * @param {Traffic} traffic
    * @param {PhaseSpec} spec
    */
-  constructor (traffic, { count, durationMs, rate = 0, recording = false }) {
+  constructor (traffic, { count, durationMs, rate = 0, stages, recording = false }) {
     this.traffic = traffic
     this.channels = traffic.channels
     this.judge = traffic.judge
     this.nextFrame = traffic.nextFrame
-    this.recorder = recording ? new Recorder(rate > 0, traffic.pacer) : null
     // Open loop: the schedule itself says how many messages there will be.
-    this.schedule = rate > 0 ? new OpenLoopSchedule(rate, { durationMs, count }) : null
+    this.schedule = stages
+      ? new StagedSchedule(stages, { startRate: rate, count })
+      : rate > 0 ? new OpenLoopSchedule(rate, { durationMs, count }) : null
+    this.recorder = recording ? new Recorder(this.schedule !== null, traffic.pacer) : null
     this.planned = this.schedule?.planned ?? count ?? Infinity
-    this.durationMs = durationMs > 0 ? durationMs : Infinity
+    this.durationMs = stages ? this.schedule.durationMs : durationMs > 0 ? durationMs : Infinity
     // Every sent message ends up acked, errored (an error reply) or lost (timeout, stop, connection gone).
     this.sent = 0
     this.acked = 0
@@ -77,7 +81,8 @@ export class Phase {
     return new Promise((resolve) => {
       this.finish = resolve
       this.startedAt = this.lastReplyAt = this.lastSentAt = performance.now()
-      this.recorder?.start()
+      // A ramp's latency is also kept stage by stage, by when each message was due.
+      this.recorder?.start(this.schedule?.ends?.().map((end) => this.startedAt + end))
       for (const channel of this.channels) {
         channel.reportTo(this)
         channel.markBytes()
@@ -245,7 +250,9 @@ export class Phase {
         written: bytes.reduce((sum, { written }) => sum + written, 0),
         read: bytes.reduce((sum, { read }) => sum + read, 0)
       },
-      target: this.schedule ? { rate: this.schedule.rate, sendRate: this.sendRate(), pacing: this.pacer.kind } : null,
+      target: this.schedule
+        ? { rate: this.schedule.rate, sendRate: this.sendRate(), pacing: this.pacer.kind, ...this.schedule.stages?.() }
+        : null,
       ...this.recorder?.result()
     }
   }

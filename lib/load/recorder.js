@@ -25,6 +25,9 @@ export class Recorder {
     // Open loop: how late each message left against its due time, the generator's own share of the latency.
     this.sendLag = openLoop ? createLatencyHistogram() : null
     this.perSecond = createLatencyHistogram()
+    /** A ramp (--stages): where each stage ends (performance.now() ms), and its latencies by due time. */
+    this.stageEnds = null
+    this.stageHistograms = null
     this.timeSeries = []
     /** The counts at the end of the last second, to count each second's own. */
     this.before = { acked: 0, errors: 0 }
@@ -37,7 +40,12 @@ export class Recorder {
     this.loopDelay = monitorEventLoopDelay({ resolution: LOOP_SAMPLE_MS })
   }
 
-  start () {
+  /** @param {number[]} [stageEnds] a ramp's stage ends, performance.now() ms: latency is then also kept per stage */
+  start (stageEnds) {
+    if (stageEnds) {
+      this.stageEnds = Float64Array.from(stageEnds)
+      this.stageHistograms = stageEnds.map(() => createLatencyHistogram())
+    }
     this.startedAt = Date.now()
     this.cpuAtStart = process.cpuUsage()
     this.loopAtStart = performance.eventLoopUtilization()
@@ -47,8 +55,18 @@ export class Recorder {
 
   /** One reply's latency (µs) in the phase, the per-second and the uncorrected histograms. Hot path. */
   record (now, scheduledAt, sentAt) {
-    this.recordUs(Math.max(1, Math.round((now - scheduledAt) * 1000)))
+    const latency = Math.max(1, Math.round((now - scheduledAt) * 1000))
+    this.recordUs(latency)
+    if (this.stageEnds) this.stageHistograms[this.stageOf(scheduledAt)].recordValue(latency)
     if (this.uncorrected) this.uncorrected.recordValue(Math.max(1, Math.round((now - sentAt) * 1000)))
+  }
+
+  /** The stage a message due at `scheduledAt` belongs to (the last one for any later). Hot path. */
+  stageOf (scheduledAt) {
+    const ends = this.stageEnds
+    let stage = 0
+    while (stage < ends.length - 1 && scheduledAt >= ends[stage]) stage++
+    return stage
   }
 
   /** An open-loop message's send lag (ms, from its due time to its send), recorded in µs. Hot path. */
@@ -112,6 +130,7 @@ export class Recorder {
       histogram: this.histogram,
       uncorrectedHistogram: this.uncorrected,
       sendLagHistogram: this.sendLag,
+      stageHistograms: this.stageHistograms,
       cpu: { userUs: cpu.user, systemUs: cpu.system, process: PROCESS_ID },
       generator: {
         cpuShare: round((cpu.user + cpu.system) / wallUs, 2),

@@ -54,8 +54,12 @@ export function mergeReports (reports) {
       ? {
           rate: sum((r) => r.target.rate),
           sendRate: Math.round(sum((r) => r.target.sendRate) * 10) / 10,
-          pacing: targets.every((t) => t.pacing === first.target.pacing) ? first.target.pacing : null
+          pacing: targets.every((t) => t.pacing === first.target.pacing) ? first.target.pacing : null,
+          ...mergeStages(reports)
         }
+      : null,
+    stageHistograms: mergeStages(reports) && reports.every((r) => r.stages.every((stage) => stage.histogram))
+      ? first.stages.map((_, i) => addHistograms(reports.map((r) => r.stages[i].histogram)))
       : null,
     reconnects: { count: sum((r) => r.reconnects?.count ?? 0), gapMs: sum((r) => r.reconnects?.gapMs ?? 0) },
     compression: mergeCompression(reports.map((r) => r.compression)),
@@ -114,6 +118,23 @@ function measuredWindows (reports) {
   const overlapMs = Math.round(Math.min(...ends) - Math.max(...starts))
   const startSpreadMs = Math.max(...starts) - Math.min(...starts)
   return { startSpreadMs, overlapMs: Math.max(0, overlapMs), overlapping: overlapMs > 0 }
+}
+
+/**
+ * The parts' ramps as one, when every part ran the same stages (workers, hosts with one --stages):
+ * their rates and messages summed, stage by stage.
+ * @returns {{stages: object[]}|null} null when a part had none, or other stages
+ */
+function mergeStages (reports) {
+  const [first] = reports
+  const span = (stages) => stages?.map(({ fromMs, toMs }) => `${fromMs}-${toMs}`).join()
+  if (!first.stages || reports.some((r) => span(r.stages) !== span(first.stages))) return null
+  const sum = (i, key) => Math.round(reports.reduce((total, r) => total + r.stages[i][key], 0) * 10) / 10
+  return {
+    stages: first.stages.map(({ fromMs, toMs }, i) => ({
+      fromMs, toMs, fromRate: sum(i, 'fromRate'), toRate: sum(i, 'toRate'), messages: sum(i, 'messages')
+    }))
+  }
 }
 
 /**

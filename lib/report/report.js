@@ -59,6 +59,8 @@ export function buildReport (result, context) {
     durationMs: round(durationMs, 3),
     rate: durationMs > 0 ? round(counted * 1000 / durationMs, 1) : 0,
     target: result.target ? describeTarget(result.target) : null,
+    // A ramp (--stages): each stage's span, rates and messages, with the latency of the messages due in it.
+    stages: result.target?.stages ? describeStages(result.target.stages, result.stageHistograms) : null,
     // With a target rate, latency counts from each message's scheduled send (coordinated omission
     // corrected); uncorrectedLatencyMs counts from the actual send, as a closed loop would.
     latencyMs: summarizeLatency(histogram),
@@ -141,6 +143,14 @@ function generatorLine ({ cpuShare, loopBusy, loopDelayMs, saturated }, duration
     `${saturated ? `: these latencies are the client's own queueing, not the server's; ${more}` : ''}`
 }
 
+function stageLine ({ fromMs, toMs, fromRate, toRate, messages, replies, latencyMs: l }, i) {
+  const rates = fromRate === toRate ? `${int(toRate)}/s` : `${int(fromRate)} -> ${int(toRate)}/s`
+  const span = `stage ${i + 1}   ${(fromMs / 1000).toFixed(1)}-${(toMs / 1000).toFixed(1)} s  ${rates}  ${int(messages)} due`
+  if (replies === null) return `${span}  (latency not kept per stage)`
+  const latency = l ? `p50 ${ms(l.p50)}  p90 ${ms(l.p90)}  p99 ${ms(l.p99)}  max ${ms(l.max)}` : 'no replies'
+  return `${span}, ${int(replies)} replies  ${latency}`
+}
+
 function sendLagLine ({ p50, p99, max }) {
   return `send lag  p50 ${ms(p50)}  p99 ${ms(p99)}  max ${ms(max)}  (due time to send, where a connection had room: ` +
     'the generator\'s own lateness, counted in the latency above)'
@@ -174,6 +184,27 @@ export function cpuPerMessage ({ userUs, systemUs, process }, sent) {
 export function describeTarget ({ rate, sendRate, pacing = null }) {
   const missedByPercent = round(Math.max(0, (rate - sendRate) / rate * 100), 1)
   return { rate, sendRate, pacing, met: missedByPercent <= 1, missedByPercent }
+}
+
+/**
+ * A ramp's stages with their latency: the messages due in each, summarized and encoded (a merge adds them).
+ * @param {Array<{fromMs: number, toMs: number, fromRate: number, toRate: number, messages: number}>} stages
+ * @param {import('hdr-histogram-js').Histogram[]|null} histograms one per stage, by due time; null: latency not kept
+ *   per stage (fan-out), `replies` and `latencyMs` then null
+ * @returns {object[]}
+ */
+export function describeStages (stages, histograms) {
+  return stages.map((stage, i) => {
+    const histogram = histograms?.[i]
+    // Without histograms (fan-out: deliveries are timed by the subscribers), no figures per stage.
+    const replies = histogram ? histogram.totalCount : null
+    return {
+      ...stage,
+      replies,
+      latencyMs: replies > 0 ? summarizeLatency(histogram) : null,
+      histogram: histogram ? encodeHistogram(histogram) : null
+    }
+  })
 }
 
 /** How the load was sent, for the headline: connections and messages in flight, or fan-out's shape. */
@@ -253,6 +284,7 @@ export function formatReport (report, histogram) {
     ...(report.generator ? [generatorLine(report.generator, report.durationMs, report.fanout)] : []),
     `${report.fanout ? 'latency   publish to delivery: ' : 'latency   '}min ${ms(l.min)}  mean ${ms(l.mean)}  stdev ${ms(l.stdev)}  p50 ${ms(l.p50)}  p90 ${ms(l.p90)}  p99 ${ms(l.p99)}  p99.9 ${ms(l.p999)}  max ${ms(l.max)}${report.target ? '  (from the schedule)' : ''}`,
     ...(report.sendLagMs ? [sendLagLine(report.sendLagMs)] : []),
+    ...(report.stages ? report.stages.map(stageLine) : []),
     ...(report.uncorrectedLatencyMs ? [`uncorr.   p50 ${ms(report.uncorrectedLatencyMs.p50)}  p90 ${ms(report.uncorrectedLatencyMs.p90)}  p99 ${ms(report.uncorrectedLatencyMs.p99)}  p99.9 ${ms(report.uncorrectedLatencyMs.p999)}  max ${ms(report.uncorrectedLatencyMs.max)}  (from the actual send: hides stalls)`] : []),
     ...formatBands(latencyBands(histogram), histogram.totalCount)
   ]

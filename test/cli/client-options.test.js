@@ -35,6 +35,7 @@ describe('parseClientArgs: defaults', () => {
         messages: 10000,
         durationMs: undefined,
         rate: undefined,
+        stages: undefined,
         pacing: 'precise',
         warmup: { messages: 0 },
         startAt: undefined,
@@ -182,6 +183,21 @@ describe('parseClientArgs: upgrade headers and replies', () => {
     }
   })
 
+  test('--stages: DURATION:RATE steps from --rate (or 0), an open loop that sets its own duration; malformed, empty, silent or beside a count or --duration, one line', async () => {
+    const ramp = await json('3', '--stages', '10s:1000, 30s:1000,500ms:0')
+    assert.deepEqual(ramp.load.stages, [{ durationMs: 10_000, target: 1000 }, { durationMs: 30_000, target: 1000 }, { durationMs: 500, target: 0 }])
+    assert.deepEqual([ramp.load.messages, ramp.load.durationMs, ramp.load.rate, ramp.load.inflight], [undefined, undefined, undefined, 1000])
+    assert.equal((await json('3', '--stages', '5s:0', '--rate', '200')).load.rate, 200, 'a ramp down from --rate')
+    const steps = (got) => usage(`--stages takes DURATION:RATE steps, the duration with its unit (ms, s, m) and the rate 0 or more, e.g. 10s:1000,30s:1000,10s:0; got '${got}'`)
+    await assert.rejects(json('3', '--stages', '10:1000'), steps('10:1000'))
+    await assert.rejects(json('3', '--stages', '10s:-5'), steps('10s:-5'))
+    await assert.rejects(json('3', '--stages', ''), steps(''))
+    await assert.rejects(json('3', '--stages', '10s:100,'), steps(''))
+    await assert.rejects(json('3', '--stages', '5s:0,5s:0'), usage('--stages \'5s:0,5s:0\' calls for no message: give a stage a rate above 0 (e.g. 10s:1000,30s:1000,10s:0)'))
+    await assert.rejects(json('3', '100', '--stages', '1s:10'), usage('--stages sends what its ramp calls for: drop the message count (100)'))
+    await assert.rejects(json('3', '--duration', '5s', '--stages', '1s:10'), usage('--stages sets the duration (the sum of its stages): drop --duration'))
+  })
+
   test('--ca: its PEM read once here, for a wss:// server; unreadable, not PEM, or with ws:// is one line', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'client-options-'))
     try {
@@ -293,7 +309,7 @@ describe('parseClientArgs: --direction fanout', () => {
 
   test('without a rate, with --inflight, --workers, or more subscribers than the open-file limit: one line each', async () => {
     const fanout = (...args) => json('3', '--direction', 'fanout', ...args)
-    await assert.rejects(fanout(), usage('--direction fanout needs --rate: publishes per second'))
+    await assert.rejects(fanout(), usage('--direction fanout needs --rate (publishes per second) or --stages'))
     await assert.rejects(fanout('--rate', '0'), usage("--rate must be a number > 0, got '0'"))
     await assert.rejects(fanout('--rate', '5', '--inflight', '10'), usage('--inflight does not apply to fanout: the publisher follows --rate, subscribers only listen'))
     await assert.rejects(fanout('--rate', '5', '--workers', '2', '--connections', '4'), /--workers does not apply to fanout/)

@@ -36,3 +36,17 @@ test('a second nobody closed still counts in the phase; an empty second has zero
   assert.equal(histogram.maxValue, 6000, 'from the schedule: 6 ms')
   assert.equal(uncorrectedHistogram.maxValue, 2000, 'from the send: 2 ms')
 })
+
+test('a ramp\'s latency is also kept per stage, by when each message was due, not when its reply came', () => {
+  const recorder = new Recorder(true)
+  recorder.start([1000, 3000, 6000])
+  recorder.record(10, 0, 0) // due in stage 1
+  recorder.record(1500, 999, 999) // due in stage 1, replied in stage 2
+  recorder.record(1001, 1000, 1000) // due at stage 1's end: stage 2
+  recorder.record(7000, 6500, 6500) // due past the last stage's end (a late timer): the last stage
+  const { histogram, stageHistograms } = recorder.result()
+  assert.equal(histogram.totalCount, 4)
+  assert.deepEqual(stageHistograms.map((h) => h.totalCount), [2, 1, 1])
+  assert.ok(Math.abs(stageHistograms[0].maxValue - 501_000) / 501_000 < 0.001, 'the reply that came in stage 2 counts in stage 1')
+  assert.equal(new Recorder(true).result().stageHistograms, null, 'no ramp, no stages')
+})

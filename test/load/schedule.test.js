@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { OpenLoopSchedule } from '../../lib/load/schedule.js'
+import { OpenLoopSchedule, StagedSchedule } from '../../lib/load/schedule.js'
 
 /** Counts, one by one, the messages k whose due time k / rate falls before the deadline. */
 function countDueBefore (rate, durationMs) {
@@ -48,4 +48,42 @@ test('the measured window is the schedule\'s: the deadline, or one interval per 
   assert.equal(timed.windowMs(3), 5000, '3 messages in 5 s: 0.6/s, not 1/s between the first send and the last reply')
   assert.equal(new OpenLoopSchedule(1000, { count: 200 }).windowMs(200), 200)
   assert.equal(new OpenLoopSchedule(1000, { durationMs: 1500 }).windowMs(1500), 1500)
+})
+
+test('StagedSchedule: a ramp 3s:500, 3s:2000, 3s:0 calls for the area under it, message by message', () => {
+  const schedule = new StagedSchedule([{ durationMs: 3000, target: 500 }, { durationMs: 3000, target: 2000 }, { durationMs: 3000, target: 0 }])
+  // 0 -> 500/s over 3 s is 750 messages, 500 -> 2000/s over 3 s 3750, 2000 -> 0/s over 3 s 3000.
+  assert.equal(schedule.planned, 7500)
+  assert.equal(schedule.durationMs, 9000)
+  assert.equal(schedule.rate, 7500 / 9)
+  assert.deepEqual(schedule.ends(), [3000, 6000, 9000])
+  assert.equal(schedule.dueAt(750), 3000)
+  assert.equal(schedule.dueAt(4500), 6000)
+  // Within a stage the count grows as the area: 0 -> 500/s, so message k is due at sqrt(2k / slope).
+  assert.ok(Math.abs(schedule.dueAt(1) - Math.sqrt(2 / (0.5 / 3000))) < 1e-9)
+  // Every message at its due time is due, the next one not yet; due times never go back.
+  let last = -1
+  for (let k = 0; k < schedule.planned; k++) {
+    const at = schedule.dueAt(k)
+    assert.ok(at >= last && at < 9000, `message ${k} at ${at}`)
+    assert.equal(schedule.dueBy(at), k + 1, `at message ${k}'s due time`)
+    last = at
+  }
+  // Per second, the count follows the ramp: up, faster up, then down to nothing.
+  const perSecond = Array.from({ length: 9 }, (_, s) => schedule.dueBy((s + 1) * 1000 - 1e-6) - schedule.dueBy(s * 1000 - 1e-6))
+  assert.deepEqual(perSecond.map((n) => Math.round(n / 10) * 10), [80, 250, 420, 750, 1250, 1750, 1670, 1000, 330])
+  assert.equal(schedule.dueBy(60_000), 7500, 'a late timer sends what was due, not more')
+  assert.equal(schedule.windowMs(7500), 9000)
+})
+
+test('StagedSchedule: a hold at zero sends nothing and the ramp after it starts where it left; a start rate and a count', () => {
+  const schedule = new StagedSchedule([{ durationMs: 1000, target: 1000 }, { durationMs: 1000, target: 0 }, { durationMs: 1000, target: 0 }, { durationMs: 1000, target: 1000 }])
+  assert.equal(schedule.planned, 1500)
+  assert.equal(schedule.dueAt(1000), 2000, 'the earliest time the ramp had called for it')
+  assert.ok(schedule.dueAt(1001) > 3000, 'none while the rate is 0')
+  assert.equal(schedule.dueBy(2500), 1001)
+  const steady = new StagedSchedule([{ durationMs: 2000, target: 1000 }], { startRate: 1000, count: 500 })
+  assert.equal(steady.planned, 500)
+  assert.equal(steady.dueAt(1), 1)
+  assert.equal(steady.windowMs(500), 500, 'a count stops it first: one interval past the last')
 })

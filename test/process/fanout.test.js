@@ -44,7 +44,7 @@ describe('fan-out clients against node server.js', () => {
   test('bad fan-out input: one line on stderr, exit 2, nothing connects', async () => {
     for (const [args, message] of [
       [['--rate', '0'], "--rate must be a number > 0, got '0'"],
-      [[], '--direction fanout needs --rate: publishes per second'],
+      [[], '--direction fanout needs --rate (publishes per second) or --stages'],
       [['--rate', '5', '--inflight', '5'], '--inflight does not apply to fanout']
     ]) {
       const { code, stdout, stderr } = await runScript('client_json.js', ['3', '--direction', 'fanout', '--url', server.url, ...args])

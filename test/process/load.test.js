@@ -37,6 +37,23 @@ describe('open loop and time', () => {
     assert.ok(r.sendLagMs.p50 <= r.sendLagMs.p99 && r.sendLagMs.p99 <= r.sendLagMs.max)
   })
 
+  test('--stages: the per-second acked figures follow the ramp, each stage\'s messages and latency reported, every message accounted for', async () => {
+    const run = await runScript('client_protobuf.js', ['5', '--stages', '1s:200,1s:800,1s:0', '--url', server.url, '--json'])
+    assert.equal(run.code, 0, run.stderr)
+    const r = report(run)
+    // 0 -> 200/s over 1 s is 100 messages, 200 -> 800/s 500, 800 -> 0/s 400.
+    assert.deepEqual(r.messages, { sent: 1000, acked: 1000, errors: 0, lost: 0 })
+    assert.deepEqual(r.stages.map(({ fromMs, toMs, fromRate, toRate, messages, replies }) => [fromMs, toMs, fromRate, toRate, messages, replies]),
+      [[0, 1000, 0, 200, 100, 100], [1000, 2000, 200, 800, 500, 500], [2000, 3000, 800, 0, 400, 400]])
+    for (const stage of r.stages) assert.ok(stage.latencyMs.p50 > 0 && stage.latencyMs.p50 <= stage.latencyMs.p99, JSON.stringify(stage.latencyMs))
+    assert.equal(r.target.rate, 1000 / 3)
+    assert.equal(r.target.met, true, `sent at ${r.target.sendRate}/s`)
+    // Seconds of the phase: up, more up, down; a reply or two may spill into the next second.
+    const acked = r.timeSeries.map((second) => second.acked)
+    assert.equal(acked.reduce((sum, n) => sum + n, 0), 1000)
+    assert.ok(Math.abs(acked[0] - 100) <= 15 && Math.abs(acked[1] - 500) <= 15 && Math.abs(acked[2] - 400) <= 15, acked.join(', '))
+  })
+
   test('--pacing timer: the same schedule from Node\'s timers, named in the report; the console shows the send lag', async () => {
     const run = await runScript('client_protobuf.js', ['5', '--rate', '500', '--duration', '500ms', '--pacing', 'timer', '--url', server.url])
     assert.equal(run.code, 0, run.stderr)

@@ -175,3 +175,18 @@ test('the generator of merged parts is the busiest part\'s: one saturated part m
   assert.equal(busy.generator.saturated, true)
   assert.equal(mergeReports([part({ generator: generator(0.3, 2) }), part()]).generator, null, 'a part without the figures: none')
 })
+
+test('ramps: parts on the same stages merge stage by stage (rates, messages and latencies added); other stages, none', () => {
+  const stages = [{ fromMs: 0, toMs: 1000, fromRate: 0, toRate: 100, messages: 50 }, { fromMs: 1000, toMs: 2000, fromRate: 100, toRate: 0, messages: 50 }]
+  const ramp = (values, spans = stages) => part({
+    target: { rate: 50, sendRate: 50, pacing: 'precise', stages: spans },
+    stageHistograms: spans.map(() => histogramOf(values, 50))
+  })
+  const merged = mergeReports([ramp([1000]), ramp([3000])])
+  assert.deepEqual(merged.stages.map(({ fromMs, toMs, fromRate, toRate, messages, replies }) => [fromMs, toMs, fromRate, toRate, messages, replies]),
+    [[0, 1000, 0, 200, 100, 100], [1000, 2000, 200, 0, 100, 100]])
+  assert.deepEqual([merged.stages[0].latencyMs.min, Math.round(merged.stages[0].latencyMs.max)], [1, 3], "both parts' latencies")
+  const other = mergeReports([ramp([1000]), ramp([1000], [{ ...stages[0], toMs: 1500 }, { ...stages[1], fromMs: 1500 }])])
+  assert.equal(other.stages, null)
+  assert.equal(mergeReports([part(), part()]).stages, null)
+})

@@ -279,3 +279,23 @@ test('judgeGenerator: saturated when the event loop was busy 90% of the phase or
   assert.equal(short.generator.saturated, false)
   assert.match(formatReport(short, histogram), /^generator not judged \(phase under 1000 ms\): event loop busy 97%/m)
 })
+
+test('a ramp: each stage with its span, rates, messages due and the latency of those due in it, a line each', () => {
+  const stages = [{ fromMs: 0, toMs: 3000, fromRate: 0, toRate: 500, messages: 750 }, { fromMs: 3000, toMs: 6000, fromRate: 500, toRate: 500, messages: 1500 }]
+  const first = createLatencyHistogram()
+  for (let i = 0; i < 750; i++) first.recordValue(1000)
+  const report = buildReport(loadResult({
+    target: { rate: 375, sendRate: 375, pacing: 'precise', stages },
+    stageHistograms: [first, createLatencyHistogram()]
+  }), CONTEXT)
+  assert.deepEqual(report.stages.map(({ histogram, latencyMs, ...stage }) => stage), [
+    { ...stages[0], replies: 750 }, { ...stages[1], replies: 0 }
+  ])
+  assert.equal(report.stages[0].latencyMs.p50, 1)
+  assert.equal(report.stages[1].latencyMs, null)
+  assert.equal(decodeHistogram(report.stages[0].histogram).totalCount, 750, 'encoded, for a merge to add')
+  const text = formatReport(report, latencies())
+  assert.match(text, /^stage 1 {3}0\.0-3\.0 s {2}0 -> 500\/s {2}750 due, 750 replies {2}p50 1\.000 {2}p90 1\.000 {2}p99 1\.000 {2}max 1\.000$/m)
+  assert.match(text, /^stage 2 {3}3\.0-6\.0 s {2}500\/s {2}1,500 due, 0 replies {2}no replies$/m)
+  assert.equal(buildReport(loadResult(), CONTEXT).stages, null, 'no ramp, no stages')
+})
