@@ -290,6 +290,7 @@ function report (row) {
     reconnects: { count: 0, gapMs: 0 },
     compression: row.connections.compression,
     tls: row.connections.tls,
+    connect: row.connections.connectTimes.result(),
     interrupted: false,
     errorReplies: row.errorReplies,
     failure: row.failure

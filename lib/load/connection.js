@@ -1,6 +1,7 @@
 // Opening one load connection: the URL naming test, format and direction, TLS and headers for
 // servers that are not ours, a shaping proxy in between, and the schema handshake.
 import net from 'node:net'
+import { performance } from 'node:perf_hooks'
 import tls from 'node:tls'
 import WebSocket from 'ws'
 import { connectionUrl } from '../protocol.js'
@@ -10,19 +11,19 @@ import { connectionUrl } from '../protocol.js'
  * @param {import('./engine.js').LoadOptions & {connectTimeoutMs?: number, onMessage?: Function, from?: number|null}} options
  *   the run's; connectTimeoutMs bounds the attempt; onMessage listens from the start, frames that come with the upgrade
  *   included; from: a fan-out subscriber come back asks for the measured publishes from this one on
- * @returns {Promise<{ws: WebSocket, socket: import('node:net').Socket, tls: {version: string, cipher: string}|null}>}
- *   resolves once open (and past the handshake, if any), with the TCP socket whose byte counters
- *   the run reads (under TLS: the encrypted bytes, records and all) and what TLS it negotiated
- *   (null over ws://); rejects with a one-line reason
+ * @returns {Promise<{ws: WebSocket, socket: import('node:net').Socket, tls: {version: string, cipher: string}|null,
+ *   timing: import('./connect-times.js').ConnectTiming}>} resolves once open (and past the handshake, if any), with
+ *   the TCP socket whose byte counters the run reads (under TLS: the encrypted bytes, records and
+ *   all), what TLS it negotiated (null over ws://) and how long each step of opening took; rejects
+ *   with a one-line reason, its `cause` the word failures are counted by (refused, timeout, tls,
+ *   `status 503`, handshake ...)
  */
 export function connect ({
   url, connectUrl, test, codec, compress = false, direction = 'up', role, repeat, handshake, headers, subprotocol, insecure, ca,
   connectTimeoutMs, onMessage, from = null
 }) {
   const target = connectionUrl(url, { test: test.name, format: codec.name, direction, role, repeat, from })
-  const dialed = connectUrl && new URL(connectUrl)
-  let socket
-  let secure = null
+  const dial = new Dial(target, connectUrl)
   const ws = new WebSocket(target, subprotocol, {
     perMessageDeflate: compress,
     headers,
@@ -31,34 +32,22 @@ export function connect ({
     ...(ca && { ca: [...tls.rootCertificates, ca] }),
     // Unset, an unreachable server (a cut link) holds the attempt for as long as TCP retries its SYN.
     handshakeTimeout: connectTimeoutMs,
-    // The TCP connection made here, so that its counters are at hand (a TLS socket counts plain text);
-    // through a shaping proxy it goes to the proxy, while the request (and TLS) still name the server.
-    createConnection: (options) => {
-      socket = dialed
-        ? net.connect(Number(dialed.port), dialed.hostname)
-        : net.connect({ ...options, path: options.socketPath })
-      if (target.protocol !== 'wss:') return socket
-      // As ws's own TLS connect: the server's name for SNI, none for an address.
-      secure = tls.connect({ ...options, path: undefined, socket, servername: options.servername ?? (net.isIP(options.host) ? '' : options.host) })
-      return secure
-    }
+    createConnection: (options) => dial.open(options)
   })
-  const opened = () => ({
-    ws,
-    socket,
-    tls: secure && { version: secure.getProtocol(), cipher: secure.getCipher().standardName }
-  })
+  ws.once('upgrade', () => dial.upgraded())
+  const opened = () => ({ ws, socket: dial.socket, tls: dial.negotiated(), timing: dial.timing() })
   if (onMessage) ws.on('message', onMessage)
   return new Promise((resolve, reject) => {
+    const fail = (message, cause) => reject(new Error(message, { cause }))
     ws.once('open', () => {
       if (!handshake) return resolve(opened())
       ws.once('message', (data) => {
         const answer = data.toString('utf8', 0, 500)
         if (answer === handshake.expect) return resolve(opened())
-        reject(new Error(`server refused the handshake on ${target.href}: ${oneLine(answer)}`))
+        fail(`server refused the handshake on ${target.href}: ${oneLine(answer)}`, 'handshake')
         ws.terminate()
       })
-      ws.once('close', (code) => reject(new Error(`server closed the connection during the handshake on ${target.href} (code ${code})`)))
+      ws.once('close', (code) => fail(`server closed the connection during the handshake on ${target.href} (code ${code})`, 'handshake'))
       ws.send(handshake.frame)
     })
     ws.once('unexpected-response', (request, response) => {
@@ -66,12 +55,76 @@ export function connect ({
       response.setEncoding('utf8')
       response.on('data', (chunk) => { body += chunk })
       response.on('end', () => {
-        reject(new Error(`server refused ${target.href}: ${response.statusCode} ${oneLine(body)}`))
+        fail(`server refused ${target.href}: ${response.statusCode} ${oneLine(body)}`, `status ${response.statusCode}`)
         ws.terminate()
       })
     })
-    ws.once('error', (err) => reject(new Error(`cannot connect to ${url}: ${failure(err)}`)))
+    ws.once('error', (err) => fail(`cannot connect to ${url}: ${failure(err)}`, causeOf(err)))
   })
+}
+
+/**
+ * One connection's way in: the TCP connection made here, so that its counters are at hand (a TLS
+ * socket counts plain text), TLS over it for wss://, and when each step was done. Through a shaping
+ * proxy the TCP connection goes to the proxy, while the request (and TLS) still name the server.
+ */
+class Dial {
+  /**
+   * @param {URL} target the server's URL
+   * @param {string} [connectUrl] where to open the TCP connection instead (a shaping proxy)
+   */
+  constructor (target, connectUrl) {
+    this.target = target
+    this.dialed = connectUrl ? new URL(connectUrl) : null
+    this.socket = null
+    this.secure = null
+    this.startedAt = performance.now()
+    this.connectedAt = 0
+    this.securedAt = 0
+    this.upgradedAt = 0
+  }
+
+  /** ws's createConnection: the TCP socket, and TLS over it for wss:// as ws's own would (SNI by name, none for an address). */
+  open (options) {
+    this.socket = this.dialed
+      ? net.connect(Number(this.dialed.port), this.dialed.hostname)
+      : net.connect({ ...options, path: options.socketPath })
+    this.socket.once('connect', () => { this.connectedAt = performance.now() })
+    if (this.target.protocol !== 'wss:') return this.socket
+    const servername = options.servername ?? (net.isIP(options.host) ? '' : options.host)
+    this.secure = tls.connect({ ...options, path: undefined, socket: this.socket, servername })
+    this.secure.once('secureConnect', () => { this.securedAt = performance.now() })
+    return this.secure
+  }
+
+  /** The server's 101 came. */
+  upgraded () {
+    this.upgradedAt = performance.now()
+  }
+
+  /** @returns {{version: string, cipher: string}|null} the TLS negotiated, null over ws:// */
+  negotiated () {
+    return this.secure && { version: this.secure.getProtocol(), cipher: this.secure.getCipher().standardName }
+  }
+
+  /** @returns {import('./connect-times.js').ConnectTiming} how long each step took, µs */
+  timing () {
+    const us = (from, to) => Math.round((to - from) * 1000)
+    const ready = this.secure ? this.securedAt : this.connectedAt
+    return {
+      tcpUs: us(this.startedAt, this.connectedAt),
+      tlsUs: this.secure ? us(this.connectedAt, this.securedAt) : null,
+      upgradeUs: us(ready, this.upgradedAt)
+    }
+  }
+}
+
+/** Why an attempt failed, as a word to count it by: refused, timeout, tls, or the error's code. */
+function causeOf (err) {
+  if (err.code === 'ECONNREFUSED') return 'refused'
+  if (/timed out/i.test(err.message) || err.code === 'ETIMEDOUT') return 'timeout'
+  if (UNTRUSTED.test(err.code) || /wrong version number|packet length too long/i.test(err.message)) return 'tls'
+  return err.code ?? 'other'
 }
 
 /** Why a connection failed, on one line, with what to do about it where that is known. */

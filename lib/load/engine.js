@@ -7,6 +7,7 @@ import { UsageError, oneLine } from '../errors.js'
 import { createLatencyHistogram } from '../histogram.js'
 import { Channel } from './channel.js'
 import { compression, connect, negotiated } from './connection.js'
+import { ConnectTimes } from './connect-times.js'
 import { frameSource, replyJudge } from './messages.js'
 import { PrecisePacer, TimerPacer } from './pacer.js'
 import { Phase } from './phase.js'
@@ -129,7 +130,8 @@ export async function runLoad (options) {
     }
     const bytes = { payloadPerMessage: payloadSizes.mean, payloadSizes, ...measured.bytes }
     const interrupted = Boolean(signal?.aborted)
-    return { ...measured, bytes, compression: run.compression, tls: run.tls, interrupted }
+    const connect = run.connectTimes.result()
+    return { ...measured, bytes, compression: run.compression, tls: run.tls, connect, interrupted }
   } finally {
     signal?.removeEventListener('abort', stop)
     await run.close()
@@ -148,6 +150,7 @@ export async function openRun (options) {
   const run = new Run(options, options.prepared.natives)
   const attempts = await Promise.allSettled(Array.from({ length: connections }, () => connect(options)))
   const opened = attempts.filter((attempt) => attempt.status === 'fulfilled').map((attempt) => attempt.value)
+  for (const { timing } of opened) run.connectTimes.record(timing)
   const refused = attempts.find((attempt) => attempt.status === 'rejected')
   if (refused) {
     for (const { ws } of opened) ws.terminate()
@@ -183,6 +186,8 @@ export class Run {
     this.compression = null
     /** Over wss://: the TLS version and cipher negotiated. */
     this.tls = null
+    /** How long every connection (and reconnection) took to open, and why attempts failed. */
+    this.connectTimes = new ConnectTimes()
     /** @type {import('./phase.js').Traffic} */
     this.traffic = {
       channels: this.channels,
@@ -247,13 +252,15 @@ export class Run {
     let timedOut = false
     while (this.phase.sending && !channel.closing) {
       try {
-        const { ws, socket } = await connect(this.options)
+        const { ws, socket, timing } = await connect(this.options)
+        this.connectTimes.record(timing)
         if (channel.closing) return ws.terminate()
         channel.attach(ws, socket)
         this.reconnects.count++
         this.reconnects.gapMs += Math.round(performance.now() - downSince)
         return this.phase.resume(channel)
-      } catch {
+      } catch (err) {
+        this.connectTimes.fail(err.cause ?? 'other')
         timedOut = performance.now() - downSince > this.timeoutMs
         if (timedOut) break
         await sleep(RECONNECT_BACKOFF_MS)

@@ -6,7 +6,7 @@ import { runLoad } from './engine.js'
 import { Subscribers } from './subscribers.js'
 import { createLatencyHistogram } from '../histogram.js'
 import { FANOUT_END, FANOUT_HEADER_BYTES } from '../protocol.js'
-import { mergeCompression } from '../report/merge.js'
+import { mergeCompression, mergeConnectTimes } from '../report/merge.js'
 
 /**
  * Runs a fan-out: `connections` subscribers and (unless role is subscriber) one publisher at
@@ -53,7 +53,8 @@ function endWithinMs ({ timeoutMs = 10000, startAt, warmup = {}, durationMs, mes
   // A ramp (--stages) warms up at the rate it starts from, and lasts as long as its stages.
   const warmupRate = rate || stages?.[0].target
   const warmupMs = warmup.durationMs ?? (warmup.messages ?? 0) * 1000 / warmupRate
-  const measuredMs = durationMs ?? (stages ? stages.reduce((sum, stage) => sum + stage.durationMs, 0) : messages * 1000 / rate)
+  const stagesMs = stages?.reduce((sum, stage) => sum + stage.durationMs, 0)
+  const measuredMs = durationMs ?? stagesMs ?? messages * 1000 / rate
   const startsIn = startAt ? Math.max(0, startAt - Date.now()) : warmupMs
   return startsIn + measuredMs + timeoutMs
 }
@@ -98,6 +99,7 @@ function combine (options, publisher, heard) {
     reconnects: publisher?.reconnects ?? { count: 0, gapMs: 0 },
     compression: mergeCompression([publisher?.compression, heard?.compression]),
     tls: publisher?.tls ?? heard?.tls ?? null,
+    connect: mergeConnectTimes([publisher?.connect, heard?.connect]),
     interrupted: Boolean(options.signal?.aborted),
     failure: publisher?.failure ?? heard?.failure ?? null,
     errorReplies: [...(publisher?.errorReplies ?? []), ...(heard?.errorReplies ?? [])],

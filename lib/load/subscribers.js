@@ -5,6 +5,7 @@
 // missed meanwhile: what a server with --replay sends it is recovered, late; the rest is lost.
 import { setTimeout as sleep } from 'node:timers/promises'
 import { compression, connect, negotiated } from './connection.js'
+import { ConnectTimes } from './connect-times.js'
 import { ByteCount } from './channel.js'
 import { Recorder } from './recorder.js'
 import { Timers } from './timers.js'
@@ -102,9 +103,11 @@ export class Subscribers {
     this.published = null
     /** Per measured publish: its first and last delivery here, µs after it was due. */
     this.perPublish = { firstUs: [], lastUs: [] }
-    this.firstPublishUs = Infinity
-    this.lastDeliveryAt = 0
+    /** The deliveries' span: the earliest publish's due time (epoch µs), the last delivery (performance ms). */
+    this.span = { firstPublishUs: Infinity, lastDeliveryAt: 0 }
     this.reconnects = createLatencyHistogram()
+    /** How long every connection and reconnection took to open, and why attempts failed. */
+    this.connectTimes = new ConnectTimes()
     this.failure = null
     this.finished = false
     this.timers = new Timers()
@@ -125,7 +128,8 @@ export class Subscribers {
     const opener = async () => {
       while (next < count) {
         const subscriber = this.subscribers[next++]
-        const { ws, socket, tls } = await this.connect(subscriber)
+        const { ws, socket, tls, timing } = await this.connect(subscriber)
+        this.connectTimes.record(timing)
         // A connection that opened after another failed the run is not kept (it would hold the process open).
         if (this.finished) return ws.terminate()
         this.attach(subscriber, ws, socket, tls)
@@ -207,8 +211,9 @@ export class Subscribers {
     const { firstUs, lastUs } = this.perPublish
     if (!(firstUs[seq] <= latencyUs)) firstUs[seq] = latencyUs
     if (!(lastUs[seq] >= latencyUs)) lastUs[seq] = latencyUs
-    if (header.publishedAtUs < this.firstPublishUs) this.firstPublishUs = header.publishedAtUs
-    this.lastDeliveryAt = now
+    const span = this.span
+    if (header.publishedAtUs < span.firstPublishUs) span.firstPublishUs = header.publishedAtUs
+    span.lastDeliveryAt = now
   }
 
   /** A frame that is not a delivery: the publisher's END, an error line, or something else (an error). */
@@ -261,12 +266,15 @@ export class Subscribers {
     while (!this.finished) {
       try {
         // Asks for what it missed after the highest it had (a server with --replay sends those it kept).
-        const { ws, socket, tls } = await this.connect(subscriber, this.heardPublish ? subscriber.highest + 1 : null)
+        const from = this.heardPublish ? subscriber.highest + 1 : null
+        const { ws, socket, tls, timing } = await this.connect(subscriber, from)
+        this.connectTimes.record(timing)
         if (this.finished) return ws.terminate()
         this.attach(subscriber, ws, socket, tls)
         this.reconnects.recordValue(Math.max(1, Math.round((performance.now() - downSince) * 1000)))
         return
-      } catch {
+      } catch (err) {
+        this.connectTimes.fail(err.cause ?? 'other')
         await sleep(RECONNECT_BACKOFF_MS * (1 + Math.random()))
       }
     }
@@ -309,11 +317,12 @@ export class Subscribers {
     if (this.recorder.hasOpenSecond()) this.closeSecond()
     const recorded = { ...this.recorder.result(), ...(!measured && { cpu: null, generator: null }) }
     const bytes = this.subscribers.map(({ bytes, open, socket }) => bytes.since(open ? socket : null))
-    const startedAt = Number.isFinite(this.firstPublishUs) ? this.firstPublishUs / 1000 : recorded.startedAt
+    const { firstPublishUs, lastDeliveryAt } = this.span
+    const startedAt = Number.isFinite(firstPublishUs) ? firstPublishUs / 1000 : recorded.startedAt
     return {
       ...recorded,
       startedAt,
-      durationMs: this.lastDeliveryAt > 0 ? performance.timeOrigin + this.lastDeliveryAt - startedAt : 0,
+      durationMs: lastDeliveryAt > 0 ? performance.timeOrigin + lastDeliveryAt - startedAt : 0,
       bytes: {
         written: bytes.reduce((sum, { written }) => sum + written, 0),
         read: bytes.reduce((sum, { read }) => sum + read, 0)
@@ -322,6 +331,7 @@ export class Subscribers {
       errorReplies: this.errorTexts,
       compression: compression(this.options.compress, this.subscribers),
       tls: negotiated(this.subscribers),
+      connect: this.connectTimes.result(),
       fanout: {
         frames: this.counts.frames,
         subscribers: this.subscribers.length,

@@ -64,6 +64,7 @@ export function mergeReports (reports) {
     reconnects: { count: sum((r) => r.reconnects?.count ?? 0), gapMs: sum((r) => r.reconnects?.gapMs ?? 0) },
     compression: mergeCompression(reports.map((r) => r.compression)),
     tls: mergeTls(reports.map((r) => r.tls)),
+    connect: mergeConnectTimes(reports.map((r) => r.connect)),
     cpu: mergeCpu(reports),
     generator: mergeGenerator(reports),
     interrupted: reports.some((r) => r.interrupted),
@@ -134,6 +135,29 @@ function mergeStages (reports) {
     stages: first.stages.map(({ fromMs, toMs }, i) => ({
       fromMs, toMs, fromRate: sum(i, 'fromRate'), toRate: sum(i, 'toRate'), messages: sum(i, 'messages')
     }))
+  }
+}
+
+/**
+ * Several parts' connection times as one: each step's histograms added, failures summed by cause.
+ * @param {Array<{histograms: Record<string, string|null>, failures: Record<string, number>}|null|undefined>} parts
+ *   each part's (a report's `connect`, or a run's result)
+ * @returns {{histograms: Record<string, string|null>, failures: Record<string, number>}|null} null when no part has any
+ */
+export function mergeConnectTimes (parts) {
+  const present = parts.filter(Boolean)
+  if (present.length === 0) return null
+  const steps = [...new Set(present.flatMap(({ histograms }) => Object.keys(histograms)))]
+  const failures = {}
+  for (const part of present) {
+    for (const [cause, count] of Object.entries(part.failures)) failures[cause] = (failures[cause] ?? 0) + count
+  }
+  return {
+    histograms: Object.fromEntries(steps.map((step) => {
+      const encoded = present.map(({ histograms }) => histograms[step]).filter(Boolean)
+      return [step, encoded.length ? encodeHistogram(addHistograms(encoded)) : null]
+    })),
+    failures
   }
 }
 

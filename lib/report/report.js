@@ -1,4 +1,4 @@
-import { encodeHistogram, latencyBands, summarizeLatency } from '../histogram.js'
+import { decodeHistogram, encodeHistogram, latencyBands, summarizeLatency } from '../histogram.js'
 import { int, ms, round, size } from '../display.js'
 import { describeFanout } from './fanout.js'
 
@@ -77,6 +77,8 @@ export function buildReport (result, context) {
     compression: result.compression ?? null,
     // Over wss://: what TLS the connections negotiated (their bytes are then the encrypted stream).
     tls: result.tls ?? null,
+    // How long connections took to open, step by step (µs), and the attempts that failed, by cause.
+    connect: result.connect ? describeConnect(result.connect) : null,
     interrupted: Boolean(result.interrupted),
     ok,
     failure: result.failure ?? (ok ? null : describeFailedMessages(messages, fanout, result.errorReplies)),
@@ -143,6 +145,13 @@ function generatorLine ({ cpuShare, loopBusy, loopDelayMs, saturated }, duration
     `${saturated ? `: these latencies are the client's own queueing, not the server's; ${more}` : ''}`
 }
 
+function connectLine ({ opened, failures, steps }) {
+  const step = (name) => steps[name] ? `  ${name} p50 ${int(steps[name].p50)} p99 ${int(steps[name].p99)}` : ''
+  const failed = Object.entries(failures).map(([cause, count]) => `${int(count)} ${cause}`).join(', ')
+  return `connect   ${int(opened)} opened${step('tcp')}${step('tls')}${step('upgrade')}${step('total')} µs` +
+    `${failed ? `; failed attempts: ${failed}` : ''}`
+}
+
 function stageLine ({ fromMs, toMs, fromRate, toRate, messages, replies, latencyMs: l }, i) {
   const rates = fromRate === toRate ? `${int(toRate)}/s` : `${int(fromRate)} -> ${int(toRate)}/s`
   const span = `stage ${i + 1}   ${(fromMs / 1000).toFixed(1)}-${(toMs / 1000).toFixed(1)} s  ${rates}  ${int(messages)} due`
@@ -205,6 +214,22 @@ export function describeStages (stages, histograms) {
       histogram: histogram ? encodeHistogram(histogram) : null
     }
   })
+}
+
+/**
+ * Connection times for the report: per step (tcp, tls, upgrade, total) the count and p50, p90, p99
+ * and max in µs, with the histograms encoded for a merge; the failed attempts by cause.
+ * @param {{histograms: Record<string, string|null>, failures: Record<string, number>}} connect
+ * @returns {{opened: number, failures: Record<string, number>, steps: Record<string, object|null>, histograms: Record<string, string|null>}}
+ */
+export function describeConnect ({ histograms, failures }) {
+  const steps = Object.fromEntries(Object.entries(histograms).map(([step, encoded]) => {
+    if (!encoded) return [step, null]
+    const histogram = decodeHistogram(encoded)
+    const us = (percentile) => Math.min(histogram.maxValue, histogram.getValueAtPercentile(percentile))
+    return [step, { count: histogram.totalCount, p50: us(50), p90: us(90), p99: us(99), max: histogram.maxValue }]
+  }))
+  return { opened: steps.total?.count ?? 0, failures: { ...failures }, steps, histograms: { ...histograms } }
 }
 
 /** How the load was sent, for the headline: connections and messages in flight, or fan-out's shape. */
@@ -279,6 +304,7 @@ export function formatReport (report, histogram) {
     ...(report.payload ? [`payload   ${describePayload(report.payload)}`] : []),
     ...(report.compression ? [compressionLine(report.compression)] : []),
     ...(report.tls ? [`tls       ${report.tls.version} ${report.tls.cipher} (bytes on the socket are the encrypted stream: TLS records included)`] : []),
+    ...(report.connect ? [connectLine(report.connect)] : []),
     ...(report.fanout ? fanoutLines(report.fanout) : []),
     ...(report.cpu ? [cpuLine(report.cpu)] : []),
     ...(report.generator ? [generatorLine(report.generator, report.durationMs, report.fanout)] : []),

@@ -129,14 +129,23 @@ test('a multi-line handshake answer or refusal body still rejects with one line'
   await assert.rejects(connect({ url, test: { name: 'gateway' }, codec: jsonCodec }), oneLine)
 })
 
+test('each opening says how long its TCP connection and its upgrade took, in µs (TLS: none over ws://)', async () => {
+  const { client } = await open({})
+  const { tcpUs, tlsUs, upgradeUs } = client.timing
+  assert.ok(Number.isInteger(tcpUs) && tcpUs > 0 && tcpUs < 5_000_000, `tcp ${tcpUs} µs`)
+  assert.ok(Number.isInteger(upgradeUs) && upgradeUs > 0 && upgradeUs < 5_000_000, `upgrade ${upgradeUs} µs`)
+  assert.equal(tlsUs, null)
+  client.ws.close()
+})
+
 test('a server that closes during the handshake rejects with the close code', async () => {
   await assert.rejects(connect({ url, test: SMALL, codec: jsonCodec, handshake: { frame: 'SCHEMA close', expect: 'SCHEMA OK' } }),
-    { message: `server closed the connection during the handshake on ${url}/?test=small&format=json (code 4000)` })
+    { message: `server closed the connection during the handshake on ${url}/?test=small&format=json (code 4000)`, cause: 'handshake' })
 })
 
 test('a refused upgrade rejects with the status and the body', async () => {
   await assert.rejects(connect({ url, test: { name: 'nope' }, codec: jsonCodec }),
-    { message: `server refused ${url}/?test=nope&format=json: 400 unknown test 'nope'` })
+    { message: `server refused ${url}/?test=nope&format=json: 400 unknown test 'nope'`, cause: 'status 400' })
 })
 
 test('an unreachable port rejects with cannot connect to the URL and the error code', async () => {
@@ -146,7 +155,7 @@ test('an unreachable port rejects with cannot connect to the URL and the error c
   const { port } = closed.address()
   await new Promise((resolve) => closed.close(resolve))
   await assert.rejects(connect({ url: `ws://127.0.0.1:${port}`, test: SMALL, codec: jsonCodec }),
-    { message: `cannot connect to ws://127.0.0.1:${port}: ECONNREFUSED (no server listening there: start one with node server.js)` })
+    { message: `cannot connect to ws://127.0.0.1:${port}: ECONNREFUSED (no server listening there: start one with node server.js)`, cause: 'refused' })
 })
 
 test('with connectUrl the TCP connection goes there (a shaping proxy) while the request still names the server', async () => {
@@ -180,6 +189,7 @@ test('wss://: trusts --ca, counts the encrypted bytes on the TCP socket, and say
   try {
     const client = await connect({ url: secureUrl, test: SMALL, codec: jsonCodec, ca: certificate.cert })
     assert.deepEqual(client.tls, { version: 'TLSv1.3', cipher: 'TLS_AES_256_GCM_SHA384' })
+    assert.ok(client.timing.tlsUs > 0 && client.timing.tcpUs > 0 && client.timing.upgradeUs > 0, JSON.stringify(client.timing))
     assert.deepEqual(negotiated([{ tls: null }, client]), client.tls)
     assert.ok(client.socket instanceof net.Socket && !(client.socket instanceof tls.TLSSocket), 'the TCP socket, under TLS')
     const before = client.socket.bytesWritten
@@ -191,6 +201,7 @@ test('wss://: trusts --ca, counts the encrypted bytes on the TCP socket, and say
     assert.ok(tlsBytesIn > 0)
     client.ws.close()
 
+    await assert.rejects(connect({ url: secureUrl, test: SMALL, codec: jsonCodec }), { cause: 'tls' })
     await assert.rejects(connect({ url: secureUrl, test: SMALL, codec: jsonCodec }),
       /^Error: cannot connect to wss:\/\/localhost:\d+: the server's certificate is not trusted \(DEPTH_ZERO_SELF_SIGNED_CERT: .*\): give its certificate or CA with --ca FILE, or skip the check with --insecure$/)
     const insecure = await connect({ url: secureUrl, test: SMALL, codec: jsonCodec, insecure: true })

@@ -172,6 +172,10 @@ test('--reconnect: a dropped connection is reopened, the gap counted, every mess
     assert.equal(refusals, 2, 'the outage happened')
     assert.ok(r.reconnects.count >= 1, JSON.stringify(r.reconnects))
     assert.ok(r.reconnects.gapMs >= 0)
+    // Every opening timed, the first and the reopened; the two refused attempts counted, by cause.
+    assert.equal(r.connect.opened, 1 + r.reconnects.count)
+    assert.ok(r.connect.steps.tcp.p50 > 0 && r.connect.steps.upgrade.p50 > 0, JSON.stringify(r.connect.steps))
+    assert.equal(Object.values(r.connect.failures).reduce((sum, n) => sum + n, 0), 2, JSON.stringify(r.connect.failures))
     assert.equal(r.messages.sent, 3000, 'went on after the server came back')
     assert.equal(r.messages.sent, r.messages.acked + r.messages.errors + r.messages.lost)
     assert.ok(r.messages.lost >= 1 && r.messages.lost <= 8, 'only the messages in flight at the cut are lost')

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { UsageError } from '../../lib/errors.js'
 import { createLatencyHistogram, decodeHistogram, encodeHistogram } from '../../lib/histogram.js'
 import { resolveTest } from '../../lib/payloads/catalog.js'
-import { mergeCompression, mergeReports, mergeTls } from '../../lib/report/merge.js'
+import { mergeCompression, mergeConnectTimes, mergeReports, mergeTls } from '../../lib/report/merge.js'
 import { buildReport } from '../../lib/report/report.js'
 
 const T0 = 1_700_000_000_000
@@ -189,4 +189,17 @@ test('ramps: parts on the same stages merge stage by stage (rates, messages and 
   const other = mergeReports([ramp([1000]), ramp([1000], [{ ...stages[0], toMs: 1500 }, { ...stages[1], fromMs: 1500 }])])
   assert.equal(other.stages, null)
   assert.equal(mergeReports([part(), part()]).stages, null)
+})
+
+test('connection times: the parts\' histograms added step by step, failures summed by cause', () => {
+  const times = (values, failures) => {
+    const h = histogramOf(values, 1)
+    return { histograms: { tcp: encodeHistogram(h), tls: null, upgrade: encodeHistogram(h), total: encodeHistogram(h) }, failures }
+  }
+  const merged = mergeReports([part({ connect: times([100], { refused: 1 }) }), part({ connect: times([300, 500], { refused: 2, timeout: 1 }) })])
+  assert.equal(merged.connect.opened, 3)
+  assert.deepEqual([merged.connect.steps.tcp.count, merged.connect.steps.tcp.max], [3, 500])
+  assert.equal(merged.connect.steps.tls, null)
+  assert.deepEqual(merged.connect.failures, { refused: 3, timeout: 1 })
+  assert.equal(mergeConnectTimes([null, undefined]), null)
 })

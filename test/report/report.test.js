@@ -299,3 +299,21 @@ test('a ramp: each stage with its span, rates, messages due and the latency of t
   assert.match(text, /^stage 2 {3}3\.0-6\.0 s {2}500\/s {2}1,500 due, 0 replies {2}no replies$/m)
   assert.equal(buildReport(loadResult(), CONTEXT).stages, null, 'no ramp, no stages')
 })
+
+test('connection times: each step\'s count and percentiles in µs, the histograms kept for a merge, failed attempts by cause, one console line', () => {
+  const histogram = (values) => {
+    const h = createLatencyHistogram()
+    for (const value of values) h.recordValue(value)
+    return encodeHistogram(h)
+  }
+  const report = buildReport(loadResult({
+    connect: { histograms: { tcp: histogram([100, 200]), tls: null, upgrade: histogram([300, 500]), total: histogram([400, 700]) }, failures: { refused: 3 } }
+  }), CONTEXT)
+  assert.equal(report.connect.opened, 2)
+  assert.deepEqual(report.connect.steps.tcp, { count: 2, p50: 100, p90: 200, p99: 200, max: 200 })
+  assert.equal(report.connect.steps.tls, null)
+  assert.deepEqual(report.connect.failures, { refused: 3 })
+  assert.equal(decodeHistogram(report.connect.histograms.total).totalCount, 2)
+  assert.match(formatReport(report, latencies()), /^connect {3}2 opened {2}tcp p50 100 p99 200 {2}upgrade p50 300 p99 500 {2}total p50 400 p99 700 µs; failed attempts: 3 refused$/m)
+  assert.equal(buildReport(loadResult(), CONTEXT).connect, null)
+})
