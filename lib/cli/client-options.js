@@ -8,6 +8,7 @@ import { formatNames } from '../codecs/registry.js'
 import { BACKENDS, PROFILES, resolveNetwork } from '../network/profiles.js'
 import { CODEC_MODULE_OPTION, PAYLOAD_OPTIONS, codecModulesFor, commandLine, duration, futureInstant, parseWsUrl, payloadFiles, positiveNumber, wholeNumber } from './parser.js'
 import { programName } from './program.js'
+import { DEFAULT_BACKOFF } from '../load/reconnects.js'
 
 /**
  * @typedef {object} ClientCommand what the command line adds to the run it measures
@@ -68,7 +69,9 @@ export async function parseClientArgs (argv, format) {
       insecure: { describe: 'wss:// without verifying the certificate (self-signed servers)', type: 'boolean', default: false },
       ca: { describe: 'wss://: also trust this certificate (PEM): the server\'s own or its CA\'s (NODE_EXTRA_CA_CERTS works too)', type: 'string' },
       ack: { describe: 'what counts as the reply (up): ACK, any, or text:<reply>', default: 'ACK', type: 'string' },
-      reconnect: { describe: 'when a connection drops, reconnect (within --timeout) and go on', type: 'boolean', default: false },
+      reconnect: { describe: 'when a connection drops, reconnect (within --timeout) and go on; each attempt after a random wait up to --reconnect-base x 2^attempt (full jitter), at most --reconnect-cap', type: 'boolean', default: false },
+      'reconnect-base': { describe: '--reconnect: the first attempt\'s longest wait', default: `${DEFAULT_BACKOFF.baseMs}ms`, type: 'string' },
+      'reconnect-cap': { describe: '--reconnect: no wait longer than this', default: `${DEFAULT_BACKOFF.capMs / 1000}s`, type: 'string' },
       timeout: { describe: 'per-message timeout in ms; a message with no reply by then is lost', default: 10000 },
       compress: { describe: 'offer permessage-deflate', type: 'boolean', default: false },
       repeat: { describe: 'send one message over and over instead of the test\'s stream of varying messages (flatters compression, caches and the JIT)', type: 'boolean', default: false },
@@ -153,6 +156,7 @@ export async function parseClientArgs (argv, format) {
       insecure: args.insecure,
       ca: args.ca === undefined ? undefined : trustedCertificate(args.ca, args.url),
       reconnect: args.reconnect,
+      backoff: { baseMs: duration('reconnect-base', args.reconnectBase), capMs: duration('reconnect-cap', args.reconnectCap) },
       ...(args.direction === 'fanout' && { role: args.role, decode: args.decode, heartbeatMs: duration('heartbeat', args.heartbeat) })
     },
     allowLossy: args.allowLossy,

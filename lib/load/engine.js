@@ -8,12 +8,12 @@ import { createLatencyHistogram } from '../histogram.js'
 import { Channel } from './channel.js'
 import { compression, connect, negotiated } from './connection.js'
 import { ConnectTimes } from './connect-times.js'
+import { Reconnects } from './reconnects.js'
 import { frameSource, replyJudge } from './messages.js'
 import { PrecisePacer, TimerPacer } from './pacer.js'
 import { Phase } from './phase.js'
 
 /** Between reconnection attempts while a server is away (--reconnect). */
-const RECONNECT_BACKOFF_MS = 100
 
 /**
  * @typedef {object} LoadSettings what the user chose for a load run: the command line produces it,
@@ -42,6 +42,7 @@ const RECONNECT_BACKOFF_MS = 100
  * @property {boolean} [insecure] accept any TLS certificate (self-signed test servers)
  * @property {string} [ca] a certificate (PEM) to trust beside Node's roots: the server's own, or its CA
  * @property {boolean} [reconnect] when a connection drops, reconnect and go on (its in-flight messages are lost)
+ * @property {{baseMs: number, capMs: number}} [backoff] --reconnect's waits: full jitter up to base x 2^attempt, at most cap
  * @property {'precise'|'timer'} [pacing] how an open loop is woken when a message is due: precise (default,
  *   a thread of its own: sends within tens of µs of their due time) or Node's timers (late by up to a
  *   millisecond or more, but no CPU spent waiting: compare's batches, which measure CPU)
@@ -87,7 +88,7 @@ const RECONNECT_BACKOFF_MS = 100
  * @property {Array<{t: number, acked: number, errors: number, p50: number, p99: number, histogram: string}>} timeSeries
  *   per second: t is the epoch second, latencies in ms
  * @property {{rate: number, sendRate: number}|null} target with a rate: asked and achieved send rate
- * @property {{count: number, gapMs: number}} reconnects
+ * @property {ReturnType<import('./reconnects.js').Reconnects['result']>} reconnects
  * @property {{accepted: boolean}|null} compression with --compress: whether the server took permessage-deflate
  * @property {{version: string, cipher: string}|null} tls over wss://: the TLS version and cipher negotiated
  * @property {boolean} interrupted stopped by the signal
@@ -181,7 +182,7 @@ export class Run {
     this.channels = []
     this.failure = null
     this.errorReplies = []
-    this.reconnects = { count: 0, gapMs: 0 }
+    this.reconnects = new Reconnects(options.backoff)
     /** With --compress: whether the server took permessage-deflate, once the connections are open. */
     this.compression = null
     /** Over wss://: the TLS version and cipher negotiated. */
@@ -195,7 +196,7 @@ export class Run {
       nextFrame: frameSource(codec, natives, direction),
       timeoutMs,
       onFailure: (reason) => { this.failure ??= reason },
-      reconnect: reconnect ? (channel) => this.reconnect(channel) : null,
+      reconnect: reconnect ? (channel, lost) => this.reconnect(channel, lost) : null,
       onTick,
       pacer: null
     }
@@ -216,7 +217,7 @@ export class Run {
     }
     this.phase = new Phase(this.traffic, spec)
     const result = await this.phase.start()
-    return { ...result, reconnects: { ...this.reconnects }, errorReplies: this.errorReplies, failure: this.failure }
+    return { ...result, reconnects: this.reconnects.result(), errorReplies: this.errorReplies, failure: this.failure }
   }
 
   /** Closes every connection, and the pacer's thread. */
@@ -241,31 +242,36 @@ export class Run {
   }
 
   /**
-   * --reconnect: opens the channel's connection again every RECONNECT_BACKOFF_MS until the server
-   * is back (the channel then takes messages again in the phase under way), the phase stops
-   * sending, or --timeout passes, which fails the run.
+   * --reconnect: opens the channel's connection again, each attempt after a backoff with full
+   * jitter (Reconnects#delay), until the server is back (the channel then takes messages again in
+   * the phase under way), the phase stops sending, or --timeout passes, which fails the run.
    * @param {import('./channel.js').Channel} channel
+   * @param {number} lost the messages it had outstanding when it dropped
    */
-  async reconnect (channel) {
+  async reconnect (channel, lost) {
     channel.setReconnecting(true)
-    const downSince = performance.now()
+    const since = this.reconnects.dropped(lost)
     let timedOut = false
-    while (this.phase.sending && !channel.closing) {
+    for (let attempt = 0; this.phase.sending && !channel.closing; attempt++) {
+      await sleep(this.reconnects.delay(attempt))
+      if (!this.phase.sending || channel.closing) break
       try {
         const { ws, socket, timing } = await connect(this.options)
         this.connectTimes.record(timing)
-        if (channel.closing) return ws.terminate()
+        if (channel.closing) {
+          ws.terminate()
+          break
+        }
         channel.attach(ws, socket)
-        this.reconnects.count++
-        this.reconnects.gapMs += Math.round(performance.now() - downSince)
+        this.reconnects.back(since)
         return this.phase.resume(channel)
       } catch (err) {
         this.connectTimes.fail(err.cause ?? 'other')
-        timedOut = performance.now() - downSince > this.timeoutMs
+        timedOut = performance.now() - since > this.timeoutMs
         if (timedOut) break
-        await sleep(RECONNECT_BACKOFF_MS)
       }
     }
+    this.reconnects.gone()
     channel.setReconnecting(false)
     if (timedOut) this.fail(`the server did not come back within ${this.timeoutMs} ms (--reconnect, --timeout)`)
     this.phase.checkDone()
@@ -284,7 +290,7 @@ export class Run {
       generator: null,
       timeSeries: [],
       target: null,
-      reconnects: { ...this.reconnects },
+      reconnects: this.reconnects.result(),
       errorReplies: this.errorReplies,
       failure: this.failure
     }

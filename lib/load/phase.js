@@ -26,7 +26,7 @@ const STOP_GRACE_MS = 2000
  * @property {(scheduledAt: number, measured: boolean) => (Buffer|string)} nextFrame the next message, encoded now
  * @property {number} timeoutMs a message with no reply after this long is lost, and the run fails
  * @property {(reason: string) => void} onFailure the run fails (the first reason stands)
- * @property {((channel: import('./channel.js').Channel) => void)|null} reconnect --reconnect: bring a
+ * @property {((channel: import('./channel.js').Channel, lost: number) => void)|null} reconnect --reconnect: bring a
  *   closed channel back (null: a close fails the run)
  * @property {(progress: object) => void} [onTick] once a second while recording
  * @property {import('./pacer.js').PrecisePacer|import('./pacer.js').TimerPacer|null} pacer wakes an open
@@ -198,7 +198,7 @@ export class Phase {
   onClosed (channel, code, reason, lost) {
     this.lost += lost
     if (this.traffic.reconnect && this.isActive() && this.sending) {
-      this.traffic.reconnect(channel)
+      this.traffic.reconnect(channel, lost)
     } else {
       const why = reason?.length ? `: ${reason}` : ''
       this.fail(`connection closed by the server (code ${code}${why})`)

@@ -61,7 +61,7 @@ export function mergeReports (reports) {
     stageHistograms: mergeStages(reports) && reports.every((r) => r.stages.every((stage) => stage.histogram))
       ? first.stages.map((_, i) => addHistograms(reports.map((r) => r.stages[i].histogram)))
       : null,
-    reconnects: { count: sum((r) => r.reconnects?.count ?? 0), gapMs: sum((r) => r.reconnects?.gapMs ?? 0) },
+    reconnects: mergeReconnects(reports.map((r) => r.reconnects)),
     compression: mergeCompression(reports.map((r) => r.compression)),
     tls: mergeTls(reports.map((r) => r.tls)),
     connect: mergeConnectTimes(reports.map((r) => r.connect)),
@@ -135,6 +135,32 @@ function mergeStages (reports) {
     stages: first.stages.map(({ fromMs, toMs }, i) => ({
       fromMs, toMs, fromRate: sum(i, 'fromRate'), toRate: sum(i, 'toRate'), messages: sum(i, 'messages')
     }))
+  }
+}
+
+/**
+ * Several parts' reconnects as one: counts, time away and losses summed, histograms added, the
+ * reopenings per 100 ms window summed window by window (the parts' clocks agreeing), the longest outage.
+ * @param {Array<object|undefined>} parts each report's `reconnects`
+ * @returns {object}
+ */
+export function mergeReconnects (parts) {
+  const sum = (key) => parts.reduce((total, part) => total + (part?.[key] ?? 0), 0)
+  const detailed = parts.filter((part) => part?.backoff)
+  if (detailed.length === 0) return { count: sum('count'), gapMs: sum('gapMs') }
+  const windows = {}
+  for (const part of detailed) {
+    for (const [window, count] of Object.entries(part.windows)) windows[window] = (windows[window] ?? 0) + count
+  }
+  const histograms = detailed.map((part) => part.histogram).filter(Boolean)
+  return {
+    count: sum('count'),
+    gapMs: sum('gapMs'),
+    backoff: detailed[0].backoff,
+    allBackMs: Math.max(...detailed.map((part) => part.allBackMs)),
+    lost: sum('lost'),
+    histogram: histograms.length ? encodeHistogram(addHistograms(histograms)) : null,
+    windows
   }
 }
 

@@ -1,4 +1,4 @@
-import { decodeHistogram, encodeHistogram, latencyBands, summarizeLatency } from '../histogram.js'
+import { decodeHistogram, encodeHistogram, latencyBands, summarizeLatency, valueAtPercentile } from '../histogram.js'
 import { int, ms, round, size } from '../display.js'
 import { describeFanout } from './fanout.js'
 
@@ -72,7 +72,7 @@ export function buildReport (result, context) {
     cpu: result.cpu ? cpuPerMessage(result.cpu, messages.sent) : null,
     // Whether the load generator was the bottleneck: then the latencies are the client's, not the server's.
     generator: result.generator ? judgeGenerator(result.generator, durationMs, sendLagMs, result.target?.pacing) : null,
-    reconnects: result.reconnects ?? { count: 0, gapMs: 0 },
+    reconnects: describeReconnects(result.reconnects),
     // With --compress: whether the server took permessage-deflate (if not, every frame went uncompressed).
     compression: result.compression ?? null,
     // Over wss://: what TLS the connections negotiated (their bytes are then the encrypted stream).
@@ -145,6 +145,12 @@ function generatorLine ({ cpuShare, loopBusy, loopDelayMs, saturated }, duration
     `${saturated ? `: these latencies are the client's own queueing, not the server's; ${more}` : ''}`
 }
 
+function reconnectLine ({ count, awayMs, allBackMs, lost, peakPer100ms, backoff }) {
+  return `reconnect ${int(count)} back, away p50 ${ms(awayMs.p50)}  p99 ${ms(awayMs.p99)}  max ${ms(awayMs.max)}; all back ${int(allBackMs)} ms ` +
+    `after the first drop; at most ${int(peakPer100ms)} in any 100 ms; ${int(lost)} messages lost at the drops ` +
+    `(backoff: full jitter, base ${int(backoff.baseMs)} ms, cap ${int(backoff.capMs)} ms)`
+}
+
 function connectLine ({ opened, failures, steps }) {
   const step = (name) => steps[name] ? `  ${name} p50 ${int(steps[name].p50)} p99 ${int(steps[name].p99)}` : ''
   const failed = Object.entries(failures).map(([cause, count]) => `${int(count)} ${cause}`).join(', ')
@@ -214,6 +220,32 @@ export function describeStages (stages, histograms) {
       histogram: histogram ? encodeHistogram(histogram) : null
     }
   })
+}
+
+/**
+ * --reconnect in the report: how many came back, each one's time away (ms percentiles), the longest
+ * outage until every connection was back, the messages lost at the drops, the most reopenings in
+ * any 100 ms window (how hard the returning clients hit the server), and the backoff that spread them.
+ * @param {object|null|undefined} reconnects a run's (Reconnects#result), or a merged one
+ * @returns {object}
+ */
+export function describeReconnects (reconnects) {
+  if (!reconnects?.backoff) return { count: reconnects?.count ?? 0, gapMs: reconnects?.gapMs ?? 0 }
+  const gaps = reconnects.histogram ? decodeHistogram(reconnects.histogram) : null
+  const awayMs = gaps
+    ? { p50: valueAtPercentile(gaps, 50), p99: valueAtPercentile(gaps, 99), max: round(gaps.maxValue / 1000, 3) }
+    : null
+  return {
+    count: reconnects.count,
+    gapMs: reconnects.gapMs,
+    backoff: reconnects.backoff,
+    awayMs,
+    allBackMs: reconnects.allBackMs,
+    lost: reconnects.lost,
+    peakPer100ms: Math.max(0, ...Object.values(reconnects.windows)),
+    histogram: reconnects.histogram,
+    windows: reconnects.windows
+  }
 }
 
 /**
@@ -305,6 +337,7 @@ export function formatReport (report, histogram) {
     ...(report.compression ? [compressionLine(report.compression)] : []),
     ...(report.tls ? [`tls       ${report.tls.version} ${report.tls.cipher} (bytes on the socket are the encrypted stream: TLS records included)`] : []),
     ...(report.connect ? [connectLine(report.connect)] : []),
+    ...(report.reconnects.count > 0 && report.reconnects.backoff ? [reconnectLine(report.reconnects)] : []),
     ...(report.fanout ? fanoutLines(report.fanout) : []),
     ...(report.cpu ? [cpuLine(report.cpu)] : []),
     ...(report.generator ? [generatorLine(report.generator, report.durationMs, report.fanout)] : []),

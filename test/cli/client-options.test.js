@@ -45,6 +45,7 @@ describe('parseClientArgs: defaults', () => {
         ca: undefined,
         ack: { text: 'ACK' },
         reconnect: false,
+        backoff: { baseMs: 100, capMs: 5000 },
         url: 'ws://127.0.0.1:7070',
         connections: 1,
         inflight: 1,
@@ -213,6 +214,11 @@ describe('parseClientArgs: upgrade headers and replies', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true })
     }
+  })
+
+  test('--reconnect-base and --reconnect-cap: the backoff, as durations; anything else one line', async () => {
+    assert.deepEqual((await json('5', '--reconnect', '--reconnect-base', '250ms', '--reconnect-cap', '2s')).load.backoff, { baseMs: 250, capMs: 2000 })
+    await assert.rejects(json('5', '--reconnect-cap', 'soon'), usage('--reconnect-cap must be a duration such as 30s, 500ms or 2m, got \'soon\''))
   })
 
   test('--subprotocol, --insecure, --reconnect, --compress, --json and the output files are passed on', async () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { UsageError } from '../../lib/errors.js'
 import { createLatencyHistogram, decodeHistogram, encodeHistogram } from '../../lib/histogram.js'
 import { resolveTest } from '../../lib/payloads/catalog.js'
-import { mergeCompression, mergeConnectTimes, mergeReports, mergeTls } from '../../lib/report/merge.js'
+import { mergeCompression, mergeConnectTimes, mergeReconnects, mergeReports, mergeTls } from '../../lib/report/merge.js'
 import { buildReport } from '../../lib/report/report.js'
 
 const T0 = 1_700_000_000_000
@@ -202,4 +202,15 @@ test('connection times: the parts\' histograms added step by step, failures summ
   assert.equal(merged.connect.steps.tls, null)
   assert.deepEqual(merged.connect.failures, { refused: 3, timeout: 1 })
   assert.equal(mergeConnectTimes([null, undefined]), null)
+})
+
+test('reconnects: counts and losses summed, histograms added, reopenings summed window by window, the longest outage', () => {
+  const away = (values) => encodeHistogram(histogramOf(values, 1))
+  const reconnects = (windows, allBackMs, values) => ({ count: values.length, gapMs: 10, backoff: { baseMs: 100, capMs: 5000 }, allBackMs, lost: 2, histogram: away(values), windows })
+  const merged = mergeReconnects([reconnects({ 10: 2, 11: 1 }, 300, [1000, 2000, 3000]), reconnects({ 11: 3 }, 500, [4000, 5000, 6000])])
+  assert.deepEqual({ ...merged, histogram: decodeHistogram(merged.histogram).totalCount }, {
+    count: 6, gapMs: 20, backoff: { baseMs: 100, capMs: 5000 }, allBackMs: 500, lost: 4, histogram: 6, windows: { 10: 2, 11: 4 }
+  })
+  assert.equal(mergeReports([part({ reconnects: reconnects({ 11: 1 }, 1, [1000]) }), part({ reconnects: reconnects({ 11: 2 }, 1, [1000]) })]).reconnects.peakPer100ms, 3)
+  assert.deepEqual(mergeReconnects([{ count: 1, gapMs: 5 }, undefined]), { count: 1, gapMs: 5 }, 'fan-out publishers without the detail')
 })

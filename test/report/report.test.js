@@ -317,3 +317,15 @@ test('connection times: each step\'s count and percentiles in µs, the histogram
   assert.match(formatReport(report, latencies()), /^connect {3}2 opened {2}tcp p50 100 p99 200 {2}upgrade p50 300 p99 500 {2}total p50 400 p99 700 µs; failed attempts: 3 refused$/m)
   assert.equal(buildReport(loadResult(), CONTEXT).connect, null)
 })
+
+test('--reconnect: time away per connection, the outage until all were back, losses, the busiest 100 ms and the backoff, a console line', () => {
+  const gaps = createLatencyHistogram()
+  for (const us of [200_000, 400_000, 900_000]) gaps.recordValue(us)
+  const report = buildReport(loadResult({
+    reconnects: { count: 3, gapMs: 1500, backoff: { baseMs: 100, capMs: 5000 }, allBackMs: 950, lost: 12, histogram: encodeHistogram(gaps), windows: { 17000000010: 2, 17000000013: 1 } }
+  }), CONTEXT)
+  const { awayMs, peakPer100ms, allBackMs, lost } = report.reconnects
+  assert.deepEqual([Math.round(awayMs.p50), Math.round(awayMs.max), peakPer100ms, allBackMs, lost], [400, 900, 2, 950, 12])
+  assert.match(formatReport(report, latencies()), /^reconnect 3 back, away p50 400\.\d+ {2}p99 9\d\d\.\d+ {2}max 900\.\d+; all back 950 ms after the first drop; at most 2 in any 100 ms; 12 messages lost at the drops \(backoff: full jitter, base 100 ms, cap 5,000 ms\)$/m)
+  assert.deepEqual(buildReport(loadResult(), CONTEXT).reconnects, { count: 0, gapMs: 0 })
+})

@@ -1,0 +1,39 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { DEFAULT_BACKOFF, Reconnects } from '../../lib/load/reconnects.js'
+import { decodeHistogram } from '../../lib/histogram.js'
+
+test('delay: full jitter, uniform up to base x 2^attempt and never past the cap', () => {
+  const reconnects = new Reconnects({ baseMs: 100, capMs: 1000 })
+  for (const [attempt, ceiling] of [[0, 100], [1, 200], [2, 400], [3, 800], [4, 1000], [10, 1000]]) {
+    const waits = Array.from({ length: 2000 }, () => reconnects.delay(attempt))
+    assert.ok(waits.every((ms) => ms >= 0 && ms < ceiling), `attempt ${attempt}: up to ${ceiling} ms`)
+    // Spread over the whole range, not bunched: the mean near half the ceiling, some in each tenth.
+    const mean = waits.reduce((sum, ms) => sum + ms, 0) / waits.length
+    assert.ok(Math.abs(mean - ceiling / 2) < ceiling * 0.05, `attempt ${attempt}: mean ${mean}`)
+    for (let tenth = 0; tenth < 10; tenth++) assert.ok(waits.some((ms) => ms >= tenth * ceiling / 10 && ms < (tenth + 1) * ceiling / 10))
+  }
+  assert.deepEqual(new Reconnects().backoff, DEFAULT_BACKOFF)
+})
+
+test('an outage: from the first drop until every connection is back; time away per connection, losses, reopenings per 100 ms', async () => {
+  const reconnects = new Reconnects()
+  const first = reconnects.dropped(3)
+  const second = reconnects.dropped(2)
+  await new Promise((resolve) => setTimeout(resolve, 5))
+  reconnects.back(first)
+  assert.equal(reconnects.result().allBackMs, 0, 'one is still away')
+  reconnects.back(second)
+  const result = reconnects.result()
+  assert.equal(result.count, 2)
+  assert.equal(result.lost, 5)
+  assert.ok(result.allBackMs >= 5, `${result.allBackMs} ms`)
+  assert.equal(decodeHistogram(result.histogram).totalCount, 2)
+  assert.equal(Object.values(result.windows).reduce((sum, n) => sum + n, 0), 2)
+  for (const window of Object.keys(result.windows)) assert.ok(Math.abs(Number(window) * 100 - Date.now()) < 1000, 'windows of the epoch, 100 ms each')
+  // One that never comes back ends the outage too, without counting as back.
+  reconnects.dropped(0)
+  reconnects.gone()
+  assert.equal(reconnects.result().count, 2)
+  assert.equal(reconnects.away, 0)
+})
