@@ -2,6 +2,7 @@
 import { test, describe } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync, spawn } from 'node:child_process'
+import fs from 'node:fs'
 import { createCodec } from '../../lib/codecs/registry.js'
 import { loadPayload, resolveTest } from '../../lib/payloads/catalog.js'
 import { ROOT, openConnection, refusedUpgrade, runScript, startServerProcess } from '../helpers.js'
@@ -131,4 +132,32 @@ describe('node server.js past one process\'s open-file limit', () => {
     for (const pid of workers) execFileSync('tail', ['--pid', String(pid), '-s', '0.05', '-f', '/dev/null'], { timeout: 10_000 })
     for (const pid of workers) assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, `worker ${pid} is gone`)
   })
+})
+
+test('churn: after 5,000 short connections (open, one message, close) the server holds no more files than before, and counted every one', { skip: process.platform !== 'linux' && 'reads /proc' }, async () => {
+  const server = await startServerProcess()
+  const codec = await createCodec('protobuf', resolveTest(5))
+  const frame = codec.encode(codec.prepare(loadPayload(resolveTest(5))))
+  const files = () => fs.readdirSync(`/proc/${server.child.pid}/fd`).length
+  const short = async () => {
+    const { ws, nextReply, closed } = await openConnection(`${server.url}/?test=5&format=protobuf`)
+    ws.send(frame)
+    assert.equal(await nextReply(), 'ACK')
+    ws.close()
+    await closed
+  }
+  try {
+    await short() // the first connection loads what the server keeps for good (codecs, the test's messages)
+    const baseline = files()
+    for (let round = 0; round < 25; round++) await Promise.all(Array.from({ length: 200 }, short))
+    // Once the server has seen every connection close (its own count), its files are what they were.
+    const open = async () => Number(/^wsbench_open_connections (\d+)/m.exec(await (await fetch(`${server.url.replace('ws:', 'http:')}/metrics`)).text())[1])
+    for (let tries = 0; await open() > 0 && tries < 500; tries++);
+    assert.equal(await open(), 0)
+    const after = files()
+    assert.ok(after <= baseline + 20, `${after} files open after the churn, ${baseline} before`)
+  } finally {
+    assert.equal(await server.stop('SIGTERM'), 0)
+  }
+  assert.match(server.output(), /stopped on SIGTERM after [\d.]+ s: 5001 connections served, 5,001 messages,/)
 })
