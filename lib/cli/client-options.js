@@ -54,6 +54,8 @@ export async function parseClientArgs (argv, format) {
       connections: { alias: 'c', describe: 'parallel WebSocket connections [default: 1, or one per worker]' },
       inflight: { alias: 'i', describe: 'messages outstanding per connection (1 = strict request/response) [default: 1, with --rate 1000]' },
       rate: { alias: 'r', describe: 'open loop: messages per second in total, latency from the schedule', type: 'string' },
+      arrivals: { describe: 'connections that come and go: this many new connections a second (with --stages, where the ramp starts), each sending --per-connection messages and closing', type: 'string' },
+      'per-connection': { describe: '--arrivals: messages each connection sends, --inflight at a time, before it closes', type: 'string' },
       stages: { describe: 'open loop on a ramp: DURATION:RATE,... the rate moving linearly to each target over its duration, from --rate (or 0): 10s:1000,30s:1000,10s:0 (sets the duration)', type: 'string' },
       pacing: { describe: 'how --rate wakes for each message: precise (a pacing thread, sends within tens of µs of their due time) or timer (Node\'s timers: a millisecond or more late, no CPU between sends)', choices: ['precise', 'timer'], default: 'precise', type: 'string' },
       duration: { alias: 'd', describe: 'run for this long instead of a message count: 30s, 500ms, 2m', type: 'string' },
@@ -104,6 +106,7 @@ export async function parseClientArgs (argv, format) {
     .example(`${program} 4 1000 --connections 4 --json`, 'four connections, JSON report on stdout')
     .example(`${program} 3 --rate 2000 --duration 60s --start-at 2026-11-23T17:00:00Z`, 'on every host: measure the same minute')
     .example(`${program} 3 --stages 10s:1000,30s:1000,10s:0`, 'ramp up to 1000/s, hold, ramp down: where latency bends')
+    .example(`${program} 3 --arrivals 500 --per-connection 5 --duration 10s`, '500 new connections a second, 5 messages each, then gone')
     .example(`${program} 3 --direction fanout --connections 1000 --rate 20 --duration 10s`, 'one publisher, 1000 subscribers')
     .example(`${program} --payload my.json 1000`, 'your own document, schema inferred')
     .example(`${program} --payload my.json 1000 --proto my.proto --type shop.Order`, 'your own document and schema')
@@ -121,9 +124,11 @@ export async function parseClientArgs (argv, format) {
     throw new UsageError('name a test (1-5, people, person, counters) or give --payload <file.json> (see --help)')
   }
   const rate = args.rate === undefined ? undefined : positiveNumber('rate', args.rate)
-  const stages = args.stages === undefined ? undefined : parseStages(args.stages, rate ?? 0)
+  const arrivals = args.arrivals === undefined ? undefined : arrivalsOf(args, rate, durationMs, messages)
+  const stages = args.stages === undefined ? undefined : parseStages(args.stages, arrivals?.arrivals ?? rate ?? 0)
   if (stages && durationMs !== undefined) throw new UsageError('--stages sets the duration (the sum of its stages): drop --duration')
   if (stages && messages !== undefined) throw new UsageError(`--stages sends what its ramp calls for: drop the message count (${messages})`)
+  if (arrivals && !stages && durationMs === undefined) throw new UsageError('--arrivals runs for a time: give --duration (or --stages, for arrivals that ramp)')
   const workers = wholeNumber('workers', args.workers, 1)
   if (args.direction === 'fanout') checkFanout(args, rate ?? stages, workers)
   else if (args.role !== 'both') throw new UsageError(`--role goes with --direction fanout, not ${args.direction}`)
@@ -141,9 +146,10 @@ export async function parseClientArgs (argv, format) {
       durationMs,
       rate,
       stages,
+      ...arrivals,
       pacing: args.pacing,
       connections: wholeNumber('connections', args.connections ?? workers, 1),
-      inflight: wholeNumber('inflight', args.inflight ?? (rate || stages ? 1000 : 1), 1),
+      inflight: wholeNumber('inflight', args.inflight ?? ((rate || stages) && !arrivals ? 1000 : 1), 1),
       warmup: /[a-z]$/i.test(args.warmup) ? { durationMs: duration('warmup', args.warmup) } : { messages: wholeNumber('warmup', args.warmup, 0) },
       startAt: args.startAt === undefined ? undefined : futureInstant('start-at', args.startAt),
       timeoutMs: wholeNumber('timeout', args.timeout, 1),
@@ -186,6 +192,22 @@ function checkFanout (args, pace, workers) {
     throw new UsageError(`--connections ${subscribers}: this process may open at most ${limit} connections ` +
       `(open-file limit ${openFileLimit()}); raise it (ulimit -n, as root) or split the subscribers over processes with --role subscriber`)
   }
+}
+
+/**
+ * --arrivals R --per-connection K: new connections a second, each sending K messages request by
+ * request; their own shape, so not with --connections, --rate, a message count, fan-out or workers.
+ * @returns {{arrivals: number, perConnection: number}}
+ */
+function arrivalsOf (args, rate, durationMs, messages) {
+  const arrivals = positiveNumber('arrivals', args.arrivals)
+  if (args.perConnection === undefined) throw new UsageError('--arrivals needs --per-connection K: the messages each new connection sends before it closes')
+  const perConnection = wholeNumber('per-connection', args.perConnection, 1)
+  for (const [given, option] of [[args.connections, '--connections'], [rate, '--rate'], [messages, 'a message count']]) {
+    if (given !== undefined) throw new UsageError(`--arrivals opens its own connections at its rate, each sending --per-connection messages: drop ${option}`)
+  }
+  if (args.direction === 'fanout') throw new UsageError('--arrivals does not apply to fanout: its subscribers stay connected')
+  return { arrivals, perConnection }
 }
 
 /**

@@ -84,7 +84,9 @@ function lossOf (test, codec) {
  * @returns {Promise<object>} the report
  */
 export async function measure (run, settings, context) {
-  const load = settings.direction === 'fanout' ? (await import('./fanout.js')).runFanout : runLoad
+  const load = settings.direction === 'fanout'
+    ? (await import('./fanout.js')).runFanout
+    : settings.arrivals ? (await import('./arrivals.js')).runArrivals : runLoad
   return reportOf(run, settings, context.network, await load(loadOptions(run, settings, context)))
 }
 

@@ -35,6 +35,7 @@ export function runInWorkers (run, count, context) {
           connections: share,
           messages: messages[i],
           rate: load.rate && load.rate / count,
+          arrivals: load.arrivals && load.arrivals / count,
           stages: load.stages?.map((stage) => ({ ...stage, target: stage.target / count })),
           warmup: warmups.length ? { messages: warmups[i] } : load.warmup
         }

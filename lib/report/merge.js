@@ -65,6 +65,7 @@ export function mergeReports (reports) {
     compression: mergeCompression(reports.map((r) => r.compression)),
     tls: mergeTls(reports.map((r) => r.tls)),
     connect: mergeConnectTimes(reports.map((r) => r.connect)),
+    arrivals: mergeArrivals(reports.map((r) => r.arrivals)),
     cpu: mergeCpu(reports),
     generator: mergeGenerator(reports),
     interrupted: reports.some((r) => r.interrupted),
@@ -135,6 +136,22 @@ function mergeStages (reports) {
     stages: first.stages.map(({ fromMs, toMs }, i) => ({
       fromMs, toMs, fromRate: sum(i, 'fromRate'), toRate: sum(i, 'toRate'), messages: sum(i, 'messages')
     }))
+  }
+}
+
+/**
+ * Several parts' arrivals as one (workers, hosts): their rates and counts summed.
+ * @param {Array<object|null|undefined>} parts each report's `arrivals`
+ * @returns {object|null} null unless every part ran arrivals
+ */
+export function mergeArrivals (parts) {
+  if (!parts.every(Boolean)) return null
+  const sum = (key) => parts.reduce((total, part) => total + part[key], 0)
+  const counts = ['planned', 'launched', 'opened', 'failed', 'completed', 'dropped']
+  return {
+    rate: Math.round(sum('rate') * 10) / 10,
+    perConnection: parts[0].perConnection,
+    ...Object.fromEntries(counts.map((key) => [key, sum(key)]))
   }
 }
 

@@ -61,6 +61,8 @@ export function buildReport (result, context) {
     target: result.target ? describeTarget(result.target) : null,
     // A ramp (--stages): each stage's span, rates and messages, with the latency of the messages due in it.
     stages: result.target?.stages ? describeStages(result.target.stages, result.stageHistograms) : null,
+    // --arrivals: connections opened on a schedule, each sending its messages and closing.
+    arrivals: result.arrivals ?? null,
     // With a target rate, latency counts from each message's scheduled send (coordinated omission
     // corrected); uncorrectedLatencyMs counts from the actual send, as a closed loop would.
     latencyMs: summarizeLatency(histogram),
@@ -143,6 +145,11 @@ function generatorLine ({ cpuShare, loopBusy, loopDelayMs, saturated }, duration
   return `generator ${call}: event loop busy ${Math.round(loopBusy * 100)}% of the phase, timers late by ` +
     `p99 ${loopDelayMs.p99} ms (max ${loopDelayMs.max} ms), CPU ${cpuShare} core(s)` +
     `${saturated ? `: these latencies are the client's own queueing, not the server's; ${more}` : ''}`
+}
+
+function arrivalsLine ({ rate, perConnection, planned, opened, failed, completed, dropped }) {
+  return `arrivals  ${int(rate)}/s × ${int(perConnection)} messages: ${int(planned)} due, ${int(opened)} opened, ` +
+    `${int(completed)} completed, ${int(failed)} could not connect, ${int(dropped)} closed by the server`
 }
 
 function reconnectLine ({ count, awayMs, allBackMs, lost, peakPer100ms, backoff }) {
@@ -265,7 +272,8 @@ export function describeConnect ({ histograms, failures }) {
 }
 
 /** How the load was sent, for the headline: connections and messages in flight, or fan-out's shape. */
-function loadShape ({ connections, inflight, fanout }) {
+function loadShape ({ connections, inflight, fanout, arrivals }) {
+  if (arrivals) return `${int(arrivals.rate)} new connection(s)/s × ${int(arrivals.perConnection)} messages, ${inflight} in flight`
   if (!fanout) return `${connections} connection(s) × ${inflight} in flight`
   const publisher = fanout.role === 'subscriber' ? 'no publisher here' : 'one publisher'
   return `${int(fanout.subscribers)} subscriber(s), ${publisher}${fanout.role === 'both' ? '' : ` (role ${fanout.role})`}`
@@ -336,6 +344,7 @@ export function formatReport (report, histogram) {
     ...(report.payload ? [`payload   ${describePayload(report.payload)}`] : []),
     ...(report.compression ? [compressionLine(report.compression)] : []),
     ...(report.tls ? [`tls       ${report.tls.version} ${report.tls.cipher} (bytes on the socket are the encrypted stream: TLS records included)`] : []),
+    ...(report.arrivals ? [arrivalsLine(report.arrivals)] : []),
     ...(report.connect ? [connectLine(report.connect)] : []),
     ...(report.reconnects.count > 0 && report.reconnects.backoff ? [reconnectLine(report.reconnects)] : []),
     ...(report.fanout ? fanoutLines(report.fanout) : []),

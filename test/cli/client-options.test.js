@@ -199,6 +199,19 @@ describe('parseClientArgs: upgrade headers and replies', () => {
     await assert.rejects(json('3', '--duration', '5s', '--stages', '1s:10'), usage('--stages sets the duration (the sum of its stages): drop --duration'))
   })
 
+  test('--arrivals R --per-connection K: new connections a second for a time (or on a ramp), one in flight by default; its own shape, so no --connections, --rate or count', async () => {
+    const plain = await json('3', '--arrivals', '500', '--per-connection', '5', '--duration', '10s')
+    assert.deepEqual([plain.load.arrivals, plain.load.perConnection, plain.load.durationMs, plain.load.inflight, plain.load.messages], [500, 5, 10_000, 1, undefined])
+    const ramp = await json('3', '--arrivals', '10', '--per-connection', '1', '--stages', '5s:100')
+    assert.deepEqual([ramp.load.arrivals, ramp.load.stages], [10, [{ durationMs: 5000, target: 100 }]])
+    await assert.rejects(json('3', '--arrivals', '500', '--duration', '1s'), usage('--arrivals needs --per-connection K: the messages each new connection sends before it closes'))
+    await assert.rejects(json('3', '--arrivals', '500', '--per-connection', '0', '--duration', '1s'), usage('--per-connection must be a whole number >= 1, got \'0\''))
+    await assert.rejects(json('3', '--arrivals', '500', '--per-connection', '5'), usage('--arrivals runs for a time: give --duration (or --stages, for arrivals that ramp)'))
+    await assert.rejects(json('3', '--arrivals', '500', '--per-connection', '5', '--duration', '1s', '--connections', '4'),
+      usage('--arrivals opens its own connections at its rate, each sending --per-connection messages: drop --connections'))
+    await assert.rejects(json('3', '--arrivals', '-1', '--per-connection', '5', '--duration', '1s'), UsageError)
+  })
+
   test('--ca: its PEM read once here, for a wss:// server; unreadable, not PEM, or with ws:// is one line', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'client-options-'))
     try {

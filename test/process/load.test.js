@@ -54,6 +54,20 @@ describe('open loop and time', () => {
     assert.ok(Math.abs(acked[0] - 100) <= 15 && Math.abs(acked[1] - 500) <= 15 && Math.abs(acked[2] - 400) <= 15, acked.join(', '))
   })
 
+  test('--arrivals: 100 new connections a second for 1 s, 3 messages each: every arrival opened, answered and closed, its connect time reported', async () => {
+    const run = await runScript('client_json.js', ['5', '--arrivals', '100', '--per-connection', '3', '--duration', '1s', '--url', server.url, '--json'])
+    assert.equal(run.code, 0, run.stderr)
+    const r = report(run)
+    assert.deepEqual(r.messages, { sent: 300, acked: 300, errors: 0, lost: 0 })
+    assert.deepEqual(r.arrivals, { rate: 100, perConnection: 3, planned: 100, launched: 100, opened: 100, failed: 0, completed: 100, dropped: 0 })
+    assert.equal(r.connect.opened, 100)
+    assert.ok(r.connect.steps.total.p50 > 0 && r.connect.steps.total.p50 <= r.connect.steps.total.p99, JSON.stringify(r.connect.steps.total))
+    assert.equal(r.histogram.length > 0, true)
+    const human = await runScript('client_json.js', ['5', '--arrivals', '20', '--per-connection', '2', '--duration', '500ms', '--url', server.url])
+    assert.match(human.stdout, /^arrivals {2}20\/s × 2 messages: 10 due, 10 opened, 10 completed, 0 could not connect, 0 closed by the server$/m)
+    assert.match(human.stdout, /^connect {3}10 opened {2}tcp p50 [\d,]+ p99 [\d,]+ {2}upgrade p50/m)
+  })
+
   test('--pacing timer: the same schedule from Node\'s timers, named in the report; the console shows the send lag', async () => {
     const run = await runScript('client_protobuf.js', ['5', '--rate', '500', '--duration', '500ms', '--pacing', 'timer', '--url', server.url])
     assert.equal(run.code, 0, run.stderr)
