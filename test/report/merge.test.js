@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { UsageError } from '../../lib/errors.js'
 import { createLatencyHistogram, decodeHistogram, encodeHistogram } from '../../lib/histogram.js'
 import { resolveTest } from '../../lib/payloads/catalog.js'
-import { mergeCompression, mergeConnectTimes, mergeReconnects, mergeReports, mergeTls } from '../../lib/report/merge.js'
+import { mergeArrivals, mergeCompression, mergeConnectTimes, mergeReconnects, mergeReports, mergeTls } from '../../lib/report/merge.js'
 import { buildReport } from '../../lib/report/report.js'
 
 const T0 = 1_700_000_000_000
@@ -213,4 +213,11 @@ test('reconnects: counts and losses summed, histograms added, reopenings summed 
   })
   assert.equal(mergeReports([part({ reconnects: reconnects({ 11: 1 }, 1, [1000]) }), part({ reconnects: reconnects({ 11: 2 }, 1, [1000]) })]).reconnects.peakPer100ms, 3)
   assert.deepEqual(mergeReconnects([{ count: 1, gapMs: 5 }, undefined]), { count: 1, gapMs: 5 }, 'fan-out publishers without the detail')
+})
+
+test('arrivals: parts that all ran arrivals add their rates and counts; otherwise none', () => {
+  const arrivals = (rate, opened) => ({ rate, perConnection: 5, planned: opened, launched: opened, opened, failed: 0, completed: opened, dropped: 0 })
+  const merged = mergeReports([part({ arrivals: arrivals(250, 2500) }), part({ arrivals: arrivals(250, 2499) })])
+  assert.deepEqual(merged.arrivals, { rate: 500, perConnection: 5, planned: 4999, launched: 4999, opened: 4999, failed: 0, completed: 4999, dropped: 0 })
+  assert.equal(mergeArrivals([arrivals(1, 1), null]), null)
 })
