@@ -17,6 +17,7 @@ import { DEFAULT_BACKOFF } from '../load/reconnects.js'
  * @property {number} workers
  * @property {string} [out] JSON report file
  * @property {string} [hdrOut] HdrHistogram interval log file
+ * @property {string} [html] HTML page of the report
  * @property {string[]} assert threshold expressions
  * @property {boolean} json
  * @property {object|null} network
@@ -64,6 +65,7 @@ export async function parseClientArgs (argv, format) {
       workers: { describe: 'worker threads, each with its share of connections, messages and rate', default: 1 },
       out: { describe: 'also write the JSON report to this file', type: 'string' },
       'hdr-out': { describe: 'write the latency histograms as an HdrHistogram interval log', type: 'string' },
+      html: { describe: 'also write the report as an HTML page: replies and latency second by second (a ramp\'s stages marked), latency by percentile', type: 'string' },
       assert: { describe: 'threshold that fails the run (exit 1), repeatable: "p99<20ms", "errors==0", "rate>=5000"', type: 'array', string: true, default: [] },
       header: { alias: 'H', describe: 'extra upgrade header "Name: value", repeatable', type: 'array', string: true, default: [] },
       token: { describe: 'sent as Authorization: Bearer <token>; default from BENCH_TOKEN', type: 'string', default: process.env.BENCH_TOKEN },
@@ -169,6 +171,7 @@ export async function parseClientArgs (argv, format) {
     workers,
     out: args.out,
     hdrOut: args.hdrOut,
+    html: args.html,
     assert: args.assert,
     json: args.json,
     // Strings from the command line, so a typo is quoted as typed: --rate abc, not NaN.

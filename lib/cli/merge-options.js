@@ -5,7 +5,7 @@ import { programName } from './program.js'
 /**
  * Parses `node bin/merge.js`'s command line.
  * @param {string[]} argv process.argv
- * @returns {Promise<{files: string[], json: boolean, out?: string, hdrOut?: string, assert: string[]}>}
+ * @returns {Promise<{files: string[], json: boolean, out?: string, hdrOut?: string, html?: string, assert: string[]}>}
  */
 export async function parseMergeArgs (argv) {
   const program = programName('node bin/merge.js')
@@ -18,9 +18,11 @@ export async function parseMergeArgs (argv) {
       json: { describe: 'print the merged report as JSON', type: 'boolean', default: false },
       out: { describe: 'also write the merged JSON report to this file', type: 'string' },
       'hdr-out': { describe: 'write the merged per-second histograms as an HdrHistogram interval log', type: 'string' },
+      html: { describe: 'also write the merged report as an HTML page (seconds, stages, percentiles)', type: 'string' },
       assert: { describe: 'threshold on the merged report, repeatable (as for the clients)', type: 'array', string: true, default: [] }
     })
     .example(`${program} host-*.json --assert "p99<20ms"`, 'one report for a multi-host run, checked')
     .parseAsync()
-  return { files: args.files, json: args.json, out: args.out, hdrOut: args.hdrOut, assert: args.assert }
+  const { files, json, out, hdrOut, html, assert } = args
+  return { files, json, out, hdrOut, html, assert }
 }

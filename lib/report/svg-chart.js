@@ -66,6 +66,40 @@ export function percentileChart ({ title, series }) {
 }
 
 /**
+ * Lines over the seconds of a run (replies a second, latency a second), with dashed marks at given
+ * seconds (where a ramp's stages change).
+ * @param {object} chart
+ * @param {string} chart.title
+ * @param {string} chart.yLabel
+ * @param {Array<{name: string, points: Array<{second: number, value: number}>}>} chart.series
+ * @param {Array<{second: number, label: string}>} [chart.marks]
+ * @returns {string} an `<svg>` element
+ */
+export function timeSeriesChart ({ title, yLabel, series, marks = [] }) {
+  const drawn = series.filter((s) => s.points.length > 0)
+  const seconds = [...drawn.flatMap((s) => s.points.map((p) => p.second)), ...marks.map((m) => m.second)]
+  const lastSecond = Math.ceil(Math.max(1, ...seconds))
+  const top = niceCeiling(Math.max(...drawn.flatMap((s) => s.points.map((p) => p.value)), 0))
+  const x = (second) => MARGIN.left + second / lastSecond * PLOT_WIDTH
+  const y = (value) => MARGIN.top + PLOT_HEIGHT - value / top * PLOT_HEIGHT
+  const step = Math.max(1, Math.ceil(lastSecond / 10))
+  const xTicks = Array.from({ length: Math.floor(lastSecond / step) + 1 }, (_, i) => ({ at: x(i * step), label: `${i * step} s` }))
+  const lines = drawn.map((s, index) => {
+    const d = s.points.map((p, i) => `${i === 0 ? 'M' : 'L'}${x(p.second).toFixed(1)},${y(p.value).toFixed(1)}`).join(' ')
+    return `<path class="series" data-series="${escapeHtml(s.name)}" d="${d}" fill="none" stroke="${COLOURS[index % COLOURS.length]}" stroke-width="2"/>`
+  })
+  const bottom = MARGIN.top + PLOT_HEIGHT
+  const markLines = marks.map((m) => `<line class="mark" x1="${x(m.second).toFixed(1)}" y1="${MARGIN.top}" x2="${x(m.second).toFixed(1)}" y2="${bottom}" ` +
+    `stroke="#888" stroke-dasharray="4 3"/><text x="${(x(m.second) + 3).toFixed(1)}" y="${bottom - 4}" font-size="10">${escapeHtml(m.label)}</text>`)
+  return frame(title, 'seconds of the measured phase', yLabel, [
+    ...axes(xTicks, yTicks(top, y)),
+    ...markLines,
+    ...lines,
+    legend(drawn.map((s) => s.name))
+  ])
+}
+
+/**
  * Grouped horizontal bars: one group per row, one bar per series, each group scaled to its own
  * largest value so tests of very different magnitudes stay readable; the numbers are printed.
  * @param {object} chart

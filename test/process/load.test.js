@@ -38,9 +38,15 @@ describe('open loop and time', () => {
   })
 
   test('--stages: the per-second acked figures follow the ramp, each stage\'s messages and latency reported, every message accounted for', async () => {
-    const run = await runScript('client_protobuf.js', ['5', '--stages', '1s:200,1s:800,1s:0', '--url', server.url, '--json'])
+    const page = path.join(os.tmpdir(), `stages-${process.pid}.html`)
+    const run = await runScript('client_protobuf.js', ['5', '--stages', '1s:200,1s:800,1s:0', '--url', server.url, '--json', '--html', page])
     assert.equal(run.code, 0, run.stderr)
     const r = report(run)
+    // The HTML page: the seconds charted, the stage boundaries marked, the stages tabled.
+    const html = fs.readFileSync(page, 'utf8')
+    fs.rmSync(page)
+    assert.equal((html.match(/class="mark"/g) ?? []).length, 4, 'stages 2 and 3 marked on both charts of seconds')
+    assert.match(html, /<td>200 → 800\/s<\/td><td>500<\/td><td>500<\/td>/)
     // 0 -> 200/s over 1 s is 100 messages, 200 -> 800/s 500, 800 -> 0/s 400.
     assert.deepEqual(r.messages, { sent: 1000, acked: 1000, errors: 0, lost: 0 })
     assert.deepEqual(r.stages.map(({ fromMs, toMs, fromRate, toRate, messages, replies }) => [fromMs, toMs, fromRate, toRate, messages, replies]),

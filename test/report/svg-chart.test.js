@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { escapeHtml, groupedBarChart, percentileChart, ratioChart } from '../../lib/report/svg-chart.js'
+import { escapeHtml, groupedBarChart, percentileChart, ratioChart, timeSeriesChart } from '../../lib/report/svg-chart.js'
 
 test('escapeHtml neutralises markup in names', () => {
   assert.equal(escapeHtml('<b a="1">&\''), '&#60;b a=&#34;1&#34;&#62;&#38;&#39;')
@@ -44,4 +44,23 @@ test('ratioChart: tick labels never overlap or repeat (0.49x beside 0.5x, 2x bes
     const positions = ticks.map(({ at }) => at).sort((a, b) => a - b)
     for (let i = 1; i < positions.length; i++) assert.ok(positions[i] - positions[i - 1] >= 40, `${ratio}: ${labels} at ${positions}`)
   }
+})
+
+test('timeSeriesChart: one path per series with data, seconds growing to the right, dashed marks where given', () => {
+  const svg = timeSeriesChart({
+    title: 'replies <each> second',
+    yLabel: 'replies',
+    series: [{ name: 'acked', points: [{ second: 0.5, value: 10 }, { second: 1.5, value: 40 }, { second: 2.5, value: 20 }] }, { name: 'errors', points: [] }],
+    marks: [{ second: 2, label: 'stage 2' }]
+  })
+  assert.match(svg, /aria-label="replies &#60;each&#62; second"/)
+  const paths = [...svg.matchAll(/data-series="([^"]+)" d="([^"]+)"/g)]
+  assert.deepEqual(paths.map(([, name]) => name), ['acked'], 'a series without points draws nothing')
+  const xs = [...paths[0][2].matchAll(/[ML]([\d.]+),([\d.]+)/g)].map(([, x]) => Number(x))
+  assert.ok(xs[0] < xs[1] && xs[1] < xs[2])
+  const ys = [...paths[0][2].matchAll(/[ML]([\d.]+),([\d.]+)/g)].map(([, , y]) => Number(y))
+  assert.ok(ys[1] < ys[2] && ys[2] < ys[0], 'more replies, higher up')
+  assert.equal((svg.match(/class="mark"/g) ?? []).length, 1)
+  assert.match(svg, />stage 2</)
+  assert.match(svg, />3 s</, 'the axis reaches the end of the last second')
 })
