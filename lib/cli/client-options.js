@@ -54,7 +54,7 @@ export async function parseClientArgs (argv, format) {
       url: { describe: 'server URL (ws:// or wss://)', default: DEFAULT_URL, type: 'string' },
       connections: { alias: 'c', describe: 'parallel WebSocket connections [default: 1, or one per worker]' },
       inflight: { alias: 'i', describe: 'messages outstanding per connection (1 = strict request/response) [default: 1, with --rate 1000]' },
-      rate: { alias: 'r', describe: 'open loop: messages per second in total, latency from the schedule', type: 'string' },
+      rate: { alias: 'r', describe: 'open loop: messages per second in total, latency from the schedule (with --arrivals: per connection)', type: 'string' },
       arrivals: { describe: 'connections that come and go: this many new connections a second (with --stages, where the ramp starts), each sending --per-connection messages and closing', type: 'string' },
       'per-connection': { describe: '--arrivals: messages each connection sends, --inflight at a time, before it closes', type: 'string' },
       stages: { describe: 'open loop on a ramp: DURATION:RATE,... the rate moving linearly to each target over its duration, from --rate (or 0): 10s:1000,30s:1000,10s:0 (sets the duration)', type: 'string' },
@@ -126,7 +126,7 @@ export async function parseClientArgs (argv, format) {
     throw new UsageError('name a test (1-5, people, person, counters) or give --payload <file.json> (see --help)')
   }
   const rate = args.rate === undefined ? undefined : positiveNumber('rate', args.rate)
-  const arrivals = args.arrivals === undefined ? undefined : arrivalsOf(args, rate, durationMs, messages)
+  const arrivals = args.arrivals === undefined ? undefined : arrivalsOf(args, messages)
   const stages = args.stages === undefined ? undefined : parseStages(args.stages, arrivals?.arrivals ?? rate ?? 0)
   if (stages && durationMs !== undefined) throw new UsageError('--stages sets the duration (the sum of its stages): drop --duration')
   if (stages && messages !== undefined) throw new UsageError(`--stages sends what its ramp calls for: drop the message count (${messages})`)
@@ -151,7 +151,7 @@ export async function parseClientArgs (argv, format) {
       ...arrivals,
       pacing: args.pacing,
       connections: wholeNumber('connections', args.connections ?? workers, 1),
-      inflight: wholeNumber('inflight', args.inflight ?? ((rate || stages) && !arrivals ? 1000 : 1), 1),
+      inflight: wholeNumber('inflight', args.inflight ?? inflightDefault(rate, stages, arrivals), 1),
       warmup: /[a-z]$/i.test(args.warmup) ? { durationMs: duration('warmup', args.warmup) } : { messages: wholeNumber('warmup', args.warmup, 0) },
       startAt: args.startAt === undefined ? undefined : futureInstant('start-at', args.startAt),
       timeoutMs: wholeNumber('timeout', args.timeout, 1),
@@ -198,15 +198,25 @@ function checkFanout (args, pace, workers) {
 }
 
 /**
+ * Messages outstanding per connection unless --inflight says: 1 closed loop; an open loop 1000, so
+ * that it keeps its schedule; an arrival on its own open loop (--rate) all of its K.
+ */
+function inflightDefault (rate, stages, arrivals) {
+  if (arrivals) return rate ? arrivals.perConnection : 1
+  return rate || stages ? 1000 : 1
+}
+
+/**
  * --arrivals R --per-connection K: new connections a second, each sending K messages request by
- * request; their own shape, so not with --connections, --rate, a message count, fan-out or workers.
+ * request (or, with --rate, on each connection's own open loop); their own shape, so not with
+ * --connections, a message count or fan-out.
  * @returns {{arrivals: number, perConnection: number}}
  */
-function arrivalsOf (args, rate, durationMs, messages) {
+function arrivalsOf (args, messages) {
   const arrivals = positiveNumber('arrivals', args.arrivals)
   if (args.perConnection === undefined) throw new UsageError('--arrivals needs --per-connection K: the messages each new connection sends before it closes')
   const perConnection = wholeNumber('per-connection', args.perConnection, 1)
-  for (const [given, option] of [[args.connections, '--connections'], [rate, '--rate'], [messages, 'a message count']]) {
+  for (const [given, option] of [[args.connections, '--connections'], [messages, 'a message count']]) {
     if (given !== undefined) throw new UsageError(`--arrivals opens its own connections at its rate, each sending --per-connection messages: drop ${option}`)
   }
   if (args.direction === 'fanout') throw new UsageError('--arrivals does not apply to fanout: its subscribers stay connected')

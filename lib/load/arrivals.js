@@ -1,6 +1,7 @@
 // Connections that come and go (--arrivals R --per-connection K): R new connections a second, on
 // the open loop's schedule (a ramp with --stages), each opening, sending K messages request by
-// request (--inflight at a time), and closing cleanly once every one is answered. Real clients
+// request (--inflight at a time) or, with --rate, on its own open loop of that many a second from
+// its opening, and closing cleanly once every one is answered. Real clients
 // connect, talk a little and leave; here the handshake's cost is in every report (connect time),
 // and every message of every arrival is accounted for.
 import { performance } from 'node:perf_hooks'
@@ -16,7 +17,8 @@ import { Timers } from './timers.js'
 /**
  * Runs arrivals until the schedule is done and every connection has finished (or given up).
  * @param {import('./engine.js').LoadOptions & {arrivals: number, perConnection: number}} options
- *   arrivals: new connections a second (with stages, where the ramp starts); perConnection: messages each sends
+ *   arrivals: new connections a second (with stages, where the ramp starts); perConnection: messages each
+ *   sends; rate: each connection's messages a second (its open loop), else request by request
  * @returns {Promise<import('./engine.js').LoadResult & {arrivals: object}>}
  */
 export async function runArrivals (options) {
@@ -51,7 +53,9 @@ class Arrivals {
       sendOptions: { binary: direction === 'down' ? false : codec.binary },
       timeoutMs
     }
-    this.recorder = new Recorder(false)
+    // With --rate each connection runs an open loop: its messages' due times, earliest first.
+    this.dueQueue = options.rate > 0 ? new DueQueue(1000 / options.rate) : null
+    this.recorder = new Recorder(this.dueQueue !== null)
     this.connectTimes = new ConnectTimes()
     /** Connections open now, each with the messages it has still to send. */
     this.live = new Map()
@@ -65,7 +69,7 @@ class Arrivals {
     this.startedAt = 0
     this.lastReplyAt = 0
     this.timers = new Timers()
-    this.onDue = () => this.arrive()
+    this.onDue = () => this.wake()
     this.finish = null
   }
 
@@ -77,18 +81,47 @@ class Arrivals {
       this.recorder.start()
       this.timers.every('ticker', 1000, () => this.tick())
       this.timers.every('watchdog', Math.min(1000, Math.max(10, this.traffic.timeoutMs / 4)), () => this.expireStale())
-      this.arrive()
+      this.wake()
     })
   }
 
-  /** Opens every connection due by now, then sleeps until the next is due. */
-  arrive () {
+  /** Opens every connection due by now and sends every message due by now, then sleeps until the next is due. */
+  wake () {
     if (!this.sending) return this.checkDone()
-    const due = this.schedule.dueBy(performance.now() - this.startedAt)
+    const now = performance.now()
+    const due = this.schedule.dueBy(now - this.startedAt)
     while (this.counts.launched < due) this.launch()
-    if (this.counts.launched < this.schedule.planned) {
-      this.pacer.wakeAt(this.startedAt + this.schedule.dueAt(this.counts.launched), this.onDue)
-    } else this.checkDone()
+    this.sendDue(now)
+    const { launched } = this.counts
+    const arrival = launched < this.schedule.planned ? this.startedAt + this.schedule.dueAt(launched) : Infinity
+    const next = Math.min(arrival, this.dueQueue?.nextAt() ?? Infinity)
+    if (next < Infinity) this.pacer.wakeAt(next, this.onDue)
+    else this.checkDone()
+  }
+
+  /** --rate: each connection's messages due by now, stamped with their due times. */
+  sendDue (now) {
+    const queue = this.dueQueue
+    if (!queue) return
+    for (let at = queue.nextAt(); at <= now; at = queue.nextAt()) {
+      const channel = queue.take()
+      if (!this.live.has(channel)) continue
+      // No room (its --inflight all outstanding): the message waits for a reply, its lateness in its latency.
+      if (!channel.belowCap()) {
+        queue.hold(channel, at)
+        continue
+      }
+      this.sendScheduled(channel, at, now)
+    }
+  }
+
+  /** Sends a connection's message due at `at` and queues its next one. Hot path. */
+  sendScheduled (channel, at, now) {
+    const left = this.live.get(channel) - 1
+    this.live.set(channel, left)
+    this.messages.sent++
+    channel.send(this.traffic.nextFrame(at, true), at, now)
+    if (left > 0) this.dueQueue.add(at + this.dueQueue.intervalMs, channel)
   }
 
   /** One arrival: connect, then its messages; a failed attempt is counted by its cause. */
@@ -106,7 +139,10 @@ class Arrivals {
       this.firstOpened ??= opened
       const channel = new Channel(opened.ws, opened.socket, this.options.inflight ?? 1, this.traffic.sendOptions, this)
       this.live.set(channel, this.options.perConnection)
-      this.fill(channel)
+      if (!this.dueQueue) return this.fill(channel)
+      // Its open loop starts as it opens: the first message now, the next an interval later.
+      this.dueQueue.add(performance.now(), channel)
+      this.wake()
     }, (err) => {
       this.counts.connecting--
       this.counts.failed++
@@ -133,7 +169,12 @@ class Arrivals {
     else this.messages.errors++
     this.lastReplyAt = now
     this.recorder.record(now, scheduledAt, sentAt)
-    if (this.live.get(channel) > 0 && this.sending) return this.fill(channel)
+    const held = this.dueQueue?.release(channel)
+    if (held !== undefined && this.sending) {
+      this.sendScheduled(channel, held, now)
+      return this.wake() // its next message is queued: the pacer may have nothing else to wake for
+    }
+    if (this.live.get(channel) > 0 && this.sending) return this.dueQueue ? undefined : this.fill(channel)
     if (channel.outstanding === 0) this.leave(channel, 'completed')
   }
 
@@ -146,6 +187,7 @@ class Arrivals {
   /** A connection is done (its K answered) or gone: its bytes kept, closed cleanly. */
   leave (channel, how) {
     if (!this.live.delete(channel)) return
+    this.dueQueue?.release(channel)
     this.counts[how]++
     const { written, read } = channel.bytesSinceMark()
     this.bytes.written += written
@@ -203,8 +245,8 @@ class Arrivals {
       durationMs,
       bytes: { payloadPerMessage: sizes.mean, payloadSizes: sizes, ...this.bytes },
       target: null,
+      // Open loops (--rate) keep the actual sends' latency too; send lag is the pacer's, not kept here.
       ...this.recorder.result(),
-      uncorrectedHistogram: null,
       sendLagHistogram: null,
       arrivals: {
         rate: Math.round(this.schedule.rate * 10) / 10,
@@ -221,5 +263,75 @@ class Arrivals {
       failure: this.failure ?? ended,
       interrupted: Boolean(this.options.signal?.aborted)
     }
+  }
+}
+
+/**
+ * The due times of the connections' next messages (--arrivals with --rate), earliest first: a
+ * binary heap in two parallel arrays, so queueing a message allocates nothing; and the messages
+ * held because their connection had no room, until its next reply.
+ */
+class DueQueue {
+  /** @param {number} intervalMs between one connection's messages */
+  constructor (intervalMs) {
+    this.intervalMs = intervalMs
+    this.times = []
+    this.channels = []
+    this.held = new Map()
+  }
+
+  /** @returns {number} the earliest due time queued, Infinity when none */
+  nextAt () {
+    return this.times.length > 0 ? this.times[0] : Infinity
+  }
+
+  add (at, channel) {
+    const { times, channels } = this
+    let i = times.length
+    times.push(at)
+    channels.push(channel)
+    while (i > 0) {
+      const parent = (i - 1) >> 1
+      if (times[parent] <= at) break
+      times[i] = times[parent]
+      channels[i] = channels[parent]
+      i = parent
+    }
+    times[i] = at
+    channels[i] = channel
+  }
+
+  /** Removes and returns the channel whose message is due first. */
+  take () {
+    const { times, channels } = this
+    const top = channels[0]
+    const lastAt = times.pop()
+    const last = channels.pop()
+    if (times.length === 0) return top
+    let i = 0
+    for (;;) {
+      const left = 2 * i + 1
+      if (left >= times.length) break
+      const child = left + 1 < times.length && times[left + 1] < times[left] ? left + 1 : left
+      if (times[child] >= lastAt) break
+      times[i] = times[child]
+      channels[i] = channels[child]
+      i = child
+    }
+    times[i] = lastAt
+    channels[i] = last
+    return top
+  }
+
+  /** A connection's message due at `at` waits for room. */
+  hold (channel, at) {
+    this.held.set(channel, at)
+  }
+
+  /** @returns {number|undefined} the due time of the message the connection held, now released */
+  release (channel) {
+    const at = this.held.get(channel)
+    if (at !== undefined) this.held.delete(channel)
+    return at
   }
 }

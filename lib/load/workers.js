@@ -34,7 +34,8 @@ export function runInWorkers (run, count, context) {
           ...load,
           connections: share,
           messages: messages[i],
-          rate: load.rate && load.rate / count,
+          // An arrival's --rate is its own connection's: not shared.
+          rate: load.rate && !load.arrivals ? load.rate / count : load.rate,
           arrivals: load.arrivals && load.arrivals / count,
           stages: load.stages?.map((stage) => ({ ...stage, target: stage.target / count })),
           warmup: warmups.length ? { messages: warmups[i] } : load.warmup

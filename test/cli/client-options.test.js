@@ -58,6 +58,7 @@ describe('parseClientArgs: defaults', () => {
       workers: 1,
       out: undefined,
       hdrOut: undefined,
+      html: undefined,
       assert: [],
       json: false,
       network: null,
@@ -210,6 +211,9 @@ describe('parseClientArgs: upgrade headers and replies', () => {
     await assert.rejects(json('3', '--arrivals', '500', '--per-connection', '5', '--duration', '1s', '--connections', '4'),
       usage('--arrivals opens its own connections at its rate, each sending --per-connection messages: drop --connections'))
     await assert.rejects(json('3', '--arrivals', '-1', '--per-connection', '5', '--duration', '1s'), UsageError)
+    // With --rate each connection runs its own open loop, all of its K free to be outstanding.
+    const paced = await json('3', '--arrivals', '50', '--per-connection', '4', '--rate', '20', '--duration', '1s')
+    assert.deepEqual([paced.load.rate, paced.load.inflight], [20, 4])
   })
 
   test('--ca: its PEM read once here, for a wss:// server; unreadable, not PEM, or with ws:// is one line', async () => {

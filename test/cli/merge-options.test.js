@@ -18,13 +18,14 @@ test('report files in order, human report by default, no files written, no thres
     json: false,
     out: undefined,
     hdrOut: undefined,
+    html: undefined,
     assert: []
   })
 })
 
 test('--json, --out, --hdr-out and repeated --assert are passed on', async () => {
   const options = await merge('a.json', '--json', '--out', 'merged.json', '--hdr-out', 'merged.hlog', '--assert', 'p99<20ms', '--assert', 'errors==0')
-  assert.deepEqual(options, { files: ['a.json'], json: true, out: 'merged.json', hdrOut: 'merged.hlog', assert: ['p99<20ms', 'errors==0'] })
+  assert.deepEqual(options, { files: ['a.json'], json: true, out: 'merged.json', hdrOut: 'merged.hlog', html: undefined, assert: ['p99<20ms', 'errors==0'] })
 })
 
 test('needs at least one file', async () => {

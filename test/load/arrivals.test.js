@@ -4,6 +4,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
 import net from 'node:net'
+import { performance } from 'node:perf_hooks'
 import { WebSocketServer } from 'ws'
 import { runArrivals } from '../../lib/load/arrivals.js'
 import { prepareMessages } from '../../lib/load/engine.js'
@@ -75,4 +76,32 @@ test('a server that closes connections before their messages are done: those con
   assert.ok(result.arrivals.dropped > 0 && lost === result.arrivals.dropped, JSON.stringify(result.arrivals))
   assert.equal(result.arrivals.completed + result.arrivals.dropped, 10)
   assert.match(result.failure, /^0 of 10 arrivals could not connect, \d+ were closed by the server$/)
+})
+
+test('--rate: each arrival runs its own open loop, its messages an interval apart from its opening, latency from their due times', LIMIT, async (t) => {
+  const gaps = []
+  const server = await startServer(t)
+  server.wss.on('connection', (ws) => {
+    let last = null
+    ws.on('message', () => {
+      const now = performance.now()
+      if (last !== null) gaps.push(now - last)
+      last = now
+    })
+  })
+  const result = await runArrivals(options(server.url, { arrivals: 50, durationMs: 200, perConnection: 4, rate: 100, inflight: 4 }))
+  assert.deepEqual(result.messages, { sent: 40, acked: 40, errors: 0, lost: 0 })
+  assert.equal(result.arrivals.completed, 10)
+  assert.equal(result.uncorrectedHistogram.totalCount, 40, 'an open loop: from the actual send too')
+  assert.equal(gaps.length, 30)
+  assert.ok(gaps.every((ms) => ms > 7), `one connection's messages about 10 ms apart: ${gaps.map((ms) => ms.toFixed(1)).join(', ')}`)
+})
+
+test('--rate with no room (--inflight 1, a slow server): a due message waits for the reply, its wait in its latency, none lost', LIMIT, async (t) => {
+  const server = await startServer(t, (ws) => setTimeout(() => ws.send('ACK'), 30))
+  const result = await runArrivals(options(server.url, { arrivals: 20, durationMs: 100, perConnection: 3, rate: 200, inflight: 1 }))
+  assert.deepEqual(result.messages, { sent: 6, acked: 6, errors: 0, lost: 0 })
+  // Due 5 ms apart, answered 30 ms after each send: the third is sent ~55 ms after it was due.
+  assert.ok(result.histogram.maxValue >= 50_000, `${result.histogram.maxValue} µs from the schedule`)
+  assert.ok(result.uncorrectedHistogram.maxValue < result.histogram.maxValue)
 })
