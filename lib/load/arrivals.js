@@ -251,6 +251,8 @@ class Arrivals {
       arrivals: {
         rate: Math.round(this.schedule.rate * 10) / 10,
         perConnection: this.options.perConnection,
+        // --rate: each connection's own open loop, messages a second; null: request by request.
+        messageRate: this.options.rate ?? null,
         planned: this.schedule.planned,
         ...counts,
         ...this.schedule.stages?.()

@@ -151,6 +151,7 @@ export function mergeArrivals (parts) {
   return {
     rate: Math.round(sum('rate') * 10) / 10,
     perConnection: parts[0].perConnection,
+    messageRate: parts[0].messageRate ?? null,
     ...Object.fromEntries(counts.map((key) => [key, sum(key)]))
   }
 }

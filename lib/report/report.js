@@ -147,8 +147,9 @@ function generatorLine ({ cpuShare, loopBusy, loopDelayMs, saturated }, duration
     `${saturated ? `: these latencies are the client's own queueing, not the server's; ${more}` : ''}`
 }
 
-function arrivalsLine ({ rate, perConnection, planned, opened, failed, completed, dropped }) {
-  return `arrivals  ${int(rate)}/s × ${int(perConnection)} messages: ${int(planned)} due, ${int(opened)} opened, ` +
+function arrivalsLine ({ rate, perConnection, messageRate, planned, opened, failed, completed, dropped }) {
+  const pace = messageRate ? ` at ${int(messageRate)}/s each` : ''
+  return `arrivals  ${int(rate)}/s × ${int(perConnection)} messages${pace}: ${int(planned)} due, ${int(opened)} opened, ` +
     `${int(completed)} completed, ${int(failed)} could not connect, ${int(dropped)} closed by the server`
 }
 

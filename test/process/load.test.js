@@ -65,7 +65,7 @@ describe('open loop and time', () => {
     assert.equal(run.code, 0, run.stderr)
     const r = report(run)
     assert.deepEqual(r.messages, { sent: 300, acked: 300, errors: 0, lost: 0 })
-    assert.deepEqual(r.arrivals, { rate: 100, perConnection: 3, planned: 100, launched: 100, opened: 100, failed: 0, completed: 100, dropped: 0 })
+    assert.deepEqual(r.arrivals, { rate: 100, perConnection: 3, messageRate: null, planned: 100, launched: 100, opened: 100, failed: 0, completed: 100, dropped: 0 })
     assert.equal(r.connect.opened, 100)
     assert.ok(r.connect.steps.total.p50 > 0 && r.connect.steps.total.p50 <= r.connect.steps.total.p99, JSON.stringify(r.connect.steps.total))
     assert.equal(r.histogram.length > 0, true)

@@ -218,6 +218,6 @@ test('reconnects: counts and losses summed, histograms added, reopenings summed 
 test('arrivals: parts that all ran arrivals add their rates and counts; otherwise none', () => {
   const arrivals = (rate, opened) => ({ rate, perConnection: 5, planned: opened, launched: opened, opened, failed: 0, completed: opened, dropped: 0 })
   const merged = mergeReports([part({ arrivals: arrivals(250, 2500) }), part({ arrivals: arrivals(250, 2499) })])
-  assert.deepEqual(merged.arrivals, { rate: 500, perConnection: 5, planned: 4999, launched: 4999, opened: 4999, failed: 0, completed: 4999, dropped: 0 })
+  assert.deepEqual(merged.arrivals, { rate: 500, perConnection: 5, messageRate: null, planned: 4999, launched: 4999, opened: 4999, failed: 0, completed: 4999, dropped: 0 })
   assert.equal(mergeArrivals([arrivals(1, 1), null]), null)
 })
