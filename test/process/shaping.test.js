@@ -33,6 +33,19 @@ describe('clients through the userspace shaping proxy', () => {
     assert.equal(report.network.rtt, 100)
   })
 
+  test('arrivals over rtt 100 ms: each connection\'s upgrade pays the round trip, and so does each of its messages', async () => {
+    const { code, stdout, stderr } = await runScript('client_json.js', ['5', '--arrivals', '10', '--per-connection', '2', '--duration', '500ms',
+      '--url', server.url, '--rtt', '100', '--throttle-backend', 'proxy', '--json'])
+    assert.equal(code, 0, stderr)
+    const report = JSON.parse(stdout)
+    assert.deepEqual(report.messages, { sent: 10, acked: 10, errors: 0, lost: 0 })
+    assert.equal(report.arrivals.completed, 5)
+    // Through the proxy the TCP connection is local; the upgrade request and its 101 cross the link.
+    const upgrade = report.connect.steps.upgrade
+    assert.ok(upgrade.p50 >= 97_000 && upgrade.max < 1_000_000, `upgrade ${JSON.stringify(upgrade)} µs`)
+    assertShaped(report.latencyMs, 100)
+  })
+
   test('400 kbit/s each way, test 4 JSON: round trips at rtt + frame serialisation + ACK transit', async () => {
     const { code, stdout, stderr } = await runScript('client_json.js', ['4', '15', '--url', server.url, '--rtt', '80', '--up', '400', '--down', '400', '--json'])
     assert.equal(code, 0, stderr)
