@@ -1,171 +1,23 @@
-// The Go reference server (servers/go/) against the project's own clients: every built-in test in
-// json and protobuf, directions up, echo, down and fanout, each run's accounting exact and the
-// server's /metrics counting every message; the refusals and the stop of docs/protocol.md. Skipped
-// with the reason where go is not on PATH, but in CI, where that fails.
+// What is the Go reference server's own (servers/go/): its command line, compare --server go, and
+// bench:servers beside Node. The wire protocol it keeps is tested in conformance.test.js, which
+// runs against it by default. Skipped with the reason where go is not on PATH, but in CI, where that fails.
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import net from 'node:net'
 import { buildGoServer } from '../../lib/server/go.js'
-import { ROOT, goUnavailable, openConnection, refusedUpgrade, runScript, startServerProcess } from '../helpers.js'
-import { MAX_PAYLOAD, fuzzServer } from '../fuzz.js'
+import { goUnavailable, runScript, startServerProcess } from '../helpers.js'
 
 const unavailable = goUnavailable()
-const TESTS = ['numbers', 'strings', 'medium', 'large', 'small', 'person', 'counters', 'people']
-const FORMATS = ['json', 'protobuf']
-/** Messages a run sends: people is one 12.9 MB message, the rest are small. */
-const messagesOf = (name) => name === 'people' ? 2 : 60
 
 let server
-const counted = {} // `${format} ${test}` -> messages the server should have answered
 before(async () => {
   if (unavailable) return
-  const command = buildGoServer()
-  server = await startServerProcess([], { command })
+  server = await startServerProcess([], { command: buildGoServer() })
 }, { timeout: 300_000 })
 after(async () => { await server?.stop() })
-
-/** Runs a client with --json and checks its accounting: every message answered, no error. */
-async function runClient (format, name, direction, extra = []) {
-  const messages = messagesOf(name)
-  const run = await runScript(`client_${format}.js`, [name, String(messages), '--url', server.url, '--direction', direction,
-    '--timeout', '30000', ...extra, '--json'])
-  assert.equal(run.code, 0, `${format} ${name} ${direction}: ${run.stderr}${run.stdout.slice(0, 500)}`)
-  const report = JSON.parse(run.stdout)
-  assert.equal(report.direction, direction)
-  assert.equal(report.test, name)
-  assert.deepEqual(report.messages, { sent: messages, acked: messages, errors: 0, lost: 0 }, `${format} ${name} ${direction}`)
-  assert.equal(report.ok, true)
-  const key = `${format} ${name}`
-  counted[key] = (counted[key] ?? 0) + messages + (report.warmup?.messages ?? 0)
-  return report
-}
-
-for (const direction of ['up', 'echo', 'down']) {
-  for (const format of FORMATS) {
-    test(`go server, ${direction}, ${format}: every test's messages answered, none in error`, { skip: unavailable, timeout: 120_000 }, async () => {
-      for (const name of TESTS) await runClient(format, name, direction)
-    })
-  }
-}
-
-test('go server, down with payload=repeated: the one message every time', { skip: unavailable, timeout: 60_000 }, async () => {
-  for (const format of FORMATS) await runClient(format, 'medium', 'down', ['--repeat'])
-})
-
-test('go server, fanout: every publish delivered to the subscriber', { skip: unavailable, timeout: 120_000 }, async () => {
-  for (const format of FORMATS) {
-    for (const name of ['medium', 'person', 'counters']) {
-      const report = await runClient(format, name, 'fanout', ['--rate', '300'])
-      assert.equal(report.fanout.delivered, report.fanout.expected, `${format} ${name}: ${JSON.stringify(report.fanout).slice(0, 300)}`)
-      assert.equal(report.fanout.lost, 0)
-    }
-  }
-})
-
-test('go server, /metrics: every message counted by format and test, codec time and process CPU there',
-  { skip: unavailable }, async () => {
-    const response = await fetch(server.url.replace(/^ws/, 'http') + '/metrics')
-    assert.equal(response.status, 200)
-    assert.match(response.headers.get('content-type'), /^text\/plain/)
-    const text = await response.text()
-    for (const [key, expected] of Object.entries(counted)) {
-      const [format, name] = key.split(' ')
-      const value = (metric) => Number(text.match(new RegExp(`^${metric}\\{format="${format}",test="${name}"\\} (\\S+)$`, 'm'))?.[1])
-      assert.equal(value('wsbench_messages_total'), expected, `wsbench_messages_total of ${key}`)
-      assert.ok(value('wsbench_codec_seconds_total') > 0, `wsbench_codec_seconds_total of ${key}`)
-    }
-    assert.ok(Object.keys(counted).length >= TESTS.length * FORMATS.length, 'the runs above counted')
-    assert.match(text, /^process_cpu_seconds_total \d/m)
-  })
-
-test('go server, refusals: an unknown test, format or direction is a 400 with the reason', { skip: unavailable }, async () => {
-  const refusal = (query) => refusedUpgrade(`${server.url}/?${query}`)
-  assert.deepEqual(await refusal('test=9&format=json').then((r) => [r.status, r.body]),
-    [400, "unknown test '9': expected one of 1 numbers, 2 strings, 3 medium, 4 large, 5 small, people, person, counters\n"])
-  assert.deepEqual(await refusal('test=3&format=xml').then((r) => [r.status, r.body]),
-    [400, "unknown format 'xml': expected one of json, protobuf\n"])
-  assert.deepEqual(await refusal('test=3&format=json&direction=sideways').then((r) => [r.status, r.body]),
-    [400, "unknown direction 'sideways': expected one of up, down, echo, fanout\n"])
-})
-
-test('go server, a message that does not decode: the error line, and the connection stays open', { skip: unavailable }, async () => {
-  const { ws, nextReply } = await openConnection(`${server.url}/?test=medium&format=json`)
-  ws.send('{"orderId": 5}')
-  assert.match(await nextReply(), /^ERR json decode failed for test medium: /)
-  ws.send('{"orderId": "a"}')
-  assert.equal(await nextReply(), 'ACK')
-  ws.close()
-})
-
-test('go server, SIGTERM: connections closed with 1001, exit code 0', { skip: unavailable, timeout: 30_000 }, async () => {
-  const own = await startServerProcess([], { command: buildGoServer() })
-  const { closed } = await openConnection(`${own.url}/?test=small&format=protobuf`)
-  assert.equal(await own.stop(), 0)
-  assert.equal(await closed, 1001)
-})
-
-test('go server, limits: 401 without the token, 503 past --max-connections, 1009 past --max-payload, 1007 for bad UTF-8, 408 for a slow request',
-  { skip: unavailable, timeout: 30_000 }, async () => {
-    const own = await startServerProcess(['--token', 'sekret', '--max-connections', '2', '--max-payload', '1500', '--handshake-timeout', '300ms'],
-      { command: buildGoServer() })
-    try {
-      const url = `${own.url}/?test=medium&format=json`
-      const unauthorized = await refusedUpgrade(url)
-      assert.deepEqual([unauthorized.status, unauthorized.headers['www-authenticate']], [401, 'Bearer'])
-      const big = await openConnection(`${url}&token=sekret`)
-      const bad = await openConnection(url, { Authorization: 'bearer sekret' })
-      const full = await refusedUpgrade(`${url}&token=sekret`)
-      assert.deepEqual([full.status, full.body], [503, 'connection limit reached (2 open)\n'])
-      big.ws.send('x'.repeat(3000))
-      assert.equal(await big.closed, 1009)
-      bad.ws.send(Buffer.from([0xff, 0xfe]), { binary: false })
-      assert.equal(await bad.closed, 1007)
-      const socket = net.connect(Number(new URL(own.url).port), '127.0.0.1')
-      socket.write('GET / HTTP/1.1\r\n')
-      let answer = ''
-      socket.setEncoding('utf8').on('data', (chunk) => { answer += chunk })
-      await new Promise((resolve) => socket.once('close', resolve))
-      assert.match(answer, /^HTTP\/1\.1 408 Request Timeout\r\n/)
-      // Hostile frames after all that: each answered with an error line, and the server still serves.
-      const hostile = await openConnection(`${url}&token=sekret`)
-      const random = Buffer.from(Array.from({ length: 64 }, (_, i) => (i * 97 + 13) % 256))
-      for (const frame of [random, '{not json', '[1, 2', '"a string"', '']) {
-        hostile.ws.send(frame, { binary: Buffer.isBuffer(frame) })
-        const reply = await Promise.race([hostile.nextReply(), hostile.closed.then((code) => `closed ${code}`)])
-        assert.match(reply, /^ERR json decode failed for test medium: /, String(frame))
-      }
-      hostile.ws.send(JSON.stringify(JSON.parse(fs.readFileSync(path.join(ROOT, 'data', '3-medium.json'), 'utf8'))))
-      assert.equal(await Promise.race([hostile.nextReply(), hostile.closed.then((code) => `closed ${code}`)]), 'ACK', 'a good message after the bad ones')
-      assert.equal(own.child.exitCode, null, 'still running')
-      hostile.ws.close()
-    } finally {
-      await own.stop()
-    }
-  })
-
-test('go server, fuzz: 40,000+ hostile frames in json and protobuf; it stays up, answers each, and its counters agree',
-  { skip: unavailable, timeout: 180_000 }, async () => {
-    const own = await startServerProcess(['--max-payload', String(MAX_PAYLOAD)], { command: buildGoServer() })
-    try {
-      // Go decodes JSON into the test's structs: another test's JSON message may be refused.
-      const tally = await fuzzServer(own.url, { formats: FORMATS, connections: 4, closes: 20, seed: 5000, typedJson: true })
-      // The server's own counters: every frame it answered, and 40 protocol errors (1007 and 1009).
-      const text = await (await fetch(own.url.replace(/^ws/, 'http') + '/metrics')).text()
-      const sum = (metric) => [...text.matchAll(new RegExp(`^${metric}\\{[^}]*\\} (\\S+)$`, 'gm'))].reduce((total, [, value]) => total + Number(value), 0)
-      assert.equal(sum('wsbench_messages_total'), tally.acks + 2000 + 500)
-      assert.equal(sum('wsbench_decode_errors_total'), tally.errors)
-      assert.match(text, /^wsbench_protocol_errors_total 40$/m)
-      assert.equal(own.child.exitCode, null, 'still running')
-      assert.equal(await own.stop('SIGTERM'), 0, 'a clean exit when asked')
-      process.stderr.write(`# go fuzz: ${tally.frames} frames (${tally.acks} ACK, ${tally.errors} ERR), 60 more connections closed or dropped\n`)
-    } finally {
-      await own.stop()
-    }
-  })
 
 test('go server, a bad option or a port already taken: one line on stderr and exit code 2', { skip: unavailable, timeout: 30_000 }, async () => {
   const command = buildGoServer()
@@ -183,28 +35,6 @@ test('go server, a bad option or a port already taken: one line on stderr and ex
     assert.equal(run.status, 2, `${args}: ${run.stderr}`)
     assert.equal(run.stdout, '')
     assert.match(run.stderr, message)
-  }
-})
-
-test('go server, --tls: both clients over wss:// with its throwaway certificate as --ca, every message acked; plain HTTP gets 400', { skip: unavailable, timeout: 60_000 }, async () => {
-  const own = await startServerProcess(['--tls', '--token', 'sekret'], { command: buildGoServer() })
-  try {
-    assert.match(own.url, /^wss:\/\/127\.0\.0\.1:\d+$/)
-    const file = own.output().match(/throwaway certificate (\S+) \(SHA-256 [0-9A-F:]{95}\): clients trust it with --ca \1/)?.[1]
-    assert.ok(file && fs.existsSync(file), own.output())
-    for (const script of ['client_json.js', 'client_protobuf.js']) {
-      const { code, stdout, stderr } = await runScript(script, ['4', '300', '--url', own.url, '--ca', file, '--token', 'sekret', '--json'])
-      assert.equal(code, 0, stderr)
-      const report = JSON.parse(stdout)
-      assert.deepEqual(report.messages, { sent: 300, acked: 300, errors: 0, lost: 0 })
-      assert.equal(report.tls.version, 'TLSv1.3')
-    }
-    const plain = await runScript('client_json.js', ['4', '10', '--url', own.url.replace('wss:', 'ws:'), '--token', 'sekret'])
-    assert.match(plain.stderr, /^error: server refused ws:\/\/127\.0\.0\.1:\d+\/\?test=large&format=json: 400 Client sent an HTTP request to an HTTPS server\.\n$/)
-    assert.equal(await own.stop('SIGTERM'), 0)
-    assert.ok(!fs.existsSync(file), 'the throwaway certificate is removed when it stops')
-  } finally {
-    await own.stop()
   }
 })
 
