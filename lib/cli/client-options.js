@@ -9,6 +9,7 @@ import { BACKENDS, PROFILES, resolveNetwork } from '../network/profiles.js'
 import { CODEC_MODULE_OPTION, PAYLOAD_OPTIONS, codecModulesFor, commandLine, duration, futureInstant, parseWsUrl, payloadFiles, positiveNumber, wholeNumber } from './parser.js'
 import { programName } from './program.js'
 import { DEFAULT_BACKOFF } from '../load/reconnects.js'
+import { StagedSchedule } from '../load/schedule.js'
 
 /**
  * @typedef {object} ClientCommand what the command line adds to the run it measures
@@ -237,14 +238,8 @@ export function parseStages (text, startRate) {
     if (!match) throw new UsageError(`--stages takes DURATION:RATE steps, the duration with its unit (ms, s, m) and the rate 0 or more, ${example}; got '${step}'`)
     return { durationMs: duration('stages', match[1]), target: Number(match[2]) }
   })
-  // The area under the ramp: a stage with no messages at all is a pause; a ramp of only those sends nothing.
-  let from = startRate
-  let messages = 0
-  for (const { durationMs, target } of stages) {
-    messages += (from + target) / 2 * durationMs / 1000
-    from = target
-  }
-  if (messages < 1) throw new UsageError(`--stages '${text}' calls for no message: give a stage a rate above 0 (${example})`)
+  // A stage with no messages at all is a pause; a ramp of only those sends nothing.
+  if (new StagedSchedule(stages, { startRate }).planned < 1) throw new UsageError(`--stages '${text}' calls for no message: give a stage a rate above 0 (${example})`)
   return stages
 }
 

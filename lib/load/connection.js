@@ -59,7 +59,10 @@ export function connect ({
         ws.terminate()
       })
     })
-    ws.once('error', (err) => fail(`cannot connect to ${url}: ${failure(err)}`, causeOf(err)))
+    ws.once('error', (err) => {
+      const { cause, text } = failure(err)
+      fail(`cannot connect to ${url}: ${text}`, cause)
+    })
   })
 }
 
@@ -119,24 +122,22 @@ class Dial {
   }
 }
 
-/** Why an attempt failed, as a word to count it by: refused, timeout, tls, or the error's code. */
-function causeOf (err) {
-  if (err.code === 'ECONNREFUSED') return 'refused'
-  if (/timed out/i.test(err.message) || err.code === 'ETIMEDOUT') return 'timeout'
-  if (UNTRUSTED.test(err.code) || /wrong version number|packet length too long/i.test(err.message)) return 'tls'
-  return err.code ?? 'other'
-}
-
-/** Why a connection failed, on one line, with what to do about it where that is known. */
+/**
+ * Why an attempt failed: the word failures are counted by (refused, timeout, tls, or the error's
+ * code), and one line saying it, with what to do about it where that is known.
+ * @returns {{cause: string, text: string}}
+ */
 function failure (err) {
   // The first thing a new user meets: a client started before any server.
-  if (err.code === 'ECONNREFUSED') return `${err.code} (no server listening there: start one with node server.js)`
+  if (err.code === 'ECONNREFUSED') return { cause: 'refused', text: `${err.code} (no server listening there: start one with node server.js)` }
   if (UNTRUSTED.test(err.code)) {
-    return `the server's certificate is not trusted (${err.code}: ${err.message}): give its certificate or CA with --ca FILE, or skip the check with --insecure`
+    const text = `the server's certificate is not trusted (${err.code}: ${err.message}): give its certificate or CA with --ca FILE, or skip the check with --insecure`
+    return { cause: 'tls', text }
   }
   const plain = /wrong version number|packet length too long/i.exec(err.message)
-  if (plain) return `no TLS there (${plain[0]}): a plain server is ws://, not wss://`
-  return err.code ?? err.message
+  if (plain) return { cause: 'tls', text: `no TLS there (${plain[0]}): a plain server is ws://, not wss://` }
+  const cause = /timed out/i.test(err.message) || err.code === 'ETIMEDOUT' ? 'timeout' : err.code ?? 'other'
+  return { cause, text: err.code ?? err.message }
 }
 
 /** OpenSSL's and Node's codes for a certificate that does not verify. */

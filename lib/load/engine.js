@@ -13,8 +13,6 @@ import { frameSource, replyJudge } from './messages.js'
 import { PrecisePacer, TimerPacer } from './pacer.js'
 import { Phase } from './phase.js'
 
-/** Between reconnection attempts while a server is away (--reconnect). */
-
 /**
  * @typedef {object} LoadSettings what the user chose for a load run: the command line produces it,
  *   the engine runs it, and the report names it, each as it is

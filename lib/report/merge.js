@@ -26,6 +26,7 @@ export function mergeReports (reports) {
   const startedAt = Math.min(...reports.map((r) => r.startedAt))
   const endedAt = Math.max(...reports.map((r) => r.startedAt + r.durationMs))
   const targets = reports.map((r) => r.target).filter(Boolean)
+  const stages = mergeStages(reports)
   const result = {
     messages: {
       sent: sum((r) => r.messages.sent),
@@ -55,10 +56,10 @@ export function mergeReports (reports) {
           rate: sum((r) => r.target.rate),
           sendRate: Math.round(sum((r) => r.target.sendRate) * 10) / 10,
           pacing: targets.every((t) => t.pacing === first.target.pacing) ? first.target.pacing : null,
-          ...mergeStages(reports)
+          ...stages
         }
       : null,
-    stageHistograms: mergeStages(reports) && reports.every((r) => r.stages.every((stage) => stage.histogram))
+    stageHistograms: stages && reports.every((r) => r.stages.every((stage) => stage.histogram))
       ? first.stages.map((_, i) => addHistograms(reports.map((r) => r.stages[i].histogram)))
       : null,
     reconnects: mergeReconnects(reports.map((r) => r.reconnects)),
@@ -166,10 +167,7 @@ export function mergeReconnects (parts) {
   const sum = (key) => parts.reduce((total, part) => total + (part?.[key] ?? 0), 0)
   const detailed = parts.filter((part) => part?.backoff)
   if (detailed.length === 0) return { count: sum('count'), gapMs: sum('gapMs') }
-  const windows = {}
-  for (const part of detailed) {
-    for (const [window, count] of Object.entries(part.windows)) windows[window] = (windows[window] ?? 0) + count
-  }
+  const windows = addCounts(detailed.map((part) => part.windows))
   const histograms = detailed.map((part) => part.histogram).filter(Boolean)
   return {
     count: sum('count'),
@@ -192,17 +190,20 @@ export function mergeConnectTimes (parts) {
   const present = parts.filter(Boolean)
   if (present.length === 0) return null
   const steps = [...new Set(present.flatMap(({ histograms }) => Object.keys(histograms)))]
-  const failures = {}
-  for (const part of present) {
-    for (const [cause, count] of Object.entries(part.failures)) failures[cause] = (failures[cause] ?? 0) + count
-  }
   return {
     histograms: Object.fromEntries(steps.map((step) => {
       const encoded = present.map(({ histograms }) => histograms[step]).filter(Boolean)
       return [step, encoded.length ? encodeHistogram(addHistograms(encoded)) : null]
     })),
-    failures
+    failures: addCounts(present.map((part) => part.failures))
   }
+}
+
+/** Counts by key, added key by key: {refused: 2} and {refused: 1, timeout: 1} make {refused: 3, timeout: 1}. */
+function addCounts (parts) {
+  const total = {}
+  for (const part of parts) for (const [key, count] of Object.entries(part)) total[key] = (total[key] ?? 0) + count
+  return total
 }
 
 /**
