@@ -67,7 +67,11 @@ const TABLE_FIGURES = {
     'json-stream-range': (result) => percentRange(result.rows.filter(([test, format]) => format === 'json' && test !== 'people').map((row) => row[8])),
     // Test 4's protobuf against JSON: raw, and both deflated in a stream.
     'large-raw': (result) => sizeRow(result, '4 large')[4],
-    'large-stream': (result) => sizeRow(result, '4 large')[9]
+    'large-stream': (result) => sizeRow(result, '4 large')[9],
+    // people's one message in JSON and in protobuf, and what protobuf saves on it.
+    'people-json': (result) => megabytes(rawBytes(result, 'people', 'json')),
+    'people-protobuf': (result) => megabytes(rawBytes(result, 'people', 'protobuf')),
+    'people-saved': (result) => megabytes(rawBytes(result, 'people', 'json') - rawBytes(result, 'people', 'protobuf'))
   },
   wire: {
     // JSON's wire bytes per payload byte with a stream, over the tests but the small one (its frame header weighs as much).
@@ -98,9 +102,19 @@ function percentRange (cells) {
   return `${Math.floor(Math.min(...values))}-${Math.ceil(Math.max(...values))}%`
 }
 
-/** A bench:size row of protobuf for a test. */
-function sizeRow (result, test) {
-  return result.rows.find((row) => row[0] === test && row[1] === 'protobuf')
+/** A bench:size row of a test in a format (protobuf unless named). */
+function sizeRow (result, test, format = 'protobuf') {
+  return result.rows.find((row) => row[0] === test && row[1] === format)
+}
+
+/** A test's raw bytes per message in a format, from a bench:size result. */
+function rawBytes (result, test, format) {
+  return sizeRow(result, test, format)[result.columns.indexOf('bytes')]
+}
+
+/** `12.9 MB` from a count of bytes (decimal megabytes, as the docs quote payload sizes). */
+function megabytes (bytes) {
+  return `${(bytes / 1e6).toFixed(1)} MB`
 }
 
 /** The merged row of a bench:hosts result: its connections and the rate asked for (--rate of its command). */
