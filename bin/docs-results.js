@@ -77,6 +77,16 @@ const TABLE_FIGURES = {
     // JSON's wire bytes per payload byte with a stream, over the tests but the small one (its frame header weighs as much).
     'json-stream-range': (result) => percentRange(result.rows.filter(([test, format, payload]) => format === 'json' && payload.startsWith('stream') && test !== '5 small').map((row) => row[5]))
   },
+  rate: {
+    // At 1000/s: the generator's own lateness with Node's timers, and what each pacing costs the client.
+    'timer-lateness': (result) => rateCell(result, '1,000', 'timer', 'corrected - uncorrected p50').replace(/^\+/, ''),
+    'timer-p50': (result) => rateCell(result, '1,000', 'timer', 'p50 corrected'),
+    'precise-cpu': (result) => rateCell(result, '1,000', 'precise', 'client CPU'),
+    'timer-cpu': (result) => rateCell(result, '1,000', 'timer', 'client CPU'),
+    // The send lag's p99 of the runs the report called saturated: a generator past its CPU.
+    'saturated-lag-p99': ({ columns, rows }) => rows.filter((row) => row[columns.indexOf('saturated')] === 'yes')
+      .map((row) => `${(Number.parseFloat(row[columns.indexOf('send lag p99')]) / 1000).toFixed(1)} ms at ${row[0]}/s`).join(', ')
+  },
   hosts: {
     // The merged row: every connection, and the rate of one message per connection per second.
     connections: (result) => mergedHosts(result).connections.toLocaleString('en-US'),
@@ -115,6 +125,12 @@ function rawBytes (result, test, format) {
 /** `12.9 MB` from a count of bytes (decimal megabytes, as the docs quote payload sizes). */
 function megabytes (bytes) {
   return `${(bytes / 1e6).toFixed(1)} MB`
+}
+
+/** One cell of a bench:rate row, by its target rate as printed (`1,000`), its pacing and the column's name. */
+function rateCell ({ columns, rows }, target, pacing, column) {
+  const row = rows.find((candidate) => candidate[0] === target && candidate[columns.indexOf('pacing')] === pacing)
+  return row[columns.indexOf(column)]
 }
 
 /** The merged row of a bench:hosts result: its connections and the rate asked for (--rate of its command). */
