@@ -65,9 +65,11 @@ const TABLE_FIGURES = {
   size: {
     // JSON deflated in a stream, as a share of its raw size: the range over the tests with a stream (not people's one message).
     'json-stream-range': (result) => percentRange(result.rows.filter(([test, format]) => format === 'json' && test !== 'people').map((row) => row[8])),
-    // Test 4's protobuf against JSON: raw, and both deflated in a stream.
-    'large-raw': (result) => sizeRow(result, '4 large')[4],
-    'large-stream': (result) => sizeRow(result, '4 large')[9],
+    // Protobuf against JSON on test 4 and on people: raw, and both deflated in a stream.
+    'large-raw': vsJson('4 large', 'vs json'),
+    'large-stream': vsJson('4 large', 'stream vs json'),
+    'people-raw': vsJson('people', 'vs json'),
+    'people-stream': vsJson('people', 'stream vs json'),
     // people's one message in JSON and in protobuf, and what protobuf saves on it.
     'people-json': (result) => megabytes(rawBytes(result, 'people', 'json')),
     'people-protobuf': (result) => megabytes(rawBytes(result, 'people', 'protobuf')),
@@ -115,6 +117,11 @@ function percentRange (cells) {
 /** A bench:size row of a test in a format (protobuf unless named). */
 function sizeRow (result, test, format = 'protobuf') {
   return result.rows.find((row) => row[0] === test && row[1] === format)
+}
+
+/** A figure reading one column of a test's protobuf row in a bench:size result (a ratio against JSON). */
+function vsJson (test, column) {
+  return (result) => sizeRow(result, test)[result.columns.indexOf(column)]
 }
 
 /** A test's raw bytes per message in a format, from a bench:size result. */
