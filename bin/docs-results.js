@@ -4,7 +4,8 @@
 //                                                      command, machine, date and duration under it
 //   <!-- help:NAME --> ... <!-- /help:NAME -->        a command's --help output (see HELP below)
 //   <!-- figure:NAME.KEY -->...<!-- /figure -->         one figure in a sentence: figures[KEY] of
-//                                                      docs/results/NAME.json, as the bench wrote it
+//                                                      docs/results/NAME.json, as the bench wrote it,
+//                                                      or else one read off its table (TABLE_FIGURES)
 //   <!-- file:PATH --> ... <!-- /file:PATH -->        a file of the project as a code block: an
 //                                                      example the tests run, shown as it is
 // Options:
