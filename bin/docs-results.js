@@ -4,7 +4,8 @@
 //                                                      command, machine, date and duration under it
 //   <!-- help:NAME --> ... <!-- /help:NAME -->        a command's --help output (see HELP below)
 //   <!-- figure:NAME.KEY -->...<!-- /figure -->         one figure in a sentence: figures[KEY] of
-//                                                      docs/results/NAME.json, as the bench wrote it
+//                                                      docs/results/NAME.json, as the bench wrote it,
+//                                                      or else one read off its table (TABLE_FIGURES)
 //   <!-- file:PATH --> ... <!-- /file:PATH -->        a file of the project as a code block: an
 //                                                      example the tests run, shown as it is
 // Options:
@@ -65,13 +66,29 @@ const TABLE_FIGURES = {
   size: {
     // JSON deflated in a stream, as a share of its raw size: the range over the tests with a stream (not people's one message).
     'json-stream-range': (result) => percentRange(result.rows.filter(([test, format]) => format === 'json' && test !== 'people').map((row) => row[8])),
-    // Test 4's protobuf against JSON: raw, and both deflated in a stream.
-    'large-raw': (result) => sizeRow(result, '4 large')[4],
-    'large-stream': (result) => sizeRow(result, '4 large')[9]
+    // Protobuf against JSON on test 4 and on people: raw, and both deflated in a stream.
+    'large-raw': vsJson('4 large', 'vs json'),
+    'large-stream': vsJson('4 large', 'stream vs json'),
+    'people-raw': vsJson('people', 'vs json'),
+    'people-stream': vsJson('people', 'stream vs json'),
+    // people's one message in JSON and in protobuf, and what protobuf saves on it.
+    'people-json': (result) => megabytes(rawBytes(result, 'people', 'json')),
+    'people-protobuf': (result) => megabytes(rawBytes(result, 'people', 'protobuf')),
+    'people-saved': (result) => megabytes(rawBytes(result, 'people', 'json') - rawBytes(result, 'people', 'protobuf'))
   },
   wire: {
     // JSON's wire bytes per payload byte with a stream, over the tests but the small one (its frame header weighs as much).
     'json-stream-range': (result) => percentRange(result.rows.filter(([test, format, payload]) => format === 'json' && payload.startsWith('stream') && test !== '5 small').map((row) => row[5]))
+  },
+  rate: {
+    // At 1000/s: the generator's own lateness with Node's timers, and what each pacing costs the client.
+    'timer-lateness': (result) => rateCell(result, '1,000', 'timer', 'corrected - uncorrected p50').replace(/^\+/, ''),
+    'timer-p50': (result) => rateCell(result, '1,000', 'timer', 'p50 corrected'),
+    'precise-cpu': (result) => rateCell(result, '1,000', 'precise', 'client CPU'),
+    'timer-cpu': (result) => rateCell(result, '1,000', 'timer', 'client CPU'),
+    // The send lag's p99 of the runs the report called saturated: a generator past its CPU.
+    'saturated-lag-p99': ({ columns, rows }) => rows.filter((row) => row[columns.indexOf('saturated')] === 'yes')
+      .map((row) => `${(Number.parseFloat(row[columns.indexOf('send lag p99')]) / 1000).toFixed(1)} ms at ${row[0]}/s`).join(', ')
   },
   hosts: {
     // The merged row: every connection, and the rate of one message per connection per second.
@@ -98,9 +115,30 @@ function percentRange (cells) {
   return `${Math.floor(Math.min(...values))}-${Math.ceil(Math.max(...values))}%`
 }
 
-/** A bench:size row of protobuf for a test. */
-function sizeRow (result, test) {
-  return result.rows.find((row) => row[0] === test && row[1] === 'protobuf')
+/** A bench:size row of a test in a format (protobuf unless named). */
+function sizeRow (result, test, format = 'protobuf') {
+  return result.rows.find((row) => row[0] === test && row[1] === format)
+}
+
+/** A figure reading one column of a test's protobuf row in a bench:size result (a ratio against JSON). */
+function vsJson (test, column) {
+  return (result) => sizeRow(result, test)[result.columns.indexOf(column)]
+}
+
+/** A test's raw bytes per message in a format, from a bench:size result. */
+function rawBytes (result, test, format) {
+  return sizeRow(result, test, format)[result.columns.indexOf('bytes')]
+}
+
+/** `12.9 MB` from a count of bytes (decimal megabytes, as the docs quote payload sizes). */
+function megabytes (bytes) {
+  return `${(bytes / 1e6).toFixed(1)} MB`
+}
+
+/** One cell of a bench:rate row, by its target rate as printed (`1,000`), its pacing and the column's name. */
+function rateCell ({ columns, rows }, target, pacing, column) {
+  const row = rows.find((candidate) => candidate[0] === target && candidate[columns.indexOf('pacing')] === pacing)
+  return row[columns.indexOf(column)]
 }
 
 /** The merged row of a bench:hosts result: its connections and the rate asked for (--rate of its command). */

@@ -52,7 +52,7 @@ export async function parseCompareArgs (argv) {
     .example('npm run compare', 'every test, JSON vs protobuf, on loopback')
     .example(`${program} --tests 1,5 --inflight 100`, 'tests 1 and 5, 100 in flight')
     .example(`${program} --tests 4,5 --throttle none,3g`, 'tests 4 and 5 on loopback and on 3G')
-    .example(`${program} --tests people --compress`, 'the 12.9 MB payload with permessage-deflate')
+    .example(`${program} --tests people --compress`, 'people, with permessage-deflate')
     .example(`${program} --tests 3,4 --tls`, 'over wss://: what TLS changes')
     .example(`${program} --tests people --direction down`, 'the server sends 50,000 persons, clients decode them')
     .example(`${program} --payload my.json`, 'your own document, schema inferred')
