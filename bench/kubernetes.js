@@ -93,9 +93,24 @@ async function renderedOverlay () {
   return parseAllDocuments(await command(KUBECTL, ['kustomize', OVERLAY])).map((doc) => doc.toJS()).filter(Boolean)
 }
 
-/** A name without a registry is Docker Hub's: containerd's images are named in full. */
+/** A name without a registry is Docker Hub's, as containerd names images: ws-bench:0.1.0 is docker.io/library/ws-bench:0.1.0. */
 function fullImageName (image) {
-  return image.split('/')[0].includes('.') || image.startsWith('localhost/') ? image : `docker.io/library/${image}`
+  const [first, ...rest] = image.split('/')
+  if (rest.length && (/[.:]/.test(first) || first === 'localhost')) return image
+  return `docker.io/${rest.length ? '' : 'library/'}${image}`
+}
+
+/** The namespace's latest warning event, to say why a step did not finish (a pod that cannot start). */
+async function lastWarning (cluster) {
+  const events = await cluster.kubectl(['get', 'events', '-n', NAMESPACE, '--field-selector', 'type=Warning', '--sort-by', '.lastTimestamp', '-o', 'json'])
+    .then((text) => JSON.parse(text).items, () => [])
+  const last = events.at(-1)
+  return last ? ` (last warning: ${last.involvedObject.kind} ${last.involvedObject.name}: ${last.reason}: ${last.message.replace(/\s+/g, ' ')})` : ''
+}
+
+/** A step that fails with the namespace's latest warning added to its error. */
+function explained (cluster, promise) {
+  return promise.catch(async (err) => { throw new Error(`${err.message}${await lastWarning(cluster)}`) })
 }
 
 /**
@@ -105,7 +120,7 @@ function fullImageName (image) {
  * @returns {Promise<{reports: object[], merged: object, startAt: string, refusal: string, requests: object}>}
  */
 async function runJobs (cluster, timed) {
-  const kubectl = (args) => cluster.kubectl(['-n', NAMESPACE, ...args])
+  const kubectl = (args) => cluster.kubectl([...args, '-n', NAMESPACE])
   const applyOverlay = (components) => kubectl(['apply', '-k', OVERLAY, '-l', `app.kubernetes.io/component in (${components})`])
   await cluster.apply('namespace', `apiVersion: v1
 kind: Namespace
@@ -146,7 +161,7 @@ spec:
   await timed('server', async () => {
     step('the results volume and the server')
     await applyOverlay('results,server')
-    await kubectl(['rollout', 'status', 'deployment/ws-bench-server', '--timeout=120s'])
+    await explained(cluster, kubectl(['rollout', 'status', 'deployment/ws-bench-server', '--timeout=120s']))
   })
   // Whole seconds, as `date -u +%FT%TZ` prints it in deploy/README.md.
   const startAt = new Date(Math.ceil((Date.now() + START_LEAD_MS) / 1000) * 1000).toISOString().replace('.000Z', 'Z')
@@ -154,12 +169,12 @@ spec:
     step(`the clients, measuring from ${startAt}`)
     await kubectl(['create', 'configmap', 'ws-bench-run', `--from-literal=START_AT=${startAt}`])
     await applyOverlay('client')
-    await jobFinished(cluster, 'ws-bench-clients')
+    await explained(cluster, jobFinished(cluster, 'ws-bench-clients'))
   })
   await timed('merge', async () => {
     step('the merge')
     await applyOverlay('merge')
-    await jobFinished(cluster, 'ws-bench-merge')
+    await explained(cluster, jobFinished(cluster, 'ws-bench-merge'))
   })
   const files = fs.readdirSync(resultsDir).filter((name) => /^host-\d+\.json$/.test(name)).sort((a, b) => parseInt(a.slice(5)) - parseInt(b.slice(5)))
   const reports = files.map((name) => ({ part: name, ...JSON.parse(fs.readFileSync(path.join(resultsDir, name), 'utf8')) }))
@@ -174,12 +189,12 @@ spec:
 async function jobFinished (cluster, name) {
   let condition = null
   await cluster.until(`job ${name} has finished`, async () => {
-    const job = JSON.parse(await cluster.kubectl(['-n', NAMESPACE, 'get', 'job', name, '-o', 'json']))
+    const job = JSON.parse(await cluster.kubectl(['get', 'job', name, '-o', 'json', '-n', NAMESPACE]))
     condition = job.status.conditions?.find((c) => ['Complete', 'Failed'].includes(c.type) && c.status === 'True')?.type
     return Boolean(condition)
   }, 5 * 60_000)
   if (condition === 'Failed') {
-    const logs = await cluster.kubectl(['-n', NAMESPACE, 'logs', '-l', `job-name=${name}`, '--tail=1', '--prefix']).catch((err) => err.message)
+    const logs = await cluster.kubectl(['logs', '-l', `job-name=${name}`, '--tail=1', '--prefix', '-n', NAMESPACE]).catch((err) => err.message)
     throw new Error(`job ${name} failed: ${logs.trim().replace(/\s*\n\s*/g, ' | ')}`)
   }
 }

@@ -335,7 +335,7 @@ export class OneNodeCluster {
     this.daemon('kube-apiserver', this.bin('kube-apiserver'), [
       `--advertise-address=${this.address}`, `--bind-address=${this.address}`, `--secure-port=${API_PORT}`, `--etcd-servers=${etcdUrl}`,
       `--service-cluster-ip-range=${SERVICE_CIDR}`, `--client-ca-file=${ca}`, `--tls-cert-file=${certs.apiserver.cert}`, `--tls-private-key-file=${certs.apiserver.key}`,
-      `--kubelet-client-certificate=${certs['apiserver-kubelet-client'].cert}`, `--kubelet-client-key=${certs['apiserver-kubelet-client'].key}`,
+      '--kubelet-preferred-address-types=InternalIP', `--kubelet-client-certificate=${certs['apiserver-kubelet-client'].cert}`, `--kubelet-client-key=${certs['apiserver-kubelet-client'].key}`,
       '--service-account-issuer=https://kubernetes.default.svc.cluster.local', `--service-account-key-file=${path.join(pki, 'sa.pub')}`,
       `--service-account-signing-key-file=${path.join(pki, 'sa.key')}`, '--authorization-mode=Node,RBAC', '--enable-admission-plugins=NodeRestriction',
       '--profiling=false'])
@@ -420,8 +420,12 @@ root = "${dir}/root"
 state = "${dir}/state"
 [grpc]
   address = "${socket}"
+[plugins."io.containerd.internal.v1.opt"]
+  path = "${dir}/opt"
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "${PAUSE_IMAGE}"
+  # Root here lacks CAP_SYS_RESOURCE: no process may be given a lower OOM score than containerd's own.
+  restrict_oom_score_adj = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"
@@ -549,7 +553,7 @@ conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeo
    * @returns {Promise<string>} its stdout
    */
   kubectl (args) {
-    return command(KUBECTL, ['--kubeconfig', this.kubeconfig, ...args])
+    return command(KUBECTL, [...args, '--kubeconfig', this.kubeconfig])
   }
 
   /** Applies a manifest given as text. */
@@ -591,12 +595,12 @@ conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeo
     fs.rmSync(this.runDir, { recursive: true, force: true })
   }
 
-  /** SIGTERM to a part's process group, SIGKILL after 10 s (the API server may not stop otherwise). */
+  /** SIGTERM to a part's process group, SIGKILL after 5 s (the API server may not stop otherwise). */
   async stop (name) {
     for (const entry of this.daemons.filter((d) => d.name === name && d.running)) {
       const signal = (sig) => { try { process.kill(-entry.child.pid, sig) } catch {} }
       signal('SIGTERM')
-      const stopped = await Promise.race([entry.exited.then(() => true), sleep(10_000).then(() => false)])
+      const stopped = await Promise.race([entry.exited.then(() => true), sleep(5000).then(() => false)])
       if (!stopped) {
         signal('SIGKILL')
         await entry.exited
@@ -613,7 +617,7 @@ conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeo
       await ctr(['tasks', 'delete', '-f', id]).catch(() => {})
       await ctr(['containers', 'delete', id]).catch(() => {})
     }
-    if (ids.length) step(`removed ${ids.length} containers the API had not`)
+    if (ids.length) step(`removed ${ids.length} containers left in containerd`)
   }
 
   /**
@@ -630,11 +634,16 @@ conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeo
     for (const dir of now.cgroups.filter((cgroup) => !this.before.cgroups.includes(cgroup))) {
       try { removeCgroup(dir) } catch (err) { step(`cgroup ${dir}: ${err.message}`) }
     }
-    for (const chain of now.chains.filter((c) => !this.before.chains.includes(c))) {
-      const [program, , table, name] = chain.split(' ')
-      run(program, ['-t', table, '-F', name])
-      if (run(program, ['-t', table, '-X', name])) step(`removed ${chain}`)
+    const chains = now.chains.filter((c) => !this.before.chains.includes(c)).map((chain) => chain.split(' '))
+    for (const [program, , table, name] of chains) {
+      // A chain that a rule jumps to cannot be deleted: those rules go first (the kubelet's KUBE-FIREWALL from INPUT, OUTPUT).
+      const rules = spawnSync(program, ['-t', table, '-S'], { encoding: 'utf8' }).stdout.split('\n')
+      for (const rule of rules.filter((line) => line.startsWith('-A ') && new RegExp(` -[jg] ${name}( |$)`).test(line))) {
+        run(program, ['-t', table, '-D', ...rule.slice(3).match(/"[^"]*"|\S+/g).map((word) => word.replace(/^"(.*)"$/, '$1'))])
+      }
     }
+    for (const [program, , table, name] of chains) run(program, ['-t', table, '-F', name])
+    for (const [program, , table, name] of chains) if (run(program, ['-t', table, '-X', name])) step(`removed ${program} -t ${table} ${name}`)
     for (const [key, value] of Object.entries(this.before.sysctls)) {
       if (now.sysctls[key] !== value) {
         fs.writeFileSync(`/proc/sys/${key}`, value)

@@ -102,7 +102,7 @@ export function command (program, args, { env = process.env, cwd, show = false, 
       clearTimeout(timer)
       if (code === 0) return resolve(stdout)
       const last = stderr.trim().split('\n').pop() || `exit ${code}`
-      reject(new Error(`${program} ${args[0]} failed: ${last}`))
+      reject(new Error(`${path.basename(program)} ${args[0]} failed: ${last}`))
     })
   })
 }

@@ -35,9 +35,9 @@ const MOUNTS = fs.mkdtempSync(path.join(os.tmpdir(), 'deploy-test-'))
 test.after(() => fs.rmSync(MOUNTS, { recursive: true, force: true }))
 const START_AT = new Date(Date.now() + 120_000).toISOString().replace(/\.\d+Z$/, 'Z')
 
-/** Every YAML document of a manifest, each checked to parse without error or warning. */
+/** Every YAML document of a manifest, each checked to parse without error or warning, as kubectl reads YAML (1.1: 0440 is octal). */
 function manifests (file) {
-  const docs = parseAllDocuments(read(file))
+  const docs = parseAllDocuments(read(file), { version: '1.1' })
   assert.ok(Array.isArray(docs), `${file}: not a YAML stream`)
   return docs.map((doc, i) => {
     assert.deepEqual(doc.errors.map(String), [], `${file}, document ${i + 1}`)
@@ -540,4 +540,15 @@ test('kubectl kustomize renders the overlay as the test patches it (kubectl buil
   const expected = patchedDocs()
   assert.deepEqual(rendered.map(key).sort(), expected.map(key).sort())
   for (const doc of rendered) assert.deepEqual(doc, expected.find((other) => key(other) === key(doc)), key(doc))
+})
+
+test('every non-root pod can read the Secret files it mounts: the kubelet writes them as root, so fsGroup and group-readable modes', () => {
+  for (const workload of [deployment, clientJob]) {
+    const { securityContext: pod, volumes } = workload.spec.template.spec
+    for (const volume of volumes.filter((v) => v.secret)) {
+      const mode = volume.secret.defaultMode ?? 0o644
+      const readable = (mode & 0o004) !== 0 || ((mode & 0o040) !== 0 && pod.fsGroup === pod.runAsGroup)
+      assert.ok(readable, `${workload.metadata.name}: Secret ${volume.secret.secretName} (mode ${mode.toString(8)}, fsGroup ${pod.fsGroup}) is not readable by ${pod.runAsUser}:${pod.runAsGroup}`)
+    }
+  }
 })
