@@ -182,7 +182,9 @@ spec:
   const rendered = await renderedOverlay()
   const requests = Object.fromEntries(rendered.filter((doc) => ['Deployment', 'Job'].includes(doc.kind)).map((doc) =>
     [doc.metadata.name, doc.spec.template.spec.containers[0].resources?.requests ?? null]))
-  return { reports, merged, startAt, refusal: refusal.split(': ').slice(-1)[0], requests }
+  // The rules the probe broke, without the advice that follows each: "allowPrivilegeEscalation != false (container ... must set ...)".
+  const brokenRules = /violates PodSecurity "[^"]+": (.*)$/.exec(refusal)[1].split(/\), (?=[a-z])/i).map((rule) => rule.replace(/ \(.*$/, ''))
+  return { reports, merged, startAt, refusal: brokenRules.join('; '), requests }
 }
 
 /** Waits until a Job is Complete; a Failed one fails the run with its pods' last log lines. */
@@ -218,8 +220,8 @@ function record (results, { reports, merged, startAt, refusal, requests, version
     notes: [
       `A one-node Kubernetes ${versions.kubernetes} cluster on this machine, built from Go modules (CoreDNS ${versions.coredns}), with Debian's etcd ${versions.etcd}, ` +
         `containerd ${versions.containerd}, runc ${versions.runc} and CNI plugins ${versions.cni}; deploy/kubernetes applied with the small-node overlay ` +
-        `(requests: ${Object.entries(requests).map(([name, r]) => `${name} ${r?.cpu ?? 'none'} CPU`).join(', ')}) in namespace ${NAMESPACE}, which enforces the restricted pod-security level ` +
-        `(a pod without its settings was refused: "${refusal}").`,
+        `(CPU requests: ${Object.entries(requests).filter(([, r]) => r?.cpu).map(([name, r]) => `${name} ${r.cpu}`).join(', ')}) in namespace ${NAMESPACE}, which enforces the restricted pod-security level ` +
+        `(a pod without its settings was refused for ${refusal}).`,
       `${reports.length} client pods of the Indexed Job against one server pod through its Service and CoreDNS, over wss://; each measured from START_AT (${startAt}); ` +
         `the merge Job added their reports; every message acknowledged: ${ok ? 'yes' : 'NO'}; the measured phases started within ${merged.windows.startSpreadMs} ms of each other ` +
         `and overlapped for ${merged.windows.overlapMs} ms. Client pods, server and cluster share the machine's ${os.cpus().length} cores.`,

@@ -50,7 +50,7 @@ const ETCD_PEER_PORT = 23800
 const KUBELET_PORT = 10250
 const DNS_PORT = 53
 /** Programs from Debian's packages, each with the package that has it. */
-const DEBIAN_TOOLS = { etcd: 'etcd-server', containerd: 'containerd', ctr: 'containerd', runc: 'runc', '/usr/lib/cni/bridge': 'containernetworking-plugins', iptables: 'iptables', ip: 'iproute2', openssl: 'openssl' }
+const DEBIAN_TOOLS = { etcd: 'etcd-server', containerd: 'containerd', ctr: 'containerd', runc: 'runc', '/usr/lib/cni/bridge': 'containernetworking-plugins', iptables: 'iptables', ip: 'iproute2', openssl: 'openssl', podman: 'podman' }
 /** What the kubelet (its kernel defaults) and kube-proxy may change: put back as they were. */
 const SYSCTLS = ['vm/overcommit_memory', 'vm/panic_on_oom', 'kernel/panic', 'kernel/panic_on_oops', 'kernel/keys/root_maxkeys', 'kernel/keys/root_maxbytes',
   'net/ipv4/conf/all/route_localnet', 'net/bridge/bridge-nf-call-iptables', 'net/ipv4/ip_forward']
