@@ -16,7 +16,7 @@ import { commandLine } from '../lib/cli/parser.js'
 import { UsageError, runMain } from '../lib/errors.js'
 import { PROJECT_ROOT } from '../lib/processes.js'
 import { throwawayCertificate } from '../lib/server/tls.js'
-import { buildImage, command, podmanEnvironment, step } from '../deploy/podman-image.js'
+import { buildImage, command, podmanEnvironment, step, stopCommands } from '../deploy/podman-image.js'
 import { KUBECTL, OneNodeCluster, buildBinaries, buildPauseImage, clusterUnavailableReason } from './one-node-cluster.js'
 import { npmCommand, printTable, startResults } from './results.js'
 
@@ -56,6 +56,7 @@ runMain(async () => {
     process.once(signal, async () => {
       interrupted = true
       step(`${signal}: tearing down what was made`)
+      stopCommands()
       const left = await finish()
       process.stderr.write(left.length ? `interrupted; ${left.length} things left behind\n` : 'interrupted; nothing left behind\n')
       process.exit(130)

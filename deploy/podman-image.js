@@ -81,6 +81,14 @@ export function step (text) {
   console.error(`# ${text}`)
 }
 
+/** The programs command() is running now, for stopCommands(). */
+const running = new Set()
+
+/** Ends every program command() is running (SIGTERM): an interrupted run stops what it waits for before it tears down. */
+export function stopCommands () {
+  for (const child of running) child.kill('SIGTERM')
+}
+
 /**
  * Runs a program; resolves with its stdout, rejects with one line (its last line of stderr).
  * @param {string} program
@@ -92,13 +100,15 @@ export function step (text) {
 export function command (program, args, { env = process.env, cwd, show = false, timeoutMs } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(program, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    running.add(child)
     let stdout = ''
     let stderr = ''
     const timer = timeoutMs && setTimeout(() => child.kill('SIGKILL'), timeoutMs)
     child.stdout.on('data', (chunk) => { stdout += chunk; if (show) process.stderr.write(chunk) })
     child.stderr.on('data', (chunk) => { stderr += chunk; if (show) process.stderr.write(chunk) })
-    child.on('error', reject)
+    child.on('error', (err) => { running.delete(child); reject(err) })
     child.on('close', (code) => {
+      running.delete(child)
       clearTimeout(timer)
       if (code === 0) return resolve(stdout)
       const last = stderr.trim().split('\n').pop() || `exit ${code}`
