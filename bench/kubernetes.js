@@ -56,7 +56,7 @@ runMain(async () => {
     process.once(signal, async () => {
       interrupted = true
       step(`${signal}: tearing down what was made`)
-      stopCommands()
+      await stopCommands()
       const left = await finish()
       process.stderr.write(left.length ? `interrupted; ${left.length} things left behind\n` : 'interrupted; nothing left behind\n')
       process.exit(130)
@@ -65,13 +65,18 @@ runMain(async () => {
 
   let outcome = null
   let failure = null
+  // After a signal nothing new starts: the handler tears down what is there.
+  const unlessInterrupted = () => { if (interrupted) throw new Error('interrupted') }
   try {
     const built = await timed('binaries', buildBinaries)
     timings.binaries = built === null ? 'cached' : timings.binaries
     const podmanEnv = podmanEnvironment(work)
     const image = fullImageName((await renderedOverlay()).find((doc) => doc.kind === 'Deployment').spec.template.spec.containers[0].image)
+    unlessInterrupted()
     await timed('image', () => buildImage(image, { env: podmanEnv, work }))
+    unlessInterrupted()
     const pause = await buildPauseImage(podmanEnv, work)
+    unlessInterrupted()
     cluster = new OneNodeCluster()
     await timed('cluster', () => cluster.start({ images: [pause, image], podmanEnv }))
     outcome = await runJobs(cluster, timed)

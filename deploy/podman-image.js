@@ -42,7 +42,7 @@ export async function buildImage (tag, { env, work }) {
   await baseImage({ env, work })
   step(`building ${tag} from deploy/Containerfile`)
   const mounts = BUILD_MOUNTS.filter(([file]) => fs.existsSync(file)).flatMap(([file, inside]) => ['-v', `${file}:${inside}:ro`])
-  await command('podman', ['build', '--pull=never', ...mounts, '-f', 'deploy/Containerfile', '-t', tag, '.'], { env, cwd: PROJECT_ROOT, show: true })
+  await command('podman', ['build', '--pull=never', ...mounts, '-f', 'deploy/Containerfile', '-t', tag, '.'], { env, cwd: PROJECT_ROOT, show: true, finish: true })
 }
 
 /** node:20-slim: there already, pulled, or made from a Debian rootfs with this machine's Node and npm. */
@@ -81,26 +81,34 @@ export function step (text) {
   console.error(`# ${text}`)
 }
 
-/** The programs command() is running now, for stopCommands(). */
+/** The programs command() is running now, for stopCommands(): those it may stop, and the runs of those it lets finish. */
 const running = new Set()
+const finishing = new Set()
 
-/** Ends every program command() is running (SIGTERM): an interrupted run stops what it waits for before it tears down. */
-export function stopCommands () {
+/**
+ * Ends every program command() is running (SIGTERM), and waits for those started with `finish`:
+ * an interrupted run stops what it waits for before it tears down.
+ * @returns {Promise<void>}
+ */
+export async function stopCommands () {
   for (const child of running) child.kill('SIGTERM')
+  if (finishing.size) step('waiting for the image build to finish (an interrupted podman build leaves its working containers behind)')
+  await Promise.allSettled(finishing)
 }
 
 /**
  * Runs a program; resolves with its stdout, rejects with one line (its last line of stderr).
  * @param {string} program
  * @param {string[]} args
- * @param {{env?: NodeJS.ProcessEnv, cwd?: string, show?: boolean, timeoutMs?: number}} [options]
- *   show copies its output to stderr as it comes; after timeoutMs it is killed
+ * @param {{env?: NodeJS.ProcessEnv, cwd?: string, show?: boolean, timeoutMs?: number, finish?: boolean}} [options]
+ *   show copies its output to stderr as it comes; after timeoutMs it is killed; with finish, neither
+ *   stopCommands() nor a Ctrl-C (its own process group) stops it: they wait for it
  * @returns {Promise<string>}
  */
-export function command (program, args, { env = process.env, cwd, show = false, timeoutMs } = {}) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(program, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
-    running.add(child)
+export function command (program, args, { env = process.env, cwd, show = false, timeoutMs, finish = false } = {}) {
+  const run = new Promise((resolve, reject) => {
+    const child = spawn(program, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: finish })
+    if (!finish) running.add(child)
     let stdout = ''
     let stderr = ''
     const timer = timeoutMs && setTimeout(() => child.kill('SIGKILL'), timeoutMs)
@@ -115,4 +123,9 @@ export function command (program, args, { env = process.env, cwd, show = false, 
       reject(new Error(`${path.basename(program)} ${args[0]} failed: ${last}`))
     })
   })
+  if (finish) {
+    finishing.add(run)
+    run.catch(() => {}).finally(() => finishing.delete(run))
+  }
+  return run
 }
