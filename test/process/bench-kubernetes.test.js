@@ -2,25 +2,17 @@
 // once its binaries are built) is not part of the tests: docs/results/kubernetes.json records one.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import fs from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
-import { runScript } from '../helpers.js'
+import { runScript, runWithoutPrograms } from '../helpers.js'
 
 test('without the cluster\'s tools: one line naming the packages to install, exit 2, nothing made', async () => {
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-kubernetes-test-'))
-  try {
-    const { code, stdout, stderr } = await runScript('bench/kubernetes.js', [], { env: { PATH: '/nonexistent', TMPDIR: tmp } })
-    assert.equal(code, 2, stderr)
-    assert.equal(stdout, '')
-    assert.match(stderr, process.getuid() === 0
-      ? /^bench:kubernetes cannot run here: missing etcd, containerd, .*: apt-get install etcd-server containerd .*podman/
-      : /^bench:kubernetes cannot run here: a one-node cluster needs root/)
-    assert.equal(stderr.trim().split('\n').length, 1)
-    assert.deepEqual(fs.readdirSync(tmp), [], 'nothing made')
-  } finally {
-    fs.rmSync(tmp, { recursive: true, force: true })
-  }
+  const { code, stdout, stderr, leftInTmp } = await runWithoutPrograms('bench/kubernetes.js')
+  assert.equal(code, 2, stderr)
+  assert.equal(stdout, '')
+  assert.match(stderr, process.getuid() === 0
+    ? /^bench:kubernetes cannot run here: missing etcd, containerd, .*: apt-get install etcd-server containerd .*podman/
+    : /^bench:kubernetes cannot run here: a one-node cluster needs root/)
+  assert.equal(stderr.trim().split('\n').length, 1)
+  assert.deepEqual(leftInTmp, [], 'nothing made')
 })
 
 test('an unknown option: one line, exit 2', async () => {
