@@ -22,7 +22,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { UsageError } from '../lib/errors.js'
 import { command, step } from '../deploy/podman-image.js'
 
-export const KUBERNETES_VERSION = 'v1.34.2'
+const KUBERNETES_VERSION = 'v1.34.2'
 /** The staging modules (k8s.io/api, ...) are published as v0.<minor>.<patch> of the same release. */
 const STAGING_VERSION = KUBERNETES_VERSION.replace(/^v1\./, 'v0.')
 const COREDNS_VERSION = 'v1.13.1'
@@ -31,7 +31,7 @@ const KUBERNETES_COMMANDS = ['kube-apiserver', 'kube-controller-manager', 'kube-
 const BINARIES = [...KUBERNETES_COMMANDS, 'coredns', 'pause']
 const CACHE_ROOT = path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'ws-json-vs-protobuf', 'kubernetes')
 /** Keyed by every version in it, so that a change of any of them builds afresh beside the old. */
-export const CACHE_DIR = path.join(CACHE_ROOT, `${KUBERNETES_VERSION}-coredns-${COREDNS_VERSION}`)
+const CACHE_DIR = path.join(CACHE_ROOT, `${KUBERNETES_VERSION}-coredns-${COREDNS_VERSION}`)
 const BIN_DIR = path.join(CACHE_DIR, 'bin')
 /** kubectl as built here: the version of the cluster, kustomize built in. */
 export const KUBECTL = path.join(BIN_DIR, 'kubectl')
@@ -395,6 +395,7 @@ export class OneNodeCluster {
     return certs
   }
 
+  /** A binary of the cache's. */
   bin (name) {
     return path.join(BIN_DIR, name)
   }
@@ -440,6 +441,7 @@ state = "${dir}/state"
     return socket
   }
 
+  /** The kubelet, its root directory in the run directory, serving the API server with its own certificate (x509 clients of the cluster's CA, authorized by the API server). */
   startKubelet (socket, kubeconfigFile, ca) {
     const dir = path.join(this.runDir, 'kubelet')
     fs.mkdirSync(dir)
@@ -472,6 +474,7 @@ evictionHard: { memory.available: 100Mi, nodefs.available: 1%, imagefs.available
       `--cert-dir=${path.join(dir, 'pki')}`, `--hostname-override=${NODE_NAME}`, `--node-ip=${this.address}`])
   }
 
+  /** kube-proxy in iptables mode: the Service's address reaches the server pod. */
   startKubeProxy (kubeconfigFile) {
     const config = path.join(this.runDir, 'kube-proxy.yaml')
     // conntrack left as the machine has it (maxPerCore 0, timeouts 0s); no route_localnet (localhostNodePorts off).
@@ -491,6 +494,7 @@ conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeo
     this.daemon('kube-proxy', this.bin('kube-proxy'), [`--config=${config}`])
   }
 
+  /** CoreDNS on this host's address, the pods' nameserver (the kubelet's clusterDNS): Service names resolve to their addresses. */
   startCoreDns (kubeconfigFile) {
     const corefile = path.join(this.runDir, 'Corefile')
     fs.writeFileSync(corefile, `.:${DNS_PORT} {
@@ -519,10 +523,10 @@ conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeo
     this.daemons.push(entry)
   }
 
-  /** The last lines of a part's log, for an error message. */
-  logTail (name, lines = 3) {
+  /** The last line of a part's log, for an error message. */
+  lastLogLine (name) {
     const file = path.join(this.logDir, `${name}.log`)
-    return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim().split('\n').slice(-lines).join(' | ') : ''
+    return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim().split('\n').pop() : ''
   }
 
   /** Polls `check` until it is true; fails sooner when one of the parts has died, naming it with its log's last line. */
@@ -530,7 +534,7 @@ conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeo
     const deadline = Date.now() + timeoutMs
     while (Date.now() < deadline) {
       const dead = this.daemons.find((entry) => !entry.running)
-      if (dead) throw new Error(`${dead.name} exited while waiting until ${what}: ${this.logTail(dead.name, 1)}`)
+      if (dead) throw new Error(`${dead.name} exited while waiting until ${what}: ${this.lastLogLine(dead.name)}`)
       if (this.closing) throw new Error(`torn down while waiting until ${what}`)
       if (await check()) return
       await sleep(500)
@@ -538,6 +542,7 @@ conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeo
     throw new Error(`timed out after ${timeoutMs / 1000} s waiting until ${what}`)
   }
 
+  /** Whether the API server answers /readyz with 200. */
   apiReady (ca, { cert, key }) {
     return new Promise((resolve) => {
       const request = https.get({ host: this.address, port: API_PORT, path: '/readyz', ca: fs.readFileSync(ca), cert: fs.readFileSync(cert), key: fs.readFileSync(key), timeout: 2000 },
@@ -576,6 +581,7 @@ conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeo
     return this.closed
   }
 
+  /** close()'s work, once. */
   async tearDown (namespaces) {
     const running = (name) => this.daemons.some((entry) => entry.name === name && entry.running)
     if (running('kube-apiserver') && running('kubelet')) {
