@@ -117,7 +117,7 @@ async function goBuild (directory, packages, ldflags) {
 async function buildKubernetes (names) {
   const directory = path.join(CACHE_DIR, 'src', 'kubernetes')
   fs.mkdirSync(directory, { recursive: true })
-  step(`building Kubernetes ${KUBERNETES_VERSION} (${names.join(', ')}) from its Go module: ~10 min on 2 cores, once`)
+  step(`building Kubernetes ${KUBERNETES_VERSION} (${names.join(', ')}) from its Go module: ~11 min on 2 cores, once`)
   const upstream = await kubernetesModuleDir()
   const staging = [...fs.readFileSync(path.join(upstream, 'go.mod'), 'utf8').matchAll(/^\s*(k8s\.io\/[\w.-]+) => \.\/staging\//gm)].map((match) => match[1])
   fs.writeFileSync(path.join(directory, 'go.mod'), `module ws-json-vs-protobuf/kubernetes\n\ngo 1.24.0\n\nrequire k8s.io/kubernetes ${KUBERNETES_VERSION}\n\n` +
