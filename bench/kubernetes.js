@@ -53,7 +53,9 @@ runMain(async () => {
     return finished
   }
   for (const signal of ['SIGINT', 'SIGTERM']) {
-    process.once(signal, async () => {
+    process.on(signal, async () => {
+      // A second Ctrl-C would otherwise end this process halfway through the teardown.
+      if (interrupted) return step(`${signal}: still tearing down`)
       interrupted = true
       step(`${signal}: tearing down what was made`)
       await stopCommands()
@@ -69,7 +71,7 @@ runMain(async () => {
   const unlessInterrupted = () => { if (interrupted) throw new Error('interrupted') }
   try {
     const built = await timed('binaries', buildBinaries)
-    timings.binaries = built === null ? 'cached' : timings.binaries
+    if (built === null) timings.binaries = 'cached'
     const podmanEnv = podmanEnvironment(work)
     const image = fullImageName((await renderedOverlay()).find((doc) => doc.kind === 'Deployment').spec.template.spec.containers[0].image)
     unlessInterrupted()
