@@ -8,6 +8,8 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { builtinModules } from 'node:module'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import { parseAllDocuments } from 'yaml'
 import { parseServerArgs } from '../lib/cli/server-options.js'
@@ -16,6 +18,7 @@ import { parseMergeArgs } from '../lib/cli/merge-options.js'
 import { parseAssertions } from '../lib/report/assertions.js'
 import { UsageError } from '../lib/errors.js'
 import { throwawayCertificate } from '../lib/server/tls.js'
+import { KUBECTL } from '../bench/one-node-cluster.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const DEPLOY = path.join(ROOT, 'deploy')
@@ -32,9 +35,9 @@ const MOUNTS = fs.mkdtempSync(path.join(os.tmpdir(), 'deploy-test-'))
 test.after(() => fs.rmSync(MOUNTS, { recursive: true, force: true }))
 const START_AT = new Date(Date.now() + 120_000).toISOString().replace(/\.\d+Z$/, 'Z')
 
-/** Every YAML document of a manifest, each checked to parse without error or warning. */
+/** Every YAML document of a manifest, each checked to parse without error or warning, as kubectl reads YAML (1.1: 0440 is octal). */
 function manifests (file) {
-  const docs = parseAllDocuments(read(file))
+  const docs = parseAllDocuments(read(file), { version: '1.1' })
   assert.ok(Array.isArray(docs), `${file}: not a YAML stream`)
   return docs.map((doc, i) => {
     assert.deepEqual(doc.errors.map(String), [], `${file}, document ${i + 1}`)
@@ -468,8 +471,84 @@ test('every workload passes the restricted pod-security level: non-root, Runtime
 
 test('the README names files that exist', () => {
   const readme = read('README.md')
-  for (const [, file] of readme.matchAll(/deploy\/(kubernetes\/[\w-]+\.yaml|Containerfile)/g)) {
+  for (const [, file] of readme.matchAll(/deploy\/(kubernetes[\w-]*\/[\w-]+\.yaml|Containerfile)/g)) {
     assert.ok(fs.existsSync(path.join(DEPLOY, file)), file)
   }
   for (const file of fs.readdirSync(path.join(DEPLOY, 'kubernetes'))) assert.ok(readme.includes(`kubernetes/${file}`), `README mentions ${file}`)
+})
+
+// The kustomization of the four manifests and the small-node overlay (deploy/kubernetes-small-node).
+const kustomization = (dir) => parseAllDocuments(read(`${dir}/kustomization.yaml`))[0].toJS()
+const base = kustomization('kubernetes')
+const overlay = kustomization('kubernetes-small-node')
+const baseDocs = [...volumeDocs, ...serverDocs, ...clientDocs, ...mergeDocs]
+/** A CPU quantity in cores: "2", "500m". */
+const cores = (quantity) => String(quantity).endsWith('m') ? Number(String(quantity).slice(0, -1)) / 1000 : Number(quantity)
+/** The overlay's JSON patches applied to copies of the base's documents, as kustomize does (replace only). */
+function patchedDocs () {
+  const docs = structuredClone(baseDocs)
+  for (const { target, patch } of overlay.patches) {
+    const matches = docs.filter((doc) => doc.kind === target.kind && doc.metadata.name === target.name)
+    assert.equal(matches.length, 1, `the patch's target ${target.kind}/${target.name} is in the base`)
+    for (const { op, path: pointer, value } of parseAllDocuments(patch)[0].toJS()) {
+      assert.equal(op, 'replace', `${target.name}: only replace (${pointer})`)
+      const keys = pointer.split('/').slice(1)
+      const parent = keys.slice(0, -1).reduce((node, key) => node?.[key], matches[0])
+      assert.ok(parent && keys.at(-1) in parent, `${target.name}: ${pointer} is in the base`)
+      parent[keys.at(-1)] = value
+    }
+  }
+  return docs
+}
+
+test('the kustomization lists the four manifests, and every object is labelled with the component its step applies (-l)', () => {
+  const manifestFiles = fs.readdirSync(path.join(DEPLOY, 'kubernetes')).filter((file) => file !== 'kustomization.yaml').sort()
+  assert.deepEqual([...base.resources].sort(), manifestFiles)
+  assert.deepEqual(overlay.resources, ['../kubernetes'])
+  const components = baseDocs.map((doc) => doc.metadata.labels?.['app.kubernetes.io/component'])
+  assert.deepEqual(components, ['results', 'server', 'server', 'client', 'merge'])
+  for (const doc of [deployment, clientJob, mergeJob]) {
+    assert.equal(doc.spec.template.metadata.labels['app.kubernetes.io/component'], doc.metadata.labels['app.kubernetes.io/component'], `${doc.metadata.name}: its pods carry its component`)
+  }
+})
+
+test('the small-node overlay fits the server and every client pod on 2 cores beside a control plane, changing only their requests', () => {
+  for (const { patch } of overlay.patches) {
+    for (const { path: pointer } of parseAllDocuments(patch)[0].toJS()) assert.match(pointer, /^\/spec\/template\/spec\/containers\/0\/resources\/requests$/)
+  }
+  const docs = patchedDocs()
+  const requests = (name) => docs.find((doc) => doc.metadata.name === name && doc.kind !== 'Service').spec.template.spec.containers[0].resources.requests
+  const cpu = cores(requests('ws-bench-server').cpu) + K * cores(requests('ws-bench-clients').cpu)
+  // A kubeadm control plane on the same node asks ~0.85 CPU (API server 250m, controller-manager 200m, scheduler, etcd, 2 CoreDNS 100m each).
+  assert.ok(cpu <= 2 - 0.85, `server and ${K} clients request ${cpu} CPU`)
+  assert.ok(cores(serverContainer.resources.requests.cpu) + K * cores(clientContainer.resources.requests.cpu) > 2, 'the base itself does not fit a 2-core node (what the overlay is for)')
+  for (const name of ['ws-bench-server', 'ws-bench-clients']) {
+    const patched = docs.find((doc) => doc.metadata.name === name && doc.kind !== 'Service')
+    const original = baseDocs.find((doc) => doc.metadata.name === name && doc.kind !== 'Service')
+    assert.ok(!('cpu' in (patched.spec.template.spec.containers[0].resources.limits ?? {})), `${name}: no CPU limit (it would throttle)`)
+    const { resources: _a, ...patchedRest } = patched.spec.template.spec.containers[0]
+    const { resources: _b, ...originalRest } = original.spec.template.spec.containers[0]
+    assert.deepEqual(patchedRest, originalRest, `${name}: only resources differ`)
+  }
+})
+
+test('kubectl kustomize renders the overlay as the test patches it (kubectl built by npm run bench:kubernetes)', async (t) => {
+  if (!fs.existsSync(KUBECTL)) return t.skip(`the cluster's kubectl is not built here (${KUBECTL}): npm run bench:kubernetes builds it`)
+  const { stdout } = await promisify(execFile)(KUBECTL, ['kustomize', path.join(DEPLOY, 'kubernetes-small-node')])
+  const rendered = parseAllDocuments(stdout).map((doc) => doc.toJS())
+  const key = (doc) => `${doc.kind}/${doc.metadata.name}`
+  const expected = patchedDocs()
+  assert.deepEqual(rendered.map(key).sort(), expected.map(key).sort())
+  for (const doc of rendered) assert.deepEqual(doc, expected.find((other) => key(other) === key(doc)), key(doc))
+})
+
+test('every non-root pod can read the Secret files it mounts: the kubelet writes them as root, so fsGroup and group-readable modes', () => {
+  for (const workload of [deployment, clientJob]) {
+    const { securityContext: pod, volumes } = workload.spec.template.spec
+    for (const volume of volumes.filter((v) => v.secret)) {
+      const mode = volume.secret.defaultMode ?? 0o644
+      const readable = (mode & 0o004) !== 0 || ((mode & 0o040) !== 0 && pod.fsGroup === pod.runAsGroup)
+      assert.ok(readable, `${workload.metadata.name}: Secret ${volume.secret.secretName} (mode ${mode.toString(8)}, fsGroup ${pod.fsGroup}) is not readable by ${pod.runAsUser}:${pod.runAsGroup}`)
+    }
+  }
 })

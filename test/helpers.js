@@ -1,10 +1,12 @@
 // Shared by the tests: real processes, real sockets, real browsers, no mocks.
 import fs from 'node:fs'
 import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
 import WebSocket from 'ws'
 import { CHROMIUM } from '../bin/headless-browser.js'
 import { goAvailable } from '../lib/server/go.js'
-import { brokerProgram } from '../lib/processes.js'
+import { brokerProgram, runNodeScript } from '../lib/processes.js'
 import { randomSource } from '../lib/compare/statistics.js'
 
 export { PROJECT_ROOT as ROOT, runNodeScript as runScript, startServerProcess } from '../lib/processes.js'
@@ -114,4 +116,21 @@ export async function startRelay (server) {
   })
   await new Promise((resolve) => relay.listen(0, '127.0.0.1', resolve))
   return { url: `ws://127.0.0.1:${relay.address().port}`, pairs, close: () => relay.close() }
+}
+
+/**
+ * Runs a script as on a machine without the programs it needs: nothing on PATH, and a temporary
+ * directory of its own, to see what it leaves there.
+ * @param {string} script
+ * @param {string[]} [args]
+ * @returns {Promise<{code: number, stdout: string, stderr: string, leftInTmp: string[]}>}
+ */
+export async function runWithoutPrograms (script, args = []) {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'without-programs-'))
+  try {
+    const result = await runNodeScript(script, args, { env: { PATH: '/nonexistent', TMPDIR: tmp } })
+    return { ...result, leftInTmp: fs.readdirSync(tmp) }
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true })
+  }
 }

@@ -2,21 +2,13 @@
 // (.ci/run runs npm run test:container after the tests: about 30 s warm, a few minutes cold).
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import fs from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
-import { runScript } from '../helpers.js'
+import { runWithoutPrograms } from '../helpers.js'
 
 test('without podman: one line saying what to install, exit 2, nothing left in the temporary directory', async () => {
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'container-test-'))
-  try {
-    const { code, stdout, stderr } = await runScript('bin/test-container.js', [], { env: { PATH: '/nonexistent', TMPDIR: tmp } })
-    assert.equal(code, 2, stderr)
-    assert.equal(stdout, '')
-    assert.match(stderr, /^podman not found: apt-get install podman runc/)
-    assert.equal(stderr.trim().split('\n').length, 1)
-    assert.deepEqual(fs.readdirSync(tmp), [], 'its work directory is removed')
-  } finally {
-    fs.rmSync(tmp, { recursive: true, force: true })
-  }
+  const { code, stdout, stderr, leftInTmp } = await runWithoutPrograms('bin/test-container.js')
+  assert.equal(code, 2, stderr)
+  assert.equal(stdout, '')
+  assert.match(stderr, /^podman not found: apt-get install podman runc/)
+  assert.equal(stderr.trim().split('\n').length, 1)
+  assert.deepEqual(leftInTmp, [], 'its work directory is removed')
 })
