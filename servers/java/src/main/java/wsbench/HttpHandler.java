@@ -16,6 +16,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.QueryStringDecoder;
+import io.netty.handler.codec.http.websocketx.Utf8FrameValidator;
 import io.netty.handler.codec.http.websocketx.WebSocketDecoderConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
 import io.netty.handler.codec.http.websocketx.WebSocketServerHandshaker;
@@ -135,7 +136,9 @@ final class HttpHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
       return;
     }
     var pipeline = ctx.pipeline();
-    pipeline.addAfter(ctx.name(), "ws-aggregator", new WebSocketFrameAggregator((int) Math.min(server.options.maxPayload(), Integer.MAX_VALUE)));
+    // Text frames checked as they come (1007), then fragments joined up to --max-payload (1009).
+    pipeline.addAfter(ctx.name(), "ws-utf8", new Utf8FrameValidator(true));
+    pipeline.addAfter("ws-utf8", "ws-aggregator", new WebSocketFrameAggregator((int) Math.min(server.options.maxPayload(), Integer.MAX_VALUE)));
     pipeline.addAfter("ws-aggregator", "ws-connection", new Connection(server, target));
     pipeline.remove(this);
     handshaker.handshake(ctx.channel(), request).addListener(handshake -> {
