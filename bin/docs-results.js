@@ -21,6 +21,7 @@ import path from 'node:path'
 import { parseArgs, promisify } from 'node:util'
 import { UsageError, runMain } from '../lib/errors.js'
 import { PROJECT_ROOT } from '../lib/processes.js'
+import { REFERENCE_SERVER_NAMES } from '../lib/server/reference.js'
 
 /** The commands whose --help docs/cli.md shows, by marker name: the arguments given to node. */
 const HELP = {
@@ -366,7 +367,7 @@ async function compareCommand ({ formats, rows, settings, reports }) {
   if (settings.direction && settings.direction !== 'up') args.push('--direction', settings.direction)
   if (settings.compress) args.push('--compress')
   if (settings.tls) args.push('--tls')
-  if (settings.server === 'go') args.push('--server', 'go')
+  if (REFERENCE_SERVER_NAMES.includes(settings.server)) args.push('--server', settings.server)
   else if (settings.server && settings.server !== 'node') args.push('--server-command', `'${settings.server}'`)
   if (settings.repeat) args.push('--repeat')
   if (settings.inflight !== 1) args.push('--inflight', String(settings.inflight))

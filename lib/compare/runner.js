@@ -106,14 +106,14 @@ export async function scrapeServer (url, format, test) {
  * @param {number|null} [options.calibrate] µs per message planted in the second format's encode (--calibrate)
  * @param {string[]} options.profiles network profiles ('none' for no shaping)
  * @param {boolean} options.compress permessage-deflate on both ends
- * @param {boolean} [options.tls] wss://: node and Go servers get a throwaway certificate, which the clients trust
+ * @param {boolean} [options.tls] wss://: node and reference servers get a throwaway certificate, which the clients trust
  * @param {boolean} [options.repeat] send each test's one message over and over instead of its stream
  * @param {string} [options.direction] up (default), down, echo or fanout
  * @param {number} [options.trials] a fixed number of generations; without it, as many as fit the budget
  * @param {number} [options.budgetMs] no generation starts that would end later than this after the start
  * @param {number} [options.margin] the equivalence margin, a fraction of 1
  * @param {boolean} [options.pin] servers and clients on CPUs of their own, where the machine allows (taskset)
- * @param {{kind: 'node'|'go'}|{kind: 'command', command: string[]}} [options.server] which server the formats meet
+ * @param {{kind: string}|{kind: 'command', command: string[]}} [options.server] which server the formats meet: node, a reference server's name (go, java), or a command
  * @param {number} [options.messages] messages per batch; default: about BATCH_MS of the slower format's traffic
  * @param {number} options.inflight
  * @param {number} [options.rate] fan-out's publishes per second (only fan-out has one)
@@ -245,18 +245,18 @@ async function certificateFiles () {
 }
 
 /**
- * The program and arguments that start a server other than node's (null: `node server.js`): the Go
- * server's binary, built first if its sources changed, or the user's command.
+ * The program and arguments that start a server other than node's (null: `node server.js`): a
+ * reference server's program, built first if its sources changed, or the user's command.
  * @param {{kind: string, command?: string[]}} server
  * @returns {Promise<string[]|null>}
  */
 async function serverCommand (server) {
   if (server.kind === 'command') return server.command
-  if (server.kind !== 'go') return null
-  const { buildGoServer } = await import('../server/go.js')
+  if (server.kind === 'node') return null
+  const { buildReferenceServer } = await import('../server/reference.js')
   try {
-    return [buildGoServer()]
+    return [buildReferenceServer(server.kind)]
   } catch (err) {
-    throw new UsageError(`--server go: ${err.message.split('\n')[0]}`)
+    throw new UsageError(`--server ${server.kind}: ${err.message.split('\n')[0]}`)
   }
 }

@@ -90,5 +90,8 @@ for (const pkg of root.nestedArray) {
     '}',
     ''
   ]
-  fs.writeFileSync(path.join(dir, `${name}.java`), lines.join('\n'))
+  // Written only when changed, so that an unchanged .proto leaves Maven nothing to compile.
+  const file = path.join(dir, `${name}.java`)
+  const text = lines.join('\n')
+  if (!fs.existsSync(file) || fs.readFileSync(file, 'utf8') !== text) fs.writeFileSync(file, text)
 }
