@@ -9,7 +9,7 @@ import { resolveTest } from '../payloads/catalog.js'
 import { testLabel } from '../report/report.js'
 import { buildComparisonResults, formatComparisonMarkdown } from './results.js'
 import { DEFAULT_EQUIVALENCE } from './statistics.js'
-import { runLockstep } from './lockstep.js'
+import { START_WARMUP_MS, runLockstep } from './lockstep.js'
 import { calibrationLines, calibrationOf } from './calibration.js'
 import { renderHtmlReport } from './html.js'
 import { loadCustomTest } from '../payloads/custom.js'
@@ -114,6 +114,7 @@ export async function scrapeServer (url, format, test) {
  * @param {number} [options.margin] the equivalence margin, a fraction of 1
  * @param {boolean} [options.pin] servers and clients on CPUs of their own, where the machine allows (taskset)
  * @param {{kind: string}|{kind: 'command', command: string[]}} [options.server] which server the formats meet: node, a reference server's name (go, java), or a command
+ * @param {number} [options.startWarmupMs] each client's warm-up in each format at the start [default: the server's own, or compare's]
  * @param {number} [options.messages] messages per batch; default: about BATCH_MS of the slower format's traffic
  * @param {number} options.inflight
  * @param {number} [options.rate] fan-out's publishes per second (only fan-out has one)
@@ -123,7 +124,7 @@ export async function scrapeServer (url, format, test) {
  */
 export async function compareFormats ({
   formats = DEFAULT_FORMATS, tests, custom = null, allowLossy = false, codecModules = [], calibrate = null, profiles, compress, tls = false, repeat = false, direction = 'up',
-  trials, budgetMs, margin = DEFAULT_EQUIVALENCE, pin = true, server = { kind: 'node' }, messages, inflight, rate, connections, progress
+  trials, budgetMs, margin = DEFAULT_EQUIVALENCE, pin = true, server = { kind: 'node' }, startWarmupMs, messages, inflight, rate, connections, progress
 }) {
   const startedAt = performance.now()
   const rows = await rowsToRun(tests, custom, profiles)
@@ -150,6 +151,7 @@ export async function compareFormats ({
     ...(certificate && { ca: certificate.cert }),
     ...(direction === 'fanout' && { rate, decode: 'all', heartbeatMs: DEFAULT_HEARTBEAT_MS })
   }
+  startWarmupMs ??= await startWarmupOf(server)
   let run
   try {
     run = await runLockstep({
@@ -164,6 +166,7 @@ export async function compareFormats ({
         ...codecModules.flatMap((file) => ['--codec-module', file])
       ],
       serverCommand: await serverCommand(server),
+      startWarmupMs,
       tls,
       cpus,
       generations: trials,
@@ -198,6 +201,7 @@ export async function compareFormats ({
     pinning: cpus ? `servers on CPU ${cpus.server}, clients on CPU ${cpus.clients}` : pin ? 'not possible here (fewer than 2 CPUs, or no taskset)' : 'off (--no-pin)',
     server: server.kind === 'command' ? server.command.join(' ') : server.kind,
     servers: run.servers,
+    startWarmupMs,
     batches: Object.fromEntries(rows.map((row) => [`${row.label}${row.profile === 'none' ? '' : ` on ${row.profile}`}`, run.plan[row.key]])),
     generations: run.generations.map(({ reports, ...generation }) => generation),
     elapsedMs: Math.round(performance.now() - startedAt),
@@ -242,6 +246,17 @@ async function certificateFiles () {
   await fs.writeFile(certFile, cert)
   await fs.writeFile(keyFile, key, { mode: 0o600 })
   return { cert, certFile, keyFile, remove: () => fs.rm(directory, { recursive: true, force: true }) }
+}
+
+/**
+ * How long each client warms up each format at the start: a reference server's own time where its
+ * server.json sets one (the JVM compiles for longer than V8 or Go need), else compare's default.
+ * @param {{kind: string}} server
+ * @returns {Promise<number>}
+ */
+async function startWarmupOf (server) {
+  const { REFERENCE_SERVERS } = await import('../server/reference.js')
+  return REFERENCE_SERVERS.find((reference) => reference.name === server.kind)?.startWarmupMs ?? START_WARMUP_MS
 }
 
 /**
