@@ -59,6 +59,10 @@ const TABLE_FIGURES = {
     'people-p50': (result) => cellOf(result, 'people', 'p50'),
     'people-server-cpu': (result) => cellOf(result, 'people', 'server CPU/msg'),
     'medium-server-cpu': (result) => cellOf(result, '3 medium', 'server CPU/msg'),
+    // How many times faster the second format's codec was on one test: the inverse of its codec ratio, with its interval.
+    'person-codec-speedup': (result) => speedupOf(result, 'person', 'server codec/msg'),
+    'people-codec-speedup': (result) => speedupOf(result, 'people', 'server codec/msg'),
+    'people-server-cpu-speedup': (result) => speedupOf(result, 'people', 'server CPU/msg'),
     // From a comparison's figures table: each test's server CPU per message, format by format.
     'server-cpu-us': (result) => perFormat(result, 'server CPU µs/msg', 'µs'),
     'wire-bytes': (result) => perFormat(result, 'wire B/msg', 'B')
@@ -123,6 +127,12 @@ function columnCalls ({ columns, rows }, column) {
 function cellOf ({ columns, rows }, test, column) {
   const row = rows.find((candidate) => candidate[columns.indexOf('test')] === test && candidate[columns.indexOf('network')] === 'loopback')
   return row[columns.indexOf(column)].replace(/, ±.*$/, '')
+}
+
+/** `3.4x (2.9-4.0)`: how many times faster, from a cell such as `0.29x (0.25-0.34) better` (its ratio and interval inverted). */
+function speedupOf (result, test, column) {
+  const [ratio, low, high] = cellOf(result, test, column).match(/[\d.]+/g).map(Number)
+  return `${(1 / ratio).toFixed(1)}x (${(1 / high).toFixed(1)}-${(1 / low).toFixed(1)})`
 }
 
 /** [test, ratio] of a comparison's wire-bytes column, loopback rows of the first format compared. */
