@@ -64,7 +64,7 @@ runMain(async () => {
       compress: false,
       server: { kind: server },
       budgetMs,
-      startWarmupMs,
+      warmup: startWarmupMs === undefined ? undefined : { startMs: startWarmupMs },
       inflight: 1,
       connections: 1,
       progress: (line) => process.stderr.write(`${server}: ${line}\n`)
@@ -85,7 +85,8 @@ runMain(async () => {
     const first = firstGenerationRatio(comparison.reports)
     figures[`first-generation-${server}`] = `${first.toFixed(2)}x`
     const generations = Math.max(...comparison.rows.map((row) => row.generations))
-    warmups.push(`${server} ${generations} generations after ${(comparison.settings.startWarmupMs / 1000).toFixed(0)} s of warm-up per format, its first recorded generation's server CPU ${first.toFixed(2)}x the later ones' median`)
+    const { startWarmupMs: ms, warmupGenerations: extra } = comparison.settings
+    warmups.push(`${server} ${generations} generations after ${(ms / 1000).toFixed(0)} s of warm-up per format${extra ? ` and ${extra} warm-up generations` : ''}, its first recorded generation's server CPU ${first.toFixed(2)}x the later ones' median`)
   }
   const table = {
     columns: COLUMNS,

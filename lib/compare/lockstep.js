@@ -84,6 +84,7 @@ const SATURATED_SHARE = 0.9
  * @param {number|undefined} options.generations a fixed number; else as many as fit the budget
  * @param {number} options.budgetMs
  * @param {number} [options.startWarmupMs] how long each client sends its row in each format before anything else
+ * @param {number} [options.warmupGenerations] unrecorded generations after that [default: one per server, so each meets every format]
  * @param {number|undefined} options.batchMessages messages per batch instead of about BATCH_MS worth
  * @param {(line: string) => void} options.progress
  * @returns {Promise<{generations: Generation[], plan: Record<string, object>, budgetMs: number|null, servers: number}>}
@@ -103,8 +104,9 @@ export async function runLockstep (options) {
     clients = await startClients(options, servers)
     const plan = new Map()
     // Unrecorded warm-up: every format on every server and client, and each row's batch sizes and rates measured.
-    for (let shift = 0; shift < servers.length; shift++) {
-      progress(`warm-up ${shift + 1} of ${servers.length}: every test in every format, not recorded`)
+    const warmups = Math.max(servers.length, options.warmupGenerations ?? 0)
+    for (let shift = 0; shift < warmups; shift++) {
+      progress(`warm-up ${shift + 1} of ${warmups}: every test in every format, not recorded`)
       await runGeneration(options, servers, clients, shift, plan, null)
     }
     const generations = []

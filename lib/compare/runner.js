@@ -114,7 +114,8 @@ export async function scrapeServer (url, format, test) {
  * @param {number} [options.margin] the equivalence margin, a fraction of 1
  * @param {boolean} [options.pin] servers and clients on CPUs of their own, where the machine allows (taskset)
  * @param {{kind: string}|{kind: 'command', command: string[]}} [options.server] which server the formats meet: node, a reference server's name (go, java), or a command
- * @param {number} [options.startWarmupMs] each client's warm-up in each format at the start [default: the server's own, or compare's]
+ * @param {{startMs?: number, generations?: number}} [options.warmup] each client's warm-up in each format at the start, and the
+ *   unrecorded generations after it [default: the server's own (its server.json), or compare's]
  * @param {number} [options.messages] messages per batch; default: about BATCH_MS of the slower format's traffic
  * @param {number} options.inflight
  * @param {number} [options.rate] fan-out's publishes per second (only fan-out has one)
@@ -124,7 +125,7 @@ export async function scrapeServer (url, format, test) {
  */
 export async function compareFormats ({
   formats = DEFAULT_FORMATS, tests, custom = null, allowLossy = false, codecModules = [], calibrate = null, profiles, compress, tls = false, repeat = false, direction = 'up',
-  trials, budgetMs, margin = DEFAULT_EQUIVALENCE, pin = true, server = { kind: 'node' }, startWarmupMs, messages, inflight, rate, connections, progress
+  trials, budgetMs, margin = DEFAULT_EQUIVALENCE, pin = true, server = { kind: 'node' }, warmup, messages, inflight, rate, connections, progress
 }) {
   const startedAt = performance.now()
   const rows = await rowsToRun(tests, custom, profiles)
@@ -151,7 +152,7 @@ export async function compareFormats ({
     ...(certificate && { ca: certificate.cert }),
     ...(direction === 'fanout' && { rate, decode: 'all', heartbeatMs: DEFAULT_HEARTBEAT_MS })
   }
-  startWarmupMs ??= await startWarmupOf(server)
+  const { startMs: startWarmupMs = START_WARMUP_MS, generations: warmupGenerations } = warmup ?? await warmupOf(server)
   let run
   try {
     run = await runLockstep({
@@ -167,6 +168,7 @@ export async function compareFormats ({
       ],
       serverCommand: await serverCommand(server),
       startWarmupMs,
+      warmupGenerations,
       tls,
       cpus,
       generations: trials,
@@ -202,6 +204,7 @@ export async function compareFormats ({
     server: server.kind === 'command' ? server.command.join(' ') : server.kind,
     servers: run.servers,
     startWarmupMs,
+    warmupGenerations: warmupGenerations ?? null,
     batches: Object.fromEntries(rows.map((row) => [`${row.label}${row.profile === 'none' ? '' : ` on ${row.profile}`}`, run.plan[row.key]])),
     generations: run.generations.map(({ reports, ...generation }) => generation),
     elapsedMs: Math.round(performance.now() - startedAt),
@@ -249,14 +252,14 @@ async function certificateFiles () {
 }
 
 /**
- * How long each client warms up each format at the start: a reference server's own time where its
- * server.json sets one (the JVM compiles for longer than V8 or Go need), else compare's default.
+ * How a server is warmed up: a reference server's own warm-up where its server.json sets one (the
+ * JVM compiles for longer than V8 or Go need), else compare's.
  * @param {{kind: string}} server
- * @returns {Promise<number>}
+ * @returns {Promise<{startMs?: number, generations?: number}>}
  */
-async function startWarmupOf (server) {
+async function warmupOf (server) {
   const { REFERENCE_SERVERS } = await import('../server/reference.js')
-  return REFERENCE_SERVERS.find((reference) => reference.name === server.kind)?.startWarmupMs ?? START_WARMUP_MS
+  return REFERENCE_SERVERS.find((reference) => reference.name === server.kind)?.warmup ?? {}
 }
 
 /**
