@@ -60,6 +60,7 @@ const TABLE_FIGURES = {
     'people-server-cpu': (result) => cellOf(result, 'people', 'server CPU/msg'),
     'medium-server-cpu': (result) => cellOf(result, '3 medium', 'server CPU/msg'),
     // How many times faster the second format's codec was on one test: the inverse of its codec ratio, with its interval.
+    'person-server-cpu': (result) => cellOf(result, 'person', 'server CPU/msg'),
     'person-codec-speedup': (result) => speedupOf(result, 'person', 'server codec/msg'),
     'people-codec-speedup': (result) => speedupOf(result, 'people', 'server codec/msg'),
     'people-server-cpu-speedup': (result) => speedupOf(result, 'people', 'server CPU/msg'),

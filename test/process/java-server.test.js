@@ -2,32 +2,26 @@
 // offline once the Maven repository has everything), compare --server java, and bench:servers
 // beside Node and Go. The wire protocol it keeps is tested by conformance.test.js with
 // WSBENCH_SERVER=java (CI runs it). Skipped with the reason where mvn is not on PATH, but in CI, where that fails.
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { buildReferenceServer, referenceServer } from '../../lib/server/reference.js'
-import { ROOT, referenceServerUnavailable, startServerProcess } from '../helpers.js'
-import { TLS_OPTION_CASES, assertBadOptions, assertBenchServers, assertCompareOnServer, assertCompareRefusals } from './reference-server.js'
+import { ROOT, referenceServerUnavailable } from '../helpers.js'
+import { TLS_OPTION_CASES, assertBadOptions, assertBenchServers, assertCompareOnServer, assertCompareRefusals, sharedServer } from './reference-server.js'
 
 const unavailable = referenceServerUnavailable('java')
-
-let server
-before(async () => {
-  if (unavailable) return
-  server = await startServerProcess([], { command: buildReferenceServer('java') })
-}, { timeout: 600_000 })
-after(async () => { await server?.stop() })
+const shared = sharedServer('java', unavailable)
 
 test('java server, its ready line names it; a bad option or a port already taken: one line on stderr and exit code 2', { skip: unavailable, timeout: 60_000 }, () => {
-  assert.match(server.output(), /^listening on ws:\/\/127\.0\.0\.1:\d+ \(java server, root \S+\)$/m)
+  assert.match(shared.server.output(), /^listening on ws:\/\/127\.0\.0\.1:\d+ \(java server, root \S+\)$/m)
   assertBadOptions('java', [
     [['--bogus'], /^wsbench-server: unknown option --bogus \(--help lists the options\)\n$/],
     [['--handshake-timeout', 'soon'], /^wsbench-server: --handshake-timeout must be a duration such as 10s or 500ms, got 'soon'\n$/],
     [['--max-connections', '0'], /^wsbench-server: --max-connections must be a whole number from 1 to 2147483647, got '0'\n$/],
-    [['--port', new URL(server.url).port], /^wsbench-server: cannot listen on 127\.0\.0\.1 port \d+: .*[Aa]ddress already in use\n$/],
+    [['--port', new URL(shared.server.url).port], /^wsbench-server: cannot listen on 127\.0\.0\.1 port \d+: .*[Aa]ddress already in use\n$/],
     ...TLS_OPTION_CASES
   ])
 })

@@ -1,13 +1,30 @@
 // What every reference server's own test file (go-server.test.js, java-server.test.js) checks, with
 // the server named: its bad options, compare --server NAME over TLS, compare's refusals, and
 // bench:servers beside Node. The wire protocol they keep is conformance.test.js's.
+import { after, before } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { buildReferenceServer, referenceServer } from '../../lib/server/reference.js'
-import { runScript } from '../helpers.js'
+import { runScript, startServerProcess } from '../helpers.js'
+
+/**
+ * One server of this name for the test file, started before its tests (built first when its
+ * sources changed) and stopped after them; nothing where it is unavailable.
+ * @param {string} name
+ * @param {string|false} unavailable why it cannot run here
+ * @returns {{server?: Awaited<ReturnType<typeof startServerProcess>>}} its `server` once started
+ */
+export function sharedServer (name, unavailable) {
+  const shared = {}
+  before(async () => {
+    if (!unavailable) shared.server = await startServerProcess([], { command: buildReferenceServer(name) })
+  }, { timeout: 600_000 })
+  after(async () => { await shared.server?.stop() })
+  return shared
+}
 
 /**
  * Runs the server with each bad command line: exit code 2, nothing on stdout, the one line expected on stderr.

@@ -23,7 +23,7 @@ import java.io.OutputStream;
  * kind than the field's (a number for a string) is refused, as Go's encoding/json refuses it;
  * unknown fields are skipped, as both Go's and Spring Boot's defaults do.
  */
-final class JsonCodec implements Codec {
+final class JsonCodec extends Codec {
   private final ObjectMapper mapper = strictMapper();
   /** A reader per JSON class, made once: ObjectReader is immutable and thread-safe. */
   private final ClassValue<ObjectReader> readers = new ClassValue<>() {
@@ -32,6 +32,10 @@ final class JsonCodec implements Codec {
       return mapper.readerFor(type);
     }
   };
+
+  JsonCodec() {
+    super("json", false);
+  }
 
   private static ObjectMapper strictMapper() {
     ObjectMapper mapper = JsonMapper.builder()
@@ -49,17 +53,7 @@ final class JsonCodec implements Codec {
   }
 
   @Override
-  public String name() {
-    return "json";
-  }
-
-  @Override
-  public boolean binary() {
-    return false;
-  }
-
-  @Override
-  public Object decode(ByteBuf data, TestDef test) throws IOException {
+  Object decode(ByteBuf data, TestDef test) throws IOException {
     if (data.hasArray()) {
       return readers.get(test.jsonClass()).readValue(data.array(), data.arrayOffset() + data.readerIndex(), data.readableBytes());
     }
@@ -69,7 +63,7 @@ final class JsonCodec implements Codec {
   }
 
   @Override
-  public ByteBuf encode(Object message, ByteBufAllocator allocator) throws IOException {
+  ByteBuf encode(Object message, ByteBufAllocator allocator) throws IOException {
     ByteBuf out = allocator.buffer();
     try (OutputStream stream = new ByteBufOutputStream(out)) {
       mapper.writeValue(stream, message);
@@ -81,7 +75,7 @@ final class JsonCodec implements Codec {
   }
 
   @Override
-  public Object fromJsonLine(String line, TestDef test) throws IOException {
+  Object fromJsonLine(String line, TestDef test) throws IOException {
     return readers.get(test.jsonClass()).readValue(line);
   }
 }

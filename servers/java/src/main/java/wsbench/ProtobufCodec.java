@@ -8,26 +8,20 @@ import io.netty.buffer.ByteBufAllocator;
 import java.io.IOException;
 
 /** protobuf: protobuf-java's generated classes, parsed from and written into Netty's buffers without a copy. */
-final class ProtobufCodec implements Codec {
+final class ProtobufCodec extends Codec {
   private final JsonFormat.Parser jsonParser = JsonFormat.parser();
 
-  @Override
-  public String name() {
-    return "protobuf";
+  ProtobufCodec() {
+    super("protobuf", true);
   }
 
   @Override
-  public boolean binary() {
-    return true;
-  }
-
-  @Override
-  public Object decode(ByteBuf data, TestDef test) throws IOException {
+  Object decode(ByteBuf data, TestDef test) throws IOException {
     return test.protobufParser().parseFrom(data.nioBuffer());
   }
 
   @Override
-  public ByteBuf encode(Object message, ByteBufAllocator allocator) throws IOException {
+  ByteBuf encode(Object message, ByteBufAllocator allocator) throws IOException {
     var protobuf = (Message) message;
     int size = protobuf.getSerializedSize();
     ByteBuf out = allocator.buffer(size);
@@ -43,7 +37,7 @@ final class ProtobufCodec implements Codec {
   }
 
   @Override
-  public Object fromJsonLine(String line, TestDef test) throws IOException {
+  Object fromJsonLine(String line, TestDef test) throws IOException {
     Message.Builder builder = test.protobufDefault().newBuilderForType();
     jsonParser.merge(line, builder);
     return builder.build();
