@@ -405,7 +405,8 @@ export function describeRun ({ settings, machine, generatedAt, rows }) {
     ? `${settings.connections} subscribers, one publisher at ${settings.rate}/s`
     : `${settings.connections} connection(s) × ${settings.inflight} in flight`
   return `Measured ${generatedAt} on ${machine.cpu} (${machine.cores} cores), Node ${machine.node}, ${machine.platform}. ` +
-    `${how} after unrecorded warm-ups${settings.startWarmupMs ? ` (${(settings.startWarmupMs / 1000).toFixed(0)} s of each format per client${settings.warmupGenerations ? `, then ${settings.warmupGenerations} generations` : ''})` : ''}, every test in short batches that take turns ` +
+    // A server's own warm-up (the JVM's) is stated; compare's default one goes without saying.
+    `${how} after unrecorded warm-ups${settings.warmupGenerations ? ` (${settings.startWarmupMs / 1000} s of each format per client, then ${settings.warmupGenerations} generations)` : ''}, every test in short batches that take turns ` +
     `(A B, B A, ...), closed loop (${load}) for latency and msgs/s, then open loop on one schedule for CPU and codec time; ` +
     `${settings.servers} server processes${settings.server && settings.server !== 'node' ? ` (${settings.server})` : ''} and ` +
     `${settings.servers} client processes per row for the whole run, on loopback, ` +
