@@ -113,7 +113,8 @@ final class Connection extends SimpleChannelInboundHandler<WebSocketFrame> {
         }
       }
       case DOWN -> {
-        Object message = target.repeated() ? one : stream.get(next++ % stream.size());
+        Object message = target.repeated() ? one : stream.get(next);
+        next = (next + 1) % stream.size();
         long start = System.nanoTime();
         try {
           ByteBuf out = target.codec().encode(message, ctx.alloc());

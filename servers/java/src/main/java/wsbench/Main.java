@@ -14,10 +14,12 @@ import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
 import io.netty.handler.codec.http.websocketx.extensions.compression.WebSocketServerCompressionHandler;
+import java.io.IOException;
 import java.net.Inet6Address;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.GeneralSecurityException;
 import java.util.concurrent.TimeUnit;
 import sun.misc.Signal;
 
@@ -50,7 +52,13 @@ public final class Main {
 
   private static void run(Options options) throws Exception {
     Path root = findRoot(options.root());
-    Certificates.Served tls = Certificates.of(options);
+    Certificates.Served tls;
+    try {
+      tls = Certificates.of(options);
+    } catch (GeneralSecurityException | IOException e) {
+      // A file that reads but does not parse (or a key the JDK cannot use) is a bad option too.
+      throw new UsageError("wsbench-server: cannot serve TLS with --tls-cert and --tls-key: " + e.getMessage());
+    }
     var server = new Server(options, root);
     EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
     EventLoopGroup workers = new MultiThreadIoEventLoopGroup(Runtime.getRuntime().availableProcessors(), NioIoHandler.newFactory());
