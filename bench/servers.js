@@ -1,14 +1,16 @@
-// npm run bench:servers -- [--tests 3,4] [--messages N] [--inflight N] [--rounds N] [--json]
-// Node's server against the Go reference server (servers/go) in one run: for each test, format and
-// server, a server process of its own and one client run (closed loop, --inflight in flight, direction
-// up). msgs/s from the client's report; server CPU per message from the kernel (the server process's
-// threads, lib/cpu-time.js) around the client run. Rounds take the servers in turn (node, go, then
-// go, node) and the table gives each figure's median. Writes docs/results/servers.json.
+// npm run bench:servers -- [--servers node,go,java] [--tests 3,4] [--messages N] [--inflight N] [--rounds N] [--json]
+// Node's server against the reference servers (servers/*: go, java) in one run: for each test, format
+// and server, a server process of its own, a warm-up client run as long as the server needs (its
+// server.json's warm-up: the JVM compiles for longer), then the measured client run (closed loop,
+// --inflight in flight, direction up). msgs/s from the client's report; server CPU per message from
+// the kernel (the server process's threads, lib/cpu-time.js) around the measured run. Rounds take the servers in turn (node,
+// go, java, then java, go, node) and the table gives each figure's median. Writes docs/results/servers.json.
 import { commandLine, commaList, wholeNumber } from '../lib/cli/parser.js'
-import { runMain } from '../lib/errors.js'
+import { UsageError, runMain } from '../lib/errors.js'
 import { cpuPinning, runNodeScript, startServerProcess } from '../lib/processes.js'
 import { CpuClock } from '../lib/cpu-time.js'
-import { buildGoServer } from '../lib/server/go.js'
+import { REFERENCE_SERVER_NAMES, buildReferenceServer, referenceServer } from '../lib/server/reference.js'
+import { START_WARMUP_MS } from '../lib/compare/lockstep.js'
 import { resolveTest } from '../lib/payloads/catalog.js'
 import { testLabel } from '../lib/report/report.js'
 import { npmCommand, printTable, startResults } from './results.js'
@@ -16,21 +18,28 @@ import { npmCommand, printTable, startResults } from './results.js'
 const COLUMNS = ['test', 'format', 'server', 'msgs/s', 'server CPU µs/msg', 'client p50 ms', 'rounds']
 const FORMATS = ['json', 'protobuf']
 
-/** One client run against a server process of its own: msgs/s and the server's CPU per message. */
+/** How long a fresh server of this kind is warmed up before it is measured: its server.json's time (the JVM's JIT), or compare's. */
+const warmupMs = (kind) => kind === 'node' ? START_WARMUP_MS : referenceServer(kind).warmup?.startMs ?? START_WARMUP_MS
+
+/**
+ * A warm-up client run, then the measured one, against a server process of its own: msgs/s and
+ * the server's CPU per message over the measured run alone.
+ */
 async function measure ({ server: kind, format, test, messages, inflight, cpus }) {
-  const command = kind === 'go' ? buildGoServer() : undefined
+  const command = kind === 'node' ? undefined : buildReferenceServer(kind)
   const server = await startServerProcess([], { command, cpus: cpus?.server })
+  const client = async (args) => {
+    const run = await runNodeScript(`client_${format}.js`, [test.name, ...args, '--url', server.url, '-i', String(inflight), '--json'], { cpus: cpus?.clients })
+    if (run.code !== 0) throw new Error(`client_${format}.js against the ${kind} server exited with ${run.code}: ${run.stderr.trim().split('\n').pop()}`)
+    return JSON.parse(run.stdout)
+  }
   try {
+    await client(['--duration', `${warmupMs(kind)}ms`])
     const clock = new CpuClock(server.child.pid)
     const before = clock.read()
-    const run = await runNodeScript(`client_${format}.js`, [test.name, String(messages), '--url', server.url,
-      '-i', String(inflight), '--warmup', String(Math.ceil(messages / 5)), '--json'], { cpus: cpus?.clients })
+    const report = await client([String(messages)])
     const cpuNs = clock.read() - before
-    if (run.code !== 0) throw new Error(`client_${format}.js against the ${kind} server exited with ${run.code}: ${run.stderr.trim().split('\n').pop()}`)
-    const report = JSON.parse(run.stdout)
-    // The warm-up's messages reached the server too: CPU per message over all it answered.
-    const answered = report.messages.acked + Math.ceil(messages / 5)
-    return { rate: report.rate, cpuUs: cpuNs / 1000 / answered, p50: report.latencyMs.p50 }
+    return { rate: report.rate, cpuUs: cpuNs / 1000 / report.messages.acked, p50: report.latencyMs.p50 }
   } finally {
     await server.stop()
   }
@@ -43,8 +52,9 @@ const median = (values) => {
 }
 
 runMain(async () => {
-  const args = await commandLine(process.argv, 'Usage: npm run bench:servers -- [--tests 3,4] [--messages N] [--inflight N] [--rounds N] [--json]')
+  const args = await commandLine(process.argv, 'Usage: npm run bench:servers -- [--servers node,go,java] [--tests 3,4] [--messages N] [--inflight N] [--rounds N] [--json]')
     .options({
+      servers: { describe: 'comma-separated servers: node and the reference servers of servers/', default: ['node', ...REFERENCE_SERVER_NAMES].join(','), type: 'string' },
       tests: { describe: 'comma-separated tests', default: '3,4', type: 'string' },
       messages: { describe: 'measured messages of each client run', default: 20000 },
       inflight: { describe: 'messages in flight', default: 64 },
@@ -55,20 +65,24 @@ runMain(async () => {
   const messages = wholeNumber('messages', args.messages, 100)
   const inflight = wholeNumber('inflight', args.inflight, 1)
   const rounds = wholeNumber('rounds', args.rounds, 1)
+  const servers = commaList(args.servers)
+  for (const server of servers) {
+    if (server !== 'node' && !REFERENCE_SERVER_NAMES.includes(server)) throw new UsageError(`--servers: unknown server '${server}': expected node or one of ${REFERENCE_SERVER_NAMES.join(', ')}`)
+    if (server !== 'node') buildReferenceServer(server)
+  }
   const cpus = cpuPinning()
-  buildGoServer()
   const results = startResults('servers', npmCommand('bench:servers'))
   const rows = []
   for (const test of tests) {
     for (const format of FORMATS) {
-      const runs = { node: [], go: [] }
+      const runs = Object.fromEntries(servers.map((server) => [server, []]))
       for (let round = 0; round < rounds; round++) {
-        for (const server of round % 2 ? ['go', 'node'] : ['node', 'go']) {
+        for (const server of round % 2 ? [...servers].reverse() : servers) {
           process.stderr.write(`test ${testLabel(test)}, ${format}, ${server} server, round ${round + 1} of ${rounds}\n`)
           runs[server].push(await measure({ server, format, test, messages, inflight, cpus }))
         }
       }
-      for (const server of ['node', 'go']) {
+      for (const server of servers) {
         const of = (name) => median(runs[server].map((run) => run[name]))
         rows.push([testLabel(test), format, server, Math.round(of('rate')), of('cpuUs').toFixed(1), of('p50').toFixed(3), rounds])
       }
@@ -78,13 +92,13 @@ runMain(async () => {
   const table = {
     columns: COLUMNS,
     rows,
-    figures: Object.fromEntries(tests.flatMap((test) => ['node', 'go'].map((server) => [`cpu-ratio-${test.id}-${server}`,
+    figures: Object.fromEntries(tests.flatMap((test) => servers.map((server) => [`cpu-ratio-${test.id}-${server}`,
       `${(cell(test, 'protobuf', server, 'server CPU µs/msg') / cell(test, 'json', server, 'server CPU µs/msg')).toFixed(2)}x`]))),
     notes: [
-      'each run: a server process of its own (node server.js, or servers/go\'s binary), one client (client_json.js or client_protobuf.js) ' +
-        `sending ${messages} messages after ${Math.ceil(messages / 5)} of warm-up, ${inflight} in flight, direction up` +
+      `each run: a server process of its own (${servers.join(', ')}: node server.js, or the program of servers/NAME), one client (client_json.js or client_protobuf.js) ` +
+        `sending ${messages} messages, ${inflight} in flight, direction up, after a warm-up client run of ${servers.map((server) => `${warmupMs(server) / 1000} s for ${server}`).join(', ')} (the JVM compiles for longer)` +
         `${cpus ? `; server on CPU ${cpus.server}, client on CPU ${cpus.clients}` : ''}; medians of ${rounds} rounds, the servers in turn`,
-      'server CPU: the server process\'s threads (/proc/PID/task/*/schedstat) around the client run, per message it answered (warm-up included)'
+      'server CPU: the server process\'s threads (/proc/PID/task/*/schedstat) around the measured client run, per message it answered'
     ]
   }
   results.write(table)

@@ -22,6 +22,7 @@ import path from 'node:path'
 import { parseArgs, promisify } from 'node:util'
 import { UsageError, runMain } from '../lib/errors.js'
 import { PROJECT_ROOT } from '../lib/processes.js'
+import { REFERENCE_SERVER_NAMES } from '../lib/server/reference.js'
 
 /** The commands whose --help docs/cli.md shows, by marker name: the arguments given to node. */
 const HELP = {
@@ -59,6 +60,11 @@ const TABLE_FIGURES = {
     'people-p50': (result) => cellOf(result, 'people', 'p50'),
     'people-server-cpu': (result) => cellOf(result, 'people', 'server CPU/msg'),
     'medium-server-cpu': (result) => cellOf(result, '3 medium', 'server CPU/msg'),
+    // How many times faster the second format's codec was on one test: the inverse of its codec ratio, with its interval.
+    'person-server-cpu': (result) => cellOf(result, 'person', 'server CPU/msg'),
+    'person-codec-speedup': (result) => speedupOf(result, 'person', 'server codec/msg'),
+    'people-codec-speedup': (result) => speedupOf(result, 'people', 'server codec/msg'),
+    'people-server-cpu-speedup': (result) => speedupOf(result, 'people', 'server CPU/msg'),
     // From a comparison's figures table: each test's server CPU per message, format by format.
     'server-cpu-us': (result) => perFormat(result, 'server CPU µs/msg', 'µs'),
     'wire-bytes': (result) => perFormat(result, 'wire B/msg', 'B')
@@ -160,6 +166,12 @@ function columnCalls ({ columns, rows }, column) {
 function cellOf ({ columns, rows }, test, column) {
   const row = rows.find((candidate) => candidate[columns.indexOf('test')] === test && candidate[columns.indexOf('network')] === 'loopback')
   return row[columns.indexOf(column)].replace(/, ±.*$/, '')
+}
+
+/** `3.4x (2.9-4.0)`: how many times faster, from a cell such as `0.29x (0.25-0.34) better` (its ratio and interval inverted). */
+function speedupOf (result, test, column) {
+  const [ratio, low, high] = cellOf(result, test, column).match(/[\d.]+/g).map(Number)
+  return `${(1 / ratio).toFixed(1)}x (${(1 / high).toFixed(1)}-${(1 / low).toFixed(1)})`
 }
 
 /** [test, ratio] of a comparison's wire-bytes column, loopback rows of the first format compared. */
@@ -366,12 +378,14 @@ async function recordComparison (file, { name, command, note }, resultsDir) {
 }
 
 /** How a comparison ran, in one sentence: generations, batches, load shape, and what the machine was doing. */
-function runSummary ({ trials, budgetMs, pinning, connections, inflight, rate, direction = 'up', compress, tls, repeat, generations = [] }, rows) {
+function runSummary ({ trials, budgetMs, pinning, connections, inflight, rate, direction = 'up', compress, tls, repeat, startWarmupMs, warmupGenerations, generations = [] }, rows) {
   const count = Math.max(0, ...rows.map((row) => row.generations))
   const loads = generations.map((generation) => generation.loadAverage).filter((value) => value !== null)
   const neighbours = generations.map((generation) => generation.neighbourCores).filter((value) => value !== null)
   const how = trials ? `${trials} generations` : `${count} generations, as many as fit ${budgetMs / 1000} s`
-  return `${how}, after unrecorded warm-ups, on server processes and per-test client processes that live for the whole run and ` +
+  // A server's own warm-up (the JVM's) is stated; compare's default one goes without saying.
+  const warmup = warmupGenerations ? ` (${startWarmupMs / 1000} s of each format per client, then ${warmupGenerations} generations)` : ''
+  return `${how}, after unrecorded warm-ups${warmup}, on server processes and per-test client processes that live for the whole run and ` +
     'swap formats between generations, every test in short batches ' +
     'that take turns (closed loop for latency and msgs/s, then open loop on one schedule for CPU and codec time); ' +
     (direction === 'fanout'
@@ -404,7 +418,7 @@ async function compareCommand ({ formats, rows, settings, reports }) {
   if (settings.direction && settings.direction !== 'up') args.push('--direction', settings.direction)
   if (settings.compress) args.push('--compress')
   if (settings.tls) args.push('--tls')
-  if (settings.server === 'go') args.push('--server', 'go')
+  if (REFERENCE_SERVER_NAMES.includes(settings.server)) args.push('--server', settings.server)
   else if (settings.server && settings.server !== 'node') args.push('--server-command', `'${settings.server}'`)
   if (settings.repeat) args.push('--repeat')
   if (settings.inflight !== 1) args.push('--inflight', String(settings.inflight))

@@ -100,8 +100,8 @@ export function watchOutput (child) {
  * on a free port and resolves once it accepts connections.
  * @param {string[]} [args] extra arguments
  * @param {{script?: string, command?: string, env?: object, args?: string[], readyPattern?: RegExp, cpus?: string, root?: string}} [options] args
- *   replace the default `--port 0`; command: a program to run in place of `node script` (the Go server's binary:
- *   lib/server/go.js); readyPattern's first group is the address it prints once ready; cpus: see
+ *   replace the default `--port 0`; command: a program to run in place of `node script` (a reference server's:
+ *   lib/server/reference.js); readyPattern's first group is the address it prints once ready; cpus: see
  *   cpuPinning; root: another copy of the project to run it from
  * @returns {Promise<{url: string, child: import('node:child_process').ChildProcess, output: () => string, stop: (signal?: string) => Promise<number|null>}>}
  */

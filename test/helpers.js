@@ -5,7 +5,7 @@ import os from 'node:os'
 import path from 'node:path'
 import WebSocket from 'ws'
 import { CHROMIUM } from '../bin/headless-browser.js'
-import { goAvailable } from '../lib/server/go.js'
+import { toolchainAvailable, referenceServer } from '../lib/server/reference.js'
 import { brokerProgram, runNodeScript } from '../lib/processes.js'
 import { randomSource } from '../lib/compare/statistics.js'
 
@@ -23,13 +23,14 @@ export function browserUnavailable () {
 }
 
 /**
- * Why tests of the Go server (servers/go/) cannot run here, or false when they can: as with
- * Chromium, a missing `go` skips them outside CI and fails them in CI.
+ * Why tests of a reference server (servers/NAME/) cannot run here, or false when they can: as with
+ * Chromium, a missing toolchain (go, mvn) skips them outside CI and fails them in CI.
+ * @param {string} name go, java, ...
  * @returns {string|false}
  */
-export function goUnavailable () {
-  if (goAvailable() || process.env.CI) return false
-  return 'no go command on PATH to build servers/go (https://go.dev/dl/)'
+export function referenceServerUnavailable (name) {
+  if (toolchainAvailable(name) || process.env.CI) return false
+  return `${referenceServer(name).toolchain.missing}, to build servers/${name}`
 }
 
 /**

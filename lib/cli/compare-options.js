@@ -9,6 +9,7 @@ import { ALL_TESTS, resolveTest } from '../payloads/catalog.js'
 import { resolveNetwork } from '../network/profiles.js'
 import { CODEC_MODULE_OPTION, PAYLOAD_OPTIONS, codecModulesFor, commaList, commandLine, duration, payloadFiles, positiveNumber, wholeNumber } from './parser.js'
 import { programName } from './program.js'
+import { REFERENCE_SERVERS, REFERENCE_SERVER_NAMES } from '../server/reference.js'
 
 /**
  * Parses `npm run compare`'s command line. Messages per batch stay undefined unless given, so
@@ -41,7 +42,7 @@ export async function parseCompareArgs (argv) {
       budget: { describe: `run generations while the next one fits in this much time from the start: 90s, 5m [default: ${DEFAULT_BUDGET_MS / 1000}s]`, type: 'string', nargs: 1 },
       equivalence: { describe: 'equivalent: the whole interval within ± this percentage of 1', default: DEFAULT_EQUIVALENCE * 100, type: 'string', nargs: 1 },
       pin: { describe: 'server and clients on CPUs of their own (taskset), so they never share a core: --no-pin to let them', type: 'boolean', default: true },
-      server: { describe: `the server the formats are compared on: node (server.js) or go (servers/go, built when its sources changed; formats ${GO_FORMATS.join(', ')})`, choices: ['node', 'go'], default: 'node' },
+      server: { describe: `the server the formats are compared on: node (server.js), or a reference server of servers/ (built when its sources changed): ${REFERENCE_SERVERS.map((server) => `${server.name} (formats ${server.formats.join(', ')})`).join(', ')}`, choices: ['node', ...REFERENCE_SERVER_NAMES], default: 'node' },
       'server-command': { describe: 'any server that keeps docs/protocol.md: its program and arguments, space-separated, run as is (no shell: its CPU is read from the process started)', type: 'string' },
       messages: { alias: 'n', describe: 'messages per batch [default: about 25 ms of the slower format\'s traffic, at most 200]' },
       inflight: { alias: 'i', describe: 'messages outstanding per connection [default: 1]' },
@@ -61,6 +62,7 @@ export async function parseCompareArgs (argv) {
     .example(`${program} --tests 3,4 --budget 5m --equivalence 2`, 'longer, to decide smaller differences')
     .example(`${program} --calibrate`, 'what this machine can tell: a planted 20 µs encode cost, found or not')
     .example(`${program} --server go --tests 3,4`, 'the same question for a Go backend')
+    .example(`${program} --server java --tests 3,4`, 'and for a Java one')
     .example(`${program} --direction fanout --connections 200 --tests 3,4 --compress`, 'a broadcast to 200 subscribers')
     .parseAsync()
   const profiles = commaList(args.throttle)
@@ -114,13 +116,11 @@ export async function parseCompareArgs (argv) {
   }
 }
 
-/** Formats the Go reference server serves (servers/go). */
-const GO_FORMATS = ['json', 'protobuf']
-
 /**
- * Which server the comparison runs on: node (server.js), go (servers/go), or a command of the
- * user's. Only the node server takes --codec-module formats, and so --calibrate's planted one.
- * @returns {{kind: 'node'|'go'}|{kind: 'command', command: string[]}}
+ * Which server the comparison runs on: node (server.js), a reference server of servers/ (go, java),
+ * or a command of the user's. Only the node server takes --codec-module formats, and so
+ * --calibrate's planted one; a reference server serves the formats its server.json names.
+ * @returns {{kind: string}|{kind: 'command', command: string[]}}
  */
 function serverOf (args, given, { formats, calibrate, custom }) {
   if (args.serverCommand !== undefined && given('server')) throw new UsageError('give either --server or --server-command, not both')
@@ -129,10 +129,11 @@ function serverOf (args, given, { formats, calibrate, custom }) {
   if (server.kind === 'node') return server
   if (calibrate !== null) throw new UsageError('--calibrate plants its cost in a JavaScript codec the server loads: it runs on --server node')
   if (args.codecModule.length > 0) throw new UsageError('--codec-module adds a format to the node server and clients: it runs on --server node')
-  if (server.kind === 'go') {
-    const unserved = formats.filter((format) => !GO_FORMATS.includes(format))
-    if (unserved.length) throw new UsageError(`--server go serves ${GO_FORMATS.join(' and ')}, not ${unserved.join(', ')}`)
-    if (custom) throw new UsageError('--server go serves the built-in tests only: --payload needs --server node')
+  const reference = REFERENCE_SERVERS.find((candidate) => candidate.name === server.kind)
+  if (reference) {
+    const unserved = formats.filter((format) => !reference.formats.includes(format))
+    if (unserved.length) throw new UsageError(`--server ${server.kind} serves ${reference.formats.join(' and ')}, not ${unserved.join(', ')}`)
+    if (custom) throw new UsageError(`--server ${server.kind} serves the built-in tests only: --payload needs --server node`)
   }
   return server
 }

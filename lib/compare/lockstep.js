@@ -40,8 +40,9 @@ const WARMUP_MS = 100
 /**
  * At the start, every client process sends its row in every format for this long, all rows at
  * once, unrecorded: without it the p99 of the first three generations ran 3-10x the later ones'.
+ * A server that needs longer says so (a reference server's server.json: the JVM's JIT).
  */
-const START_WARMUP_MS = 2000
+export const START_WARMUP_MS = 2000
 /** Past this share of one core over its batches, a process was the bottleneck of the row. */
 const SATURATED_SHARE = 0.9
 
@@ -82,6 +83,8 @@ const SATURATED_SHARE = 0.9
  * @param {{server: string, clients: string}|null} options.cpus
  * @param {number|undefined} options.generations a fixed number; else as many as fit the budget
  * @param {number} options.budgetMs
+ * @param {number} [options.startWarmupMs] how long each client sends its row in each format before anything else
+ * @param {number} [options.warmupGenerations] unrecorded generations after that [default: one per server, so each meets every format]
  * @param {number|undefined} options.batchMessages messages per batch instead of about BATCH_MS worth
  * @param {(line: string) => void} options.progress
  * @returns {Promise<{generations: Generation[], plan: Record<string, object>, budgetMs: number|null, servers: number}>}
@@ -101,8 +104,9 @@ export async function runLockstep (options) {
     clients = await startClients(options, servers)
     const plan = new Map()
     // Unrecorded warm-up: every format on every server and client, and each row's batch sizes and rates measured.
-    for (let shift = 0; shift < servers.length; shift++) {
-      progress(`warm-up ${shift + 1} of ${servers.length}: every test in every format, not recorded`)
+    const warmups = Math.max(servers.length, options.warmupGenerations ?? 0)
+    for (let shift = 0; shift < warmups; shift++) {
+      progress(`warm-up ${shift + 1} of ${warmups}: every test in every format, not recorded`)
       await runGeneration(options, servers, clients, shift, plan, null)
     }
     const generations = []
@@ -258,7 +262,7 @@ class MachineWatch {
  * @param {object[]} servers
  * @returns {Promise<BatchClient[][]>} by row
  */
-async function startClients ({ formats, codecModules, rows, load, cpus }, servers) {
+async function startClients ({ formats, codecModules, rows, load, cpus, startWarmupMs = START_WARMUP_MS }, servers) {
   // They start on every CPU, each making its row ready at once; then they move to the clients' CPU.
   const fork = (name) => new BatchClient(forkNodeScript('lib/compare/batch-client.js'), name)
   const clients = rows.map((row) => formats.map((_, i) => fork(`client ${i + 1} of ${row.label}`)))
@@ -274,7 +278,7 @@ async function startClients ({ formats, codecModules, rows, load, cpus }, server
       await Promise.all(rows.flatMap(({ key }, r) => clients[r].map(async (client, p) => {
         const format = (p + formats.length - shift) % formats.length
         await client.connect(formats[format], servers[p].url)
-        await client.ask({ type: 'warm', key, ms: START_WARMUP_MS })
+        await client.ask({ type: 'warm', key, ms: startWarmupMs })
       })))
     }
   } catch (err) {

@@ -9,7 +9,7 @@ import { resolveTest } from '../payloads/catalog.js'
 import { testLabel } from '../report/report.js'
 import { buildComparisonResults, formatComparisonMarkdown } from './results.js'
 import { DEFAULT_EQUIVALENCE } from './statistics.js'
-import { runLockstep } from './lockstep.js'
+import { START_WARMUP_MS, runLockstep } from './lockstep.js'
 import { calibrationLines, calibrationOf } from './calibration.js'
 import { renderHtmlReport } from './html.js'
 import { loadCustomTest } from '../payloads/custom.js'
@@ -106,14 +106,16 @@ export async function scrapeServer (url, format, test) {
  * @param {number|null} [options.calibrate] µs per message planted in the second format's encode (--calibrate)
  * @param {string[]} options.profiles network profiles ('none' for no shaping)
  * @param {boolean} options.compress permessage-deflate on both ends
- * @param {boolean} [options.tls] wss://: node and Go servers get a throwaway certificate, which the clients trust
+ * @param {boolean} [options.tls] wss://: node and reference servers get a throwaway certificate, which the clients trust
  * @param {boolean} [options.repeat] send each test's one message over and over instead of its stream
  * @param {string} [options.direction] up (default), down, echo or fanout
  * @param {number} [options.trials] a fixed number of generations; without it, as many as fit the budget
  * @param {number} [options.budgetMs] no generation starts that would end later than this after the start
  * @param {number} [options.margin] the equivalence margin, a fraction of 1
  * @param {boolean} [options.pin] servers and clients on CPUs of their own, where the machine allows (taskset)
- * @param {{kind: 'node'|'go'}|{kind: 'command', command: string[]}} [options.server] which server the formats meet
+ * @param {{kind: string}|{kind: 'command', command: string[]}} [options.server] which server the formats meet: node, a reference server's name (go, java), or a command
+ * @param {{startMs?: number, generations?: number}} [options.warmup] each client's warm-up in each format at the start, and the
+ *   unrecorded generations after it [default: the server's own (its server.json), or compare's]
  * @param {number} [options.messages] messages per batch; default: about BATCH_MS of the slower format's traffic
  * @param {number} options.inflight
  * @param {number} [options.rate] fan-out's publishes per second (only fan-out has one)
@@ -123,7 +125,7 @@ export async function scrapeServer (url, format, test) {
  */
 export async function compareFormats ({
   formats = DEFAULT_FORMATS, tests, custom = null, allowLossy = false, codecModules = [], calibrate = null, profiles, compress, tls = false, repeat = false, direction = 'up',
-  trials, budgetMs, margin = DEFAULT_EQUIVALENCE, pin = true, server = { kind: 'node' }, messages, inflight, rate, connections, progress
+  trials, budgetMs, margin = DEFAULT_EQUIVALENCE, pin = true, server = { kind: 'node' }, warmup, messages, inflight, rate, connections, progress
 }) {
   const startedAt = performance.now()
   const rows = await rowsToRun(tests, custom, profiles)
@@ -150,6 +152,7 @@ export async function compareFormats ({
     ...(certificate && { ca: certificate.cert }),
     ...(direction === 'fanout' && { rate, decode: 'all', heartbeatMs: DEFAULT_HEARTBEAT_MS })
   }
+  const { startMs: startWarmupMs = START_WARMUP_MS, generations: warmupGenerations } = warmup ?? await warmupOf(server)
   let run
   try {
     run = await runLockstep({
@@ -164,6 +167,8 @@ export async function compareFormats ({
         ...codecModules.flatMap((file) => ['--codec-module', file])
       ],
       serverCommand: await serverCommand(server),
+      startWarmupMs,
+      warmupGenerations,
       tls,
       cpus,
       generations: trials,
@@ -198,6 +203,8 @@ export async function compareFormats ({
     pinning: cpus ? `servers on CPU ${cpus.server}, clients on CPU ${cpus.clients}` : pin ? 'not possible here (fewer than 2 CPUs, or no taskset)' : 'off (--no-pin)',
     server: server.kind === 'command' ? server.command.join(' ') : server.kind,
     servers: run.servers,
+    startWarmupMs,
+    warmupGenerations: warmupGenerations ?? null,
     batches: Object.fromEntries(rows.map((row) => [`${row.label}${row.profile === 'none' ? '' : ` on ${row.profile}`}`, run.plan[row.key]])),
     generations: run.generations.map(({ reports, ...generation }) => generation),
     elapsedMs: Math.round(performance.now() - startedAt),
@@ -245,18 +252,29 @@ async function certificateFiles () {
 }
 
 /**
- * The program and arguments that start a server other than node's (null: `node server.js`): the Go
- * server's binary, built first if its sources changed, or the user's command.
+ * How a server is warmed up: a reference server's own warm-up where its server.json sets one (the
+ * JVM compiles for longer than V8 or Go need), else compare's.
+ * @param {{kind: string}} server
+ * @returns {Promise<{startMs?: number, generations?: number}>}
+ */
+async function warmupOf (server) {
+  const { REFERENCE_SERVERS } = await import('../server/reference.js')
+  return REFERENCE_SERVERS.find((reference) => reference.name === server.kind)?.warmup ?? {}
+}
+
+/**
+ * The program and arguments that start a server other than node's (null: `node server.js`): a
+ * reference server's program, built first if its sources changed, or the user's command.
  * @param {{kind: string, command?: string[]}} server
  * @returns {Promise<string[]|null>}
  */
 async function serverCommand (server) {
   if (server.kind === 'command') return server.command
-  if (server.kind !== 'go') return null
-  const { buildGoServer } = await import('../server/go.js')
+  if (server.kind === 'node') return null
+  const { buildReferenceServer } = await import('../server/reference.js')
   try {
-    return [buildGoServer()]
+    return [buildReferenceServer(server.kind)]
   } catch (err) {
-    throw new UsageError(`--server go: ${err.message.split('\n')[0]}`)
+    throw new UsageError(`--server ${server.kind}: ${err.message.split('\n')[0]}`)
   }
 }
