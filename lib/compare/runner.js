@@ -115,7 +115,7 @@ export async function scrapeServer (url, format, test) {
  * @param {boolean} [options.pin] servers and clients on CPUs of their own, where the machine allows (taskset)
  * @param {{kind: string}|{kind: 'command', command: string[]}} [options.server] which server the formats meet: node, a reference server's name (go, java), or a command
  * @param {{startMs?: number, generations?: number}} [options.warmup] each client's warm-up in each format at the start, and the
- *   unrecorded generations after it [default: the server's own (its server.json), or compare's]
+ *   unrecorded generations after it, each given one in place of the server's own (its server.json), or compare's
  * @param {number} [options.messages] messages per batch; default: about BATCH_MS of the slower format's traffic
  * @param {number} options.inflight
  * @param {number} [options.rate] fan-out's publishes per second (only fan-out has one)
@@ -152,7 +152,8 @@ export async function compareFormats ({
     ...(certificate && { ca: certificate.cert }),
     ...(direction === 'fanout' && { rate, decode: 'all', heartbeatMs: DEFAULT_HEARTBEAT_MS })
   }
-  const { startMs: startWarmupMs = START_WARMUP_MS, generations: warmupGenerations } = warmup ?? await warmupOf(server)
+  const own = await warmupOf(server)
+  const { startMs: startWarmupMs = START_WARMUP_MS, generations: warmupGenerations } = { ...own, ...warmup }
   let run
   try {
     run = await runLockstep({

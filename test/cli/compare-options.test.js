@@ -33,6 +33,7 @@ describe('parseCompareArgs', () => {
       margin: 0.05,
       pin: true,
       server: { kind: 'node' },
+      warmup: undefined,
       messages: undefined,
       inflight: 1,
       rate: undefined,
@@ -40,6 +41,12 @@ describe('parseCompareArgs', () => {
       out: 'compare-report',
       json: false
     })
+  })
+
+  test('--start-warmup: each client\'s warm-up per format at the start, a duration; without it, the server\'s own', async () => {
+    assert.equal((await compare()).warmup, undefined)
+    assert.deepEqual((await compare('--server', 'java', '--start-warmup', '1.5s')).warmup, { startMs: 1500 })
+    await assert.rejects(compare('--start-warmup', 'soon'), { message: "--start-warmup must be a duration such as 30s, 500ms or 2m, got 'soon'" })
   })
 
   test('--server go or --server-command: which server the formats meet; what only the node server serves is refused', async () => {

@@ -60,11 +60,14 @@ export const TLS_OPTION_CASES = [
 export async function assertCompareOnServer (name) {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), `compare-${name}-`))
   try {
-    const { code, stderr } = await runScript('bin/compare.js', ['--server', name, '--tls', '--tests', '5', '--trials', '2', '-n', '20', '--out', out])
+    const { code, stderr } = await runScript('bin/compare.js', ['--server', name, '--tls', '--tests', '5', '--trials', '2', '-n', '20', '--start-warmup', '1s', '--out', out])
     assert.equal(code, 0, stderr)
     const results = JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8'))
     assert.equal(results.settings.server, name)
     assert.equal(results.settings.servers, 2)
+    // --start-warmup in place of the server's own start, its warm-up generations kept.
+    assert.equal(results.settings.startWarmupMs, 1000)
+    assert.equal(results.settings.warmupGenerations, referenceServer(name).warmup?.generations ?? null)
     assert.equal(results.settings.tls.version, 'TLSv1.3', `the ${name} servers took the certificate compare made`)
     for (const report of results.reports) {
       assert.equal(report.messages.sent, report.messages.acked, JSON.stringify(report.messages))
@@ -101,13 +104,14 @@ export async function assertCompareRefusals (name) {
  * @param {string[]} servers
  */
 export async function assertBenchServers (servers) {
-  const { code, stdout, stderr } = await runScript('bench/servers.js', ['--servers', servers.join(','), '--tests', '5', '--messages', '300', '--rounds', '1', '--json'])
+  const { code, stdout, stderr } = await runScript('bench/servers.js', ['--servers', servers.join(','), '--tests', '5', '--messages', '300', '--rounds', '1', '--start-warmup', '500ms', '--json'])
   assert.equal(code, 0, stderr)
-  const { columns, rows, figures } = JSON.parse(stdout)
+  const { columns, rows, figures, notes } = JSON.parse(stdout)
   assert.deepEqual(rows.map((row) => row.slice(0, 3).join(' ')), ['json', 'protobuf'].flatMap((format) => servers.map((server) => `5 small ${format} ${server}`)))
   for (const row of rows) {
     assert.ok(row[columns.indexOf('msgs/s')] > 0, String(row))
     assert.ok(Number(row[columns.indexOf('server CPU µs/msg')]) > 0, String(row))
   }
   for (const server of servers) assert.match(figures[`cpu-ratio-5-${server}`], /^\d+\.\d\dx$/)
+  assert.match(notes[0], new RegExp(`after a warm-up client run of ${servers.map((server) => `0\\.5 s for ${server}`).join(', ')}`), 'the --start-warmup given')
 }
