@@ -9,7 +9,7 @@ import { commandLine, commaList, duration, wholeNumber } from '../lib/cli/parser
 import { UsageError, runMain } from '../lib/errors.js'
 import { cpuPinning, runNodeScript, startServerProcess } from '../lib/processes.js'
 import { CpuClock } from '../lib/cpu-time.js'
-import { REFERENCE_SERVER_NAMES, buildReferenceServer, referenceServer } from '../lib/server/reference.js'
+import { REFERENCE_SERVER_NAMES, buildReferenceServer, warmupOf } from '../lib/server/reference.js'
 import { START_WARMUP_MS } from '../lib/compare/lockstep.js'
 import { resolveTest } from '../lib/payloads/catalog.js'
 import { testLabel } from '../lib/report/report.js'
@@ -22,7 +22,7 @@ const FORMATS = ['json', 'protobuf']
  * How long a fresh server of this kind is warmed up before it is measured: the time given, else
  * its server.json's (the JVM's JIT), or compare's.
  */
-const warmupMs = (kind, given) => given ?? (kind === 'node' ? START_WARMUP_MS : referenceServer(kind).warmup?.startMs ?? START_WARMUP_MS)
+const warmupMs = (kind, given) => given ?? warmupOf(kind).startMs ?? START_WARMUP_MS
 
 /**
  * A warm-up client run, then the measured one, against a server process of its own: msgs/s and

@@ -152,8 +152,10 @@ export async function compareFormats ({
     ...(certificate && { ca: certificate.cert }),
     ...(direction === 'fanout' && { rate, decode: 'all', heartbeatMs: DEFAULT_HEARTBEAT_MS })
   }
-  const own = await warmupOf(server)
-  const { startMs: startWarmupMs = START_WARMUP_MS, generations: warmupGenerations } = { ...own, ...warmup }
+  const { warmupOf } = await import('../server/reference.js')
+  // What the user gave in place of what the server asks for (its server.json), and compare's start otherwise.
+  const { startMs: startWarmupMs = START_WARMUP_MS, generations: warmupGenerations } =
+    { ...warmupOf(server.kind), ...warmup }
   let run
   try {
     run = await runLockstep({
@@ -250,17 +252,6 @@ async function certificateFiles () {
   await fs.writeFile(certFile, cert)
   await fs.writeFile(keyFile, key, { mode: 0o600 })
   return { cert, certFile, keyFile, remove: () => fs.rm(directory, { recursive: true, force: true }) }
-}
-
-/**
- * How a server is warmed up: a reference server's own warm-up where its server.json sets one (the
- * JVM compiles for longer than V8 or Go need), else compare's.
- * @param {{kind: string}} server
- * @returns {Promise<{startMs?: number, generations?: number}>}
- */
-async function warmupOf (server) {
-  const { REFERENCE_SERVERS } = await import('../server/reference.js')
-  return REFERENCE_SERVERS.find((reference) => reference.name === server.kind)?.warmup ?? {}
 }
 
 /**

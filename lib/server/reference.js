@@ -50,6 +50,16 @@ export function referenceServer (name) {
 }
 
 /**
+ * How a server asks to be warmed up before it is measured: a reference server's server.json
+ * `warmup` (the JVM compiles for longer than V8 or Go need), nothing for node or an unknown name.
+ * @param {string} name
+ * @returns {{startMs?: number, generations?: number}}
+ */
+export function warmupOf (name) {
+  return REFERENCE_SERVERS.find((server) => server.name === name)?.warmup ?? {}
+}
+
+/**
  * Whether the server's toolchain runs here.
  * @param {string} name
  * @returns {boolean}
