@@ -52,11 +52,12 @@ export function pinProcess (pid, cpus) {
  * Starts a Node script of this project with an IPC channel (process.send on both sides), for a
  * child the parent drives step by step: compare's batch clients.
  * @param {string} script path relative to the project root
- * @param {{env?: object, cpus?: string}} [options] extra environment variables; the CPUs to run on
+ * @param {{env?: object, cpus?: string, nodeFlags?: string[]}} [options] extra environment variables; the CPUs to
+ *   run on; flags for node itself (V8's among them), before the script
  * @returns {import('node:child_process').ChildProcess} its stderr piped, for the parent to read
  */
-export function forkNodeScript (script, { env = {}, cpus } = {}) {
-  return spawn(...nodeCommand([script], cpus), {
+export function forkNodeScript (script, { env = {}, cpus, nodeFlags = [] } = {}) {
+  return spawn(...nodeCommand([...nodeFlags, script], cpus), {
     cwd: PROJECT_ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'pipe', 'ipc']
@@ -99,17 +100,17 @@ export function watchOutput (child) {
  * Starts `node server.js` (or another script printing `listening on ws://...`) as a child process
  * on a free port and resolves once it accepts connections.
  * @param {string[]} [args] extra arguments
- * @param {{script?: string, command?: string, env?: object, args?: string[], readyPattern?: RegExp, cpus?: string, root?: string}} [options] args
+ * @param {{script?: string, command?: string, env?: object, args?: string[], readyPattern?: RegExp, cpus?: string, root?: string, nodeFlags?: string[]}} [options] args
  *   replace the default `--port 0`; command: a program to run in place of `node script` (a reference server's:
  *   lib/server/reference.js); readyPattern's first group is the address it prints once ready; cpus: see
- *   cpuPinning; root: another copy of the project to run it from
+ *   cpuPinning; root: another copy of the project to run it from; nodeFlags: flags for node itself, before the script
  * @returns {Promise<{url: string, child: import('node:child_process').ChildProcess, output: () => string, stop: (signal?: string) => Promise<number|null>}>}
  */
 export function startServerProcess (args = [], {
-  script = 'server.js', command, env = {}, args: scriptArgs = ['--port', '0'], readyPattern = /listening on (wss?:\/\/\S+)/, cpus, root = PROJECT_ROOT
+  script = 'server.js', command, env = {}, args: scriptArgs = ['--port', '0'], readyPattern = /listening on (wss?:\/\/\S+)/, cpus, root = PROJECT_ROOT, nodeFlags = []
 } = {}) {
   const argv = command === undefined
-    ? nodeCommand([script, ...scriptArgs, ...args], cpus)
+    ? nodeCommand([...nodeFlags, script, ...scriptArgs, ...args], cpus)
     : programCommand(command, [...scriptArgs, ...args], cpus)
   const child = spawn(...argv, {
     cwd: root,

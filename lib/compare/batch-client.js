@@ -190,7 +190,7 @@ async function batch ({ key, count, rate, measured }) {
   const lead = Math.min(LEAD_IN, Math.floor(count / 10))
   if (measured && rate === null && lead > 0) await row.connections.runPhase({ count: lead })
   const before = row.connections.errorReplies.length
-  const result = await row.connections.runPhase({ count, rate: rate ?? 0, recording: measured })
+  const result = await row.connections.runPhase({ count, rate: rate ?? 0, recording: measured, series: false })
   if (measured) {
     keep(row, result, result.errorReplies.slice(before))
     if (rate === null) {

@@ -43,6 +43,14 @@ const WARMUP_MS = 100
  * A server that needs longer says so (a reference server's server.json: the JVM's JIT).
  */
 export const START_WARMUP_MS = 2000
+/**
+ * Node's flags for the batch clients. A client idles through the other rows and formats' turns, as
+ * no real client does, and V8's memory reducer takes idleness as the moment to shrink the heap: a
+ * major collection whose marking threads (50 ms of them in a people client) ran on the clients'
+ * core in another client's batch, holding each of its replies to the scheduler's 4 ms tick for a
+ * whole generation's p99.
+ */
+const CLIENT_NODE_FLAGS = ['--no-memory-reducer']
 /** Past this share of one core over its batches, a process was the bottleneck of the row. */
 const SATURATED_SHARE = 0.9
 
@@ -264,7 +272,7 @@ class MachineWatch {
  */
 async function startClients ({ formats, codecModules, rows, load, cpus, startWarmupMs = START_WARMUP_MS }, servers) {
   // They start on every CPU, each making its row ready at once; then they move to the clients' CPU.
-  const fork = (name) => new BatchClient(forkNodeScript('lib/compare/batch-client.js'), name)
+  const fork = (name) => new BatchClient(forkNodeScript('lib/compare/batch-client.js', { nodeFlags: CLIENT_NODE_FLAGS }), name)
   const clients = rows.map((row) => formats.map((_, i) => fork(`client ${i + 1} of ${row.label}`)))
   const opened = await Promise.allSettled(rows.flatMap(({ key, test, custom, profile }, r) => {
     const plan = { formats, codecModules, load, rows: [{ key, test, custom, profile }] }

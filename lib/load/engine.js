@@ -12,6 +12,7 @@ import { Reconnects } from './reconnects.js'
 import { frameSource, replyJudge } from './messages.js'
 import { PrecisePacer, TimerPacer } from './pacer.js'
 import { Phase } from './phase.js'
+import { Recorder } from './recorder.js'
 
 /**
  * @typedef {object} LoadSettings what the user chose for a load run: the command line produces it,
@@ -187,6 +188,8 @@ export class Run {
     this.tls = null
     /** How long every connection (and reconnection) took to open, and why attempts failed. */
     this.connectTimes = new ConnectTimes()
+    /** The recorders of its closed-loop and open-loop phases, made by the first of each. */
+    this.recorders = [null, null]
     /** @type {import('./phase.js').Traffic} */
     this.traffic = {
       channels: this.channels,
@@ -196,14 +199,17 @@ export class Run {
       onFailure: (reason) => { this.failure ??= reason },
       reconnect: reconnect ? (channel, lost) => this.reconnect(channel, lost) : null,
       onTick,
-      pacer: null
+      pacer: null,
+      // One recorder per kind of phase, reused: see Recorder#start.
+      recorder: (openLoop) => (this.recorders[Number(openLoop)] ??= new Recorder(openLoop, this.traffic.pacer))
     }
     // Before the first phase, an idle one: nothing may be sent, a closed connection fails the run.
     this.phase = new Phase(this.traffic, { count: 0 })
   }
 
   /**
-   * Runs one phase to its end.
+   * Runs one phase to its end. A recorded phase's histograms are the run's, emptied by its next
+   * recorded phase of the same loop: take what is needed of them before running another.
    * @param {import('./phase.js').PhaseSpec} spec
    * @returns {Promise<import('./phase.js').PhaseResult & {reconnects: object, errorReplies: string[], failure: string|null}>}
    */

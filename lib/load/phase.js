@@ -4,7 +4,6 @@
 // there is a rate (a StagedSchedule with stages), and reports how it ended by resolving, or a
 // failure through onFailure.
 import { OpenLoopSchedule, StagedSchedule } from './schedule.js'
-import { Recorder } from './recorder.js'
 import { Timers } from './timers.js'
 
 /** After a stop (SIGINT), replies still in flight get at most this long to arrive. */
@@ -17,6 +16,7 @@ const STOP_GRACE_MS = 2000
  * @property {number} [rate] open loop: messages per second over all connections; with stages, the rate they start from
  * @property {import('./schedule.js').Stage[]} [stages] open loop: a ramp through these (--stages); it sets the duration
  * @property {boolean} [recording] whether replies are recorded (the measured phase) or only counted (warm-up)
+ * @property {boolean} [series] whether a recorded phase keeps a time series, one entry per second [default: true]
  */
 
 /**
@@ -26,6 +26,8 @@ const STOP_GRACE_MS = 2000
  * @property {(scheduledAt: number, measured: boolean) => (Buffer|string)} nextFrame the next message, encoded now
  * @property {number} timeoutMs a message with no reply after this long is lost, and the run fails
  * @property {(reason: string) => void} onFailure the run fails (the first reason stands)
+ * @property {(openLoop: boolean) => import('./recorder.js').Recorder} recorder the run's recorder for a
+ *   recorded phase of this kind, the same one phase after phase
  * @property {((channel: import('./channel.js').Channel, lost: number) => void)|null} reconnect --reconnect: bring a
  *   closed channel back (null: a close fails the run)
  * @property {(progress: object) => void} [onTick] once a second while recording
@@ -43,7 +45,7 @@ export class Phase {
    * @param {Traffic} traffic
    * @param {PhaseSpec} spec
    */
-  constructor (traffic, { count, durationMs, rate = 0, stages, recording = false }) {
+  constructor (traffic, { count, durationMs, rate = 0, stages, recording = false, series = true }) {
     this.traffic = traffic
     this.channels = traffic.channels
     this.judge = traffic.judge
@@ -52,7 +54,8 @@ export class Phase {
     this.schedule = stages
       ? new StagedSchedule(stages, { startRate: rate, count })
       : rate > 0 ? new OpenLoopSchedule(rate, { durationMs, count }) : null
-    this.recorder = recording ? new Recorder(this.schedule !== null, traffic.pacer) : null
+    this.recorder = recording ? traffic.recorder(this.schedule !== null) : null
+    this.series = series
     this.planned = this.schedule?.planned ?? count ?? Infinity
     this.durationMs = stages ? this.schedule.durationMs : durationMs > 0 ? durationMs : Infinity
     // Every sent message ends up acked, errored (an error reply) or lost (timeout, stop, connection gone).
@@ -82,7 +85,7 @@ export class Phase {
       this.finish = resolve
       this.startedAt = this.lastReplyAt = this.lastSentAt = performance.now()
       // A ramp's latency is also kept stage by stage, by when each message was due.
-      this.recorder?.start(this.schedule?.ends?.().map((end) => this.startedAt + end))
+      this.recorder?.start(this.schedule?.ends?.().map((end) => this.startedAt + end), { series: this.series })
       for (const channel of this.channels) {
         channel.reportTo(this)
         channel.markBytes()

@@ -29,6 +29,8 @@ export class Recorder {
     this.stageEnds = null
     this.stageHistograms = null
     this.timeSeries = []
+    /** Whether each second is kept in the time series (not for a comparison's batches: encoding one costs ~1 ms). */
+    this.series = true
     /** The counts at the end of the last second, to count each second's own. */
     this.before = { acked: 0, errors: 0 }
     this.startedAt = 0
@@ -40,12 +42,21 @@ export class Recorder {
     this.loopDelay = monitorEventLoopDelay({ resolution: LOOP_SAMPLE_MS })
   }
 
-  /** @param {number[]} [stageEnds] a ramp's stage ends, performance.now() ms: latency is then also kept per stage */
-  start (stageEnds) {
-    if (stageEnds) {
-      this.stageEnds = Float64Array.from(stageEnds)
-      this.stageHistograms = stageEnds.map(() => createLatencyHistogram())
-    }
+  /**
+   * Starts recording a phase, empty: a recorder serves phase after phase (a run's short batches in
+   * a comparison), since each of its histograms is a ~90 KB array whose garbage, batch after batch,
+   * set off major collections in the middle of measured batches.
+   * @param {number[]|null} [stageEnds] a ramp's stage ends, performance.now() ms: latency is then also kept per stage
+   * @param {{series?: boolean}} [options] series: whether each second is kept, encoded, in the time series
+   */
+  start (stageEnds, { series = true } = {}) {
+    for (const histogram of [this.histogram, this.uncorrected, this.sendLag, this.perSecond]) histogram?.reset()
+    this.stageEnds = stageEnds ? Float64Array.from(stageEnds) : null
+    this.stageHistograms = stageEnds ? stageEnds.map(() => createLatencyHistogram()) : null
+    this.series = series
+    this.timeSeries = []
+    this.before = { acked: 0, errors: 0 }
+    this.loopDelay.reset()
     this.startedAt = Date.now()
     this.cpuAtStart = process.cpuUsage()
     this.loopAtStart = performance.eventLoopUtilization()
@@ -90,9 +101,13 @@ export class Recorder {
   /**
    * Closes one second of the time series.
    * @param {{acked: number, errors: number}} counts the phase's totals so far
-   * @returns {number} that second's p99 in ms, for the progress line
+   * @returns {number|null} that second's p99 in ms, for the progress line (null without a series)
    */
   closeSecond ({ acked, errors }) {
+    if (!this.series) {
+      this.foldSecond()
+      return null
+    }
     // Two percentiles, not summarizeLatency: its mean and deviation walk every value, ~10 ms a second.
     const p50 = valueAtPercentile(this.perSecond, 50)
     const p99 = valueAtPercentile(this.perSecond, 99)

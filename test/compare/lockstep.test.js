@@ -128,7 +128,7 @@ test('two generations of json and protobuf on one row: a report per format each,
   assert.deepEqual([...children()], [], 'nothing left running')
 })
 
-test('every row has client processes of its own, alive for the whole run; each row\'s swap formats like the servers', { skip: !LINUX && 'reads /proc' }, async () => {
+test('every row has client processes of its own, alive for the whole run, without the memory reducer; each row\'s swap formats like the servers', { skip: !LINUX && 'reads /proc' }, async () => {
   const NUMBERS = { ...ROW, key: 'numbers\nnone', label: '1 numbers', testName: 'numbers', test: 'numbers' }
   const seen = []
   const run = await runLockstep(options({
@@ -137,7 +137,8 @@ test('every row has client processes of its own, alive for the whole run; each r
   }))
   for (const commands of seen) {
     assert.equal(commands.filter((command) => / server\.js --port 0/.test(command)).length, 2)
-    assert.equal(commands.filter((command) => / lib\/compare\/batch-client\.js$/.test(command)).length, 4, 'two rows, two formats')
+    assert.equal(commands.filter((command) => / --no-memory-reducer lib\/compare\/batch-client\.js$/.test(command)).length, 4,
+      'two rows, two formats, each client without V8\'s memory reducer')
     assert.equal(commands.length, 6)
   }
   const [first, second] = run.generations.map(({ reports }) => reports.map((report) => `${report.test} ${report.format} ${report.client.process}`))

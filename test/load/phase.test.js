@@ -113,3 +113,16 @@ test('a late wake-up sends every message due by then, each stamped with its own 
   assert.ok(total(result.histogram) - total(result.uncorrectedHistogram) >= 4000,
     `${total(result.histogram)} µs from the due times, ${total(result.uncorrectedHistogram)} µs from the sends`)
 })
+
+test('recorded phases on one run each count their own replies, with the run\'s recorder reused', LIMIT, async (t) => {
+  const { run } = await openAcked(t, { inflight: 1 })
+  const first = await run.runPhase({ count: 30, recording: true })
+  assert.equal(first.histogram.totalCount, 30)
+  assert.equal(first.timeSeries.length, 1, 'the last, partial second is kept')
+  const recorder = run.phase.recorder
+  const second = await run.runPhase({ count: 20, recording: true, series: false })
+  assert.equal(run.phase.recorder, recorder, 'no new recorder, no new histograms')
+  assert.equal(second.histogram.totalCount, 20, 'none of the first phase\'s replies')
+  assert.deepEqual(second.timeSeries, [], 'no series asked for: no second encoded')
+  assert.deepEqual(second.messages, { sent: 20, acked: 20, errors: 0, lost: 0 })
+})
