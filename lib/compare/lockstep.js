@@ -36,7 +36,7 @@ export const OPEN_LOOP_SHARE = 0.8
 /** Each row's share of a generation, ms over all formats: half closed loop, half open loop. */
 export const ROW_MS = 700
 /** Unrecorded batches per format and row in each generation, before its measured ones: this long. */
-const WARMUP_MS = 100
+const WARMUP_MS = 50
 /**
  * At the start, every client process sends its row in every format for this long, all rows at
  * once, unrecorded: without it the p99 of the first three generations ran 3-10x the later ones'.
@@ -332,11 +332,13 @@ async function planRow (row, clients, load, batchMessages) {
   }
   let slowest = Infinity
   for (const client of clients) {
-    // Probes of growing size, each sized by the last one's rate: a single message times mostly wake-ups.
+    // Probes of growing size, each sized by the last one's rate: a single message times mostly
+    // wake-ups. One that lasts a batch already times the row (people's single message, 0.3 s).
     let rate = 0
-    for (let count = 1, probe = 0; probe < 3; probe++) {
-      const { sent, durationMs } = await client.batch(row.key, count, null, false)
-      rate = sent * 1000 / Math.max(durationMs, 0.01)
+    for (let count = 1, probe = 0, durationMs = 0; probe < 3 && durationMs < BATCH_MS; probe++) {
+      const probed = await client.batch(row.key, count, null, false)
+      durationMs = probed.durationMs
+      rate = probed.sent * 1000 / Math.max(durationMs, 0.01)
       count = batchMessages ?? clamp(Math.round(rate * BATCH_MS / 1000))
     }
     slowest = Math.min(slowest, rate)
