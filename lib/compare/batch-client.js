@@ -94,7 +94,7 @@ async function handle (message) {
   }
 }
 
-/** Prepares every row in every format. */
+/** Prepares every row in every format; answers with the largest mean message, bytes, of any. */
 async function open ({ formats, codecModules, rows: planned, load }) {
   await addCodecModules(codecModules)
   for (const format of formats) {
@@ -106,7 +106,8 @@ async function open ({ formats, codecModules, rows: planned, load }) {
     prepared.set(format, runs)
   }
   settings = { load, planned }
-  return { type: 'ready', pid: process.pid }
+  const means = [...prepared.values()].flatMap((runs) => [...runs.values()].map(({ run }) => run.prepared.sizes.mean))
+  return { type: 'ready', pid: process.pid, bytes: Math.max(...means) }
 }
 
 /**

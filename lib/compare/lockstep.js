@@ -3,7 +3,10 @@
 // up before anything is recorded (a fresh process measures its own JIT). A client process sends one
 // row's messages, as a real client sends its own kind: its code and its heap are that row's alone
 // (the people test's 50 MB of messages would otherwise be marked by every other row's collector).
-// Each generation gives every format a server and, in each row, a client process, and runs every
+// A row of big messages has servers of its own too: the shared ones collected people's garbage in
+// the next row's batches, and charged it to that row's format. (Servers of its own for every row
+// would idle most of each generation, and their CPU per message swung twice as far.)
+// Each generation gives every format, in each row, a server and a client process, and runs every
 // row in short batches that take turns
 // (A B, B A, ...) and never overlap, so both formats meet the same moment of the machine. Its
 // figures are one value per format and row, and intervals are formed over generations (batches
@@ -51,6 +54,12 @@ export const START_WARMUP_MS = 2000
  * whole generation's p99.
  */
 const CLIENT_NODE_FLAGS = ['--no-memory-reducer']
+/**
+ * A row whose messages average more than this many bytes has servers of its own: decoding one
+ * outlasts young-generation collections, so its garbage reaches the old generation and is
+ * collected later, in whatever row comes next.
+ */
+export const OWN_SERVERS_BYTES = 1_000_000
 /** Past this share of one core over its batches, a process was the bottleneck of the row. */
 const SATURATED_SHARE = 0.9
 
@@ -95,24 +104,37 @@ const SATURATED_SHARE = 0.9
  * @param {number} [options.warmupGenerations] unrecorded generations after that [default: one per server, so each meets every format]
  * @param {number|undefined} options.batchMessages messages per batch instead of about BATCH_MS worth
  * @param {(line: string) => void} options.progress
- * @returns {Promise<{generations: Generation[], plan: Record<string, object>, budgetMs: number|null, servers: number}>}
+ * @returns {Promise<{generations: Generation[], plan: Record<string, object>, budgetMs: number|null, servers: number,
+ *   ownServers: string[]}>} servers: how many the rows share (one per format); ownServers: the rows with their own
  */
 export async function runLockstep (options) {
-  const { formats, serverArgs, cpus, progress, generations: fixed } = options
+  const { formats, rows, progress, generations: fixed } = options
   const started = performance.now()
-  // One server per format, one client per format and row, each able to be any format: they swap every generation.
-  const [command, ...commandArgs] = options.serverCommand ?? []
-  const start = () => startServerProcess(serverArgs, { cpus: cpus?.server, command, args: [...commandArgs, '--port', '0'] })
-  const servers = await Promise.all(formats.map(start))
-  for (const server of servers) server.clock = new CpuClock(server.child.pid)
+  const running = []
   let clients = []
   try {
-    const plain = servers.find((server) => !server.url.startsWith('wss:'))
+    const opened = await openClients(options)
+    clients = opened.clients
+    // Rows of big messages get servers of their own; the others share one per format.
+    const big = opened.bytes.map((bytes) => bytes > OWN_SERVERS_BYTES)
+    const servers = []
+    let shared = null
+    for (const own of big) {
+      if (own || !shared) {
+        const pair = await startServers(options)
+        running.push(...pair)
+        if (!own) shared = pair
+        servers.push(pair)
+      } else {
+        servers.push(shared)
+      }
+    }
+    const plain = running.find((server) => !server.url.startsWith('wss:'))
     if (options.tls && plain) throw new UsageError(`--tls: the server listens on ${plain.url}, not wss:// (a --server-command must serve TLS itself)`)
-    clients = await startClients(options, servers)
+    await warmClients(options, clients, servers)
     const plan = new Map()
     // Unrecorded warm-up: every format on every server and client, and each row's batch sizes and rates measured.
-    const warmups = Math.max(servers.length, options.warmupGenerations ?? 0)
+    const warmups = Math.max(formats.length, options.warmupGenerations ?? 0)
     for (let shift = 0; shift < warmups; shift++) {
       progress(`warm-up ${shift + 1} of ${warmups}: every test in every format, not recorded`)
       await runGeneration(options, servers, clients, shift, plan, null)
@@ -128,17 +150,38 @@ export async function runLockstep (options) {
       generations.push(await runGeneration(options, servers, clients, index, plan, index))
     }
     const budgetMs = fixed === undefined ? options.budgetMs : null
-    return { generations, plan: Object.fromEntries(plan), budgetMs, servers: servers.length }
+    const ownServers = rows.filter((_, r) => big[r]).map((row) => row.label)
+    return { generations, plan: Object.fromEntries(plan), budgetMs, servers: formats.length, ownServers }
   } finally {
     await Promise.all(clients.flat().map((client) => client.close()))
-    await Promise.all(servers.map((server) => server.stop()))
+    await Promise.all(running.map((server) => server.stop()))
   }
 }
 
 /**
- * One generation: each format given a server and in each row a client process, every row in lockstep batches.
+ * Starts one server per format, each able to be any of them: they swap every generation. If one
+ * cannot start, the others are stopped, not left behind.
  * @param {object} options runLockstep's
- * @param {object[]} servers
+ * @returns {Promise<object[]>} each with its CPU clock
+ */
+async function startServers ({ formats, serverArgs, serverCommand, cpus }) {
+  const [command, ...commandArgs] = serverCommand ?? []
+  const start = () => startServerProcess(serverArgs, { cpus: cpus?.server, command, args: [...commandArgs, '--port', '0'] })
+  const attempts = await Promise.allSettled(formats.map(start))
+  const started = attempts.filter((attempt) => attempt.status === 'fulfilled').map((attempt) => attempt.value)
+  const failed = attempts.find((attempt) => attempt.status === 'rejected')
+  if (failed) {
+    await Promise.all(started.map((server) => server.stop()))
+    throw failed.reason
+  }
+  for (const server of started) server.clock = new CpuClock(server.child.pid)
+  return started
+}
+
+/**
+ * One generation: each format given in each row a server and a client process, every row in lockstep batches.
+ * @param {object} options runLockstep's
+ * @param {object[][]} servers by row, one per format
  * @param {BatchClient[][]} clients by row, one per format
  * @param {number} shift which server and client each format uses: (format + shift) mod their number
  * @param {Map<string, object>} plan each row's batch sizes and rate, made in the warm-up
@@ -147,16 +190,18 @@ export async function runLockstep (options) {
  */
 async function runGeneration (options, servers, clients, shift, plan, index) {
   const { formats, labels, rows, load, batchMessages } = options
-  const serverOf = (format) => servers[(format + shift) % servers.length]
-  // By row, then format: the client process each format runs in this generation.
-  const activeRows = clients.map((row) => formats.map((_, i) => row[(i + shift) % row.length]))
-  const connect = (client, i) => client.connect(formats[i], serverOf(i).url)
-  await Promise.all(activeRows.flatMap((active) => active.map(connect)))
-  const machine = new MachineWatch([...servers, ...clients.flat()].map((process) => process.clock))
+  // By row, then format: the server and the client process each format runs in this generation.
+  const pick = (row) => formats.map((_, i) => row[(i + shift) % row.length])
+  const activeServers = servers.map(pick)
+  const activeRows = clients.map(pick)
+  const connect = (client, r, i) => client.connect(formats[i], activeServers[r][i].url)
+  await Promise.all(activeRows.flatMap((active, r) => active.map((client, i) => connect(client, r, i))))
+  const machine = new MachineWatch([...new Set(servers.flat()), ...clients.flat()].map((process) => process.clock))
   const saturated = []
   const costs = new Map()
   for (const [r, row] of rows.entries()) {
     const active = activeRows[r]
+    const serverOf = (format) => activeServers[r][format]
     // Planned in each warm-up, the last one's plan kept: by then every process's code is optimised.
     if (index === null) plan.set(row.key, await planRow(row, active, load, batchMessages))
     const sizes = plan.get(row.key)
@@ -190,7 +235,7 @@ async function runGeneration (options, servers, clients, shift, plan, index) {
         label: labels[i],
         trial: index,
         client: { process: `client ${clients[r].indexOf(activeRows[r][i]) + 1}` },
-        server: { ...server, process: `server ${servers.indexOf(serverOf(i)) + 1}` },
+        server: { ...server, process: `server ${servers[r].indexOf(activeServers[r][i]) + 1}` },
         codec: { clientUs: report.codec.clientUs, serverUs: codecUs }
       }
     }).filter(Boolean))
@@ -264,13 +309,13 @@ class MachineWatch {
 }
 
 /**
- * Starts the batch client processes: per row, one per format, each ready to be any of them, and
- * warms each up in every format. If one cannot start, the others are closed, not left behind.
+ * Starts the batch client processes: per row, one per format, each ready to be any of them. If one
+ * cannot start, the others are closed, not left behind.
  * @param {object} options runLockstep's
- * @param {object[]} servers
- * @returns {Promise<BatchClient[][]>} by row
+ * @returns {Promise<{clients: BatchClient[][], bytes: number[]}>} clients by row, and each row's
+ *   largest mean message, bytes, over its formats
  */
-async function startClients ({ formats, codecModules, rows, load, cpus, startWarmupMs = START_WARMUP_MS }, servers) {
+async function openClients ({ formats, codecModules, rows, load }) {
   // They start on every CPU, each making its row ready at once; then they move to the clients' CPU.
   const fork = (name) => new BatchClient(forkNodeScript('lib/compare/batch-client.js', { nodeFlags: CLIENT_NODE_FLAGS }), name)
   const clients = rows.map((row) => formats.map((_, i) => fork(`client ${i + 1} of ${row.label}`)))
@@ -279,13 +324,26 @@ async function startClients ({ formats, codecModules, rows, load, cpus, startWar
     return clients[r].map((client) => client.ask({ type: 'open', plan }))
   }))
   const failed = opened.find((attempt) => attempt.status === 'rejected')
+  if (failed) {
+    await Promise.all(clients.flat().map((client) => client.close()))
+    throw failed.reason
+  }
+  return { clients, bytes: rows.map((_, r) => opened[r * formats.length].value.bytes) }
+}
+
+/**
+ * Warms each client up in every format, on the server it meets that format on, every row at once;
+ * then moves them to the clients' CPU.
+ * @param {object} options runLockstep's
+ * @param {BatchClient[][]} clients by row
+ * @param {object[][]} servers by row, one per format
+ */
+async function warmClients ({ formats, rows, cpus, startWarmupMs = START_WARMUP_MS }, clients, servers) {
   try {
-    if (failed) throw failed.reason
-    // Each process in each format, on the server it meets that format on, every row at once.
     for (let shift = 0; shift < formats.length; shift++) {
       await Promise.all(rows.flatMap(({ key }, r) => clients[r].map(async (client, p) => {
         const format = (p + formats.length - shift) % formats.length
-        await client.connect(formats[format], servers[p].url)
+        await client.connect(formats[format], servers[r][p].url)
         await client.ask({ type: 'warm', key, ms: startWarmupMs })
       })))
     }
@@ -294,7 +352,6 @@ async function startClients ({ formats, codecModules, rows, load, cpus, startWar
     throw err
   }
   if (cpus?.clients) for (const client of clients.flat()) pinProcess(client.pid, cpus.clients)
-  return clients
 }
 
 /**

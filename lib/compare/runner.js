@@ -206,6 +206,7 @@ export async function compareFormats ({
     pinning: cpus ? `servers on CPU ${cpus.server}, clients on CPU ${cpus.clients}` : pin ? 'not possible here (fewer than 2 CPUs, or no taskset)' : 'off (--no-pin)',
     server: server.kind === 'command' ? server.command.join(' ') : server.kind,
     servers: run.servers,
+    ownServers: run.ownServers,
     startWarmupMs,
     warmupGenerations: warmupGenerations ?? null,
     batches: Object.fromEntries(rows.map((row) => [`${row.label}${row.profile === 'none' ? '' : ` on ${row.profile}`}`, run.plan[row.key]])),

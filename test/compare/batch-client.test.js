@@ -50,7 +50,10 @@ function batchClient () {
 test('closed and open-loop batches, measured or not: the report accounts for every measured message, latency from the closed ones', async () => {
   const client = batchClient()
   try {
-    assert.deepEqual(await client.ready([SMALL, MEDIUM]), [{ type: 'ready', pid: client.pid }, { type: 'connected', format: 'json' }])
+    const [opened, connected] = await client.ready([SMALL, MEDIUM])
+    assert.deepEqual([opened.type, opened.pid, connected], ['ready', client.pid, { type: 'connected', format: 'json' }])
+    // The largest mean message of its rows: medium's JSON, some 800 bytes (small's is 22).
+    assert.ok(opened.bytes > 500 && opened.bytes < 1500, `${opened.bytes} bytes`)
     const answers = []
     // A warm-up batch, two measured closed-loop batches (30 and 40), a warm-up and a measured batch at 500/s.
     for (const [count, rate, measured] of [[10, null, false], [30, null, true], [40, null, true], [20, 500, false], [25, 500, true]]) {

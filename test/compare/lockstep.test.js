@@ -5,9 +5,12 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import { rowPlan, runLockstep } from '../../lib/compare/lockstep.js'
 import { decodeHistogram } from '../../lib/histogram.js'
 import { UsageError } from '../../lib/errors.js'
+import { CUSTOM_TEST } from '../../lib/protocol.js'
 
 const LINUX = process.platform === 'linux'
 // --repeat: each client prepares one message, not the test's stream, so it starts sooner.
@@ -136,15 +139,43 @@ test('every row has client processes of its own, alive for the whole run, withou
     progress: (line) => { if (line.startsWith('generation')) seen.push([...children().values()]) }
   }))
   for (const commands of seen) {
-    assert.equal(commands.filter((command) => / server\.js --port 0/.test(command)).length, 2)
+    assert.equal(commands.filter((command) => / server\.js --port 0/.test(command)).length, 2, 'one per format, shared by rows of small messages')
     assert.equal(commands.filter((command) => / --no-memory-reducer lib\/compare\/batch-client\.js$/.test(command)).length, 4,
       'two rows, two formats, each client without V8\'s memory reducer')
     assert.equal(commands.length, 6)
   }
+  assert.deepEqual(run.ownServers, [])
   const [first, second] = run.generations.map(({ reports }) => reports.map((report) => `${report.test} ${report.format} ${report.client.process}`))
   assert.deepEqual(first.map((line) => line.split(' ').slice(0, 2).join(' ')), ['small json', 'numbers json', 'small protobuf', 'numbers protobuf'])
   // In every row the formats trade client processes from one generation to the next.
   assert.deepEqual(second.map((line) => line.split(' ')[3]), first.map((line) => line.endsWith('1') ? '2' : '1'))
+  assert.deepEqual([...children()], [], 'nothing left running')
+})
+
+test('a test of messages over 1 MB has servers of its own; the others share theirs', { skip: !LINUX && 'reads /proc' }, async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'big-payload-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  // 12,000 items of ~100 bytes: 1.2 MB of JSON, still 1 MB and more in protobuf.
+  const items = Array.from({ length: 12_000 }, (_, i) => ({ name: `item ${i} ${'x'.repeat(70)}`, count: i }))
+  fs.writeFileSync(path.join(dir, 'big.json'), JSON.stringify({ items }))
+  const BIG = { ...ROW, key: 'big\nnone', label: 'big.json', testName: CUSTOM_TEST, test: null, custom: { payload: path.join(dir, 'big.json') } }
+  const seen = []
+  const run = await runLockstep(options({
+    rows: [BIG, ROW],
+    startWarmupMs: 100,
+    progress: (line) => { if (line.startsWith('generation')) seen.push([...children().values()]) }
+  }))
+  assert.deepEqual(run.ownServers, ['big.json'])
+  for (const commands of seen) {
+    assert.equal(commands.filter((command) => / server\.js --port 0/.test(command)).length, 4, 'two shared, two of the big test\'s own')
+  }
+  // Each row's reports name the two servers it swapped between, and every message is accounted for.
+  for (const generation of run.generations) {
+    for (const report of generation.reports) {
+      assert.match(report.server.process, /^server [12]$/)
+      assert.equal(report.messages.sent, report.messages.acked)
+    }
+  }
   assert.deepEqual([...children()], [], 'nothing left running')
 })
 
