@@ -55,7 +55,7 @@ export class Phase {
       ? new StagedSchedule(stages, { startRate: rate, count })
       : rate > 0 ? new OpenLoopSchedule(rate, { durationMs, count }) : null
     this.recorder = recording ? traffic.recorder(this.schedule !== null) : null
-    this.series = series
+    if (this.recorder) this.recorder.series = series
     this.planned = this.schedule?.planned ?? count ?? Infinity
     this.durationMs = stages ? this.schedule.durationMs : durationMs > 0 ? durationMs : Infinity
     // Every sent message ends up acked, errored (an error reply) or lost (timeout, stop, connection gone).
@@ -85,7 +85,7 @@ export class Phase {
       this.finish = resolve
       this.startedAt = this.lastReplyAt = this.lastSentAt = performance.now()
       // A ramp's latency is also kept stage by stage, by when each message was due.
-      this.recorder?.start(this.schedule?.ends?.().map((end) => this.startedAt + end), { series: this.series })
+      this.recorder?.start(this.schedule?.ends?.().map((end) => this.startedAt + end))
       for (const channel of this.channels) {
         channel.reportTo(this)
         channel.markBytes()

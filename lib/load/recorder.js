@@ -29,7 +29,10 @@ export class Recorder {
     this.stageEnds = null
     this.stageHistograms = null
     this.timeSeries = []
-    /** Whether each second is kept in the time series (not for a comparison's batches: encoding one costs ~1 ms). */
+    /**
+     * Whether each second is kept in the time series, set by each phase (not by a comparison's
+     * batches: encoding one costs ~1 ms).
+     */
     this.series = true
     /** The counts at the end of the last second, to count each second's own. */
     this.before = { acked: 0, errors: 0 }
@@ -47,13 +50,11 @@ export class Recorder {
    * a comparison), since each of its histograms is a ~90 KB array whose garbage, batch after batch,
    * set off major collections in the middle of measured batches.
    * @param {number[]|null} [stageEnds] a ramp's stage ends, performance.now() ms: latency is then also kept per stage
-   * @param {{series?: boolean}} [options] series: whether each second is kept, encoded, in the time series
    */
-  start (stageEnds, { series = true } = {}) {
+  start (stageEnds) {
     for (const histogram of [this.histogram, this.uncorrected, this.sendLag, this.perSecond]) histogram?.reset()
     this.stageEnds = stageEnds ? Float64Array.from(stageEnds) : null
     this.stageHistograms = stageEnds ? stageEnds.map(() => createLatencyHistogram()) : null
-    this.series = series
     this.timeSeries = []
     this.before = { acked: 0, errors: 0 }
     this.loopDelay.reset()
