@@ -117,18 +117,14 @@ export async function runLockstep (options) {
     clients = opened.clients
     // Rows of big messages get servers of their own; the others share one per format.
     const big = opened.bytes.map((bytes) => bytes > OWN_SERVERS_BYTES)
+    const startPair = async () => {
+      const pair = await startServers(options)
+      running.push(...pair)
+      return pair
+    }
     const servers = []
     let shared = null
-    for (const own of big) {
-      if (own || !shared) {
-        const pair = await startServers(options)
-        running.push(...pair)
-        if (!own) shared = pair
-        servers.push(pair)
-      } else {
-        servers.push(shared)
-      }
-    }
+    for (const own of big) servers.push(own ? await startPair() : (shared ??= await startPair()))
     const plain = running.find((server) => !server.url.startsWith('wss:'))
     if (options.tls && plain) throw new UsageError(`--tls: the server listens on ${plain.url}, not wss:// (a --server-command must serve TLS itself)`)
     await warmClients(options, clients, servers)
