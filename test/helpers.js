@@ -3,6 +3,7 @@ import fs from 'node:fs'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
+import { after } from 'node:test'
 import WebSocket from 'ws'
 import { CHROMIUM } from '../bin/headless-browser.js'
 import { toolchainAvailable, referenceServer } from '../lib/server/reference.js'
@@ -11,6 +12,18 @@ import { randomSource } from '../lib/compare/statistics.js'
 
 export { PROJECT_ROOT as ROOT, runNodeScript as runScript, startServerProcess } from '../lib/processes.js'
 export { CHROMIUM, openBrowserPage } from '../bin/headless-browser.js'
+
+/**
+ * A new directory under the system's temporary one, removed with everything in it when the test
+ * file (or the suite it is made in) ends: tests leave nothing behind.
+ * @param {string} prefix names what made it, for whoever finds one left by a killed run
+ * @returns {string} its path
+ */
+export function temporaryDirectory (prefix) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${prefix}-`))
+  after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
 
 /**
  * Why browser tests cannot run here, or false when they can. Outside CI a missing Chromium skips

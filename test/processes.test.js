@@ -10,7 +10,7 @@ import { once } from 'node:events'
 import {
   PROJECT_ROOT, brokerProgram, cpuPinning, forkNodeScript, openFileLimit, pinProcess, runNodeScript, startBrokerProcess, startServerProcess, watchOutput
 } from '../lib/processes.js'
-import { brokerUnavailable } from './helpers.js'
+import { brokerUnavailable, temporaryDirectory } from './helpers.js'
 
 // Resolves once an upgrade is answered: open, or the HTTP status it was refused with.
 function upgrade (url, headers = {}) {
@@ -106,7 +106,7 @@ test('watchOutput: printed() resolves on the first match of stdout, rejects when
 })
 
 test('cpuPinning: the first two CPUs this process may use, server then clients; a pinned child runs there', { skip: cpuPinning() ? false : 'taskset or a second CPU is missing here' }, async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'status-'))
+  const dir = temporaryDirectory('status')
   const status = (list) => {
     const file = path.join(dir, `status-${list}`)
     fs.writeFileSync(file, `Name:\tnode\nCpus_allowed:\tff\nCpus_allowed_list:\t${list}\nvoluntary_ctxt_switches:\t1\n`)

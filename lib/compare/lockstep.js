@@ -37,7 +37,7 @@ export const MAX_BATCH_MESSAGES = 200
 /** Open-loop batches run at this share of the slower format's closed-loop rate: both keep up. */
 export const OPEN_LOOP_SHARE = 0.8
 /** Each row's share of a generation, ms over all formats: half closed loop, half open loop. */
-export const ROW_MS = 700
+export const ROW_MS = 450
 /** Unrecorded batches per format and row in each generation, before its measured ones: this long. */
 const WARMUP_MS = 50
 /**

@@ -8,7 +8,7 @@ import { addCodecModules, codecModules, createCodec, formatNames, loadFormat } f
 import { UsageError } from '../../lib/errors.js'
 import { compileSchema } from '../../lib/schema/compile.js'
 import { TESTS, loadPayload, resolveTest } from '../../lib/payloads/catalog.js'
-import { runScript } from '../helpers.js'
+import { runScript, temporaryDirectory } from '../helpers.js'
 
 const BUILT_IN = ['avro', 'cbor', 'fast-json', 'google-protobuf', 'json', 'json-validated', 'msgpack', 'protobuf', 'protobuf-es']
 const PROTOBUF_IMPLEMENTATIONS = ['protobuf', 'protobuf-es', 'google-protobuf']
@@ -16,7 +16,7 @@ const FIXTURES = path.join(import.meta.dirname, '../fixtures/codecs')
 
 /** A codec module written for one test, in a directory of its own. */
 function moduleFile (name, text) {
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'codec-')), name)
+  const file = path.join(temporaryDirectory('codec'), name)
   fs.writeFileSync(file, text)
   return file
 }

@@ -4,12 +4,11 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
-import { runScript } from '../helpers.js'
+import { runScript, temporaryDirectory } from '../helpers.js'
 import { METRICS } from '../../lib/compare/statistics.js'
 
-const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), 'compare-'))
+const tempDir = () => temporaryDirectory('compare')
 const CALLS = ['better', 'worse', 'mixed', 'equivalent', 'inconclusive']
 
 test('npm run compare: bad options are refused before anything runs', async () => {

@@ -5,13 +5,12 @@ import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import protobuf from 'protobufjs'
 import { writeCorpora, feedMessages } from '../../data/corpora.js'
-import { runScript, startServerProcess } from '../helpers.js'
+import { runScript, startServerProcess, temporaryDirectory } from '../helpers.js'
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'corpus-e2e-'))
+const dir = temporaryDirectory('corpus-e2e')
 const corpora = writeCorpora(dir)
 
 /** Debian's python3 with python3-protobuf (CI installs it); elsewhere the Python check is skipped, in CI it fails. */

@@ -3,15 +3,14 @@
 import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import WebSocket from 'ws'
-import { runScript, startServerProcess } from '../helpers.js'
+import { runScript, startServerProcess, temporaryDirectory } from '../helpers.js'
 import { deepDocuments, fiveMegabyteDocument } from '../fixtures/infer/support.js'
 
 const FIXTURES = path.join(import.meta.dirname, '../fixtures/infer')
 const fixture = (name) => path.join(FIXTURES, name)
-const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'custom-payload-'))
+const tempDir = temporaryDirectory('custom-payload')
 const written = (name, text) => {
   const file = path.join(tempDir, name)
   fs.writeFileSync(file, text)
@@ -132,7 +131,7 @@ describe('schema registration on the server', () => {
 const lossyArgs = (out) => ['--payload', fixture('user-order.json'), '--proto', fixture('user-order.proto'), '--type', 'shop.Order', '-n', '20', '--trials', '2', '--json', '--out', out]
 
 test('npm run compare --payload --allow-lossy: both formats on the user\'s document, the lossy one\'s differences reported', async () => {
-  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'compare-custom-'))
+  const out = temporaryDirectory('compare-custom')
   const run = await runScript('bin/compare.js', [...lossyArgs(out), '--allow-lossy'])
   assert.equal(run.code, 0, run.stderr)
   const results = JSON.parse(run.stdout)
@@ -151,7 +150,7 @@ test('npm run compare --payload --allow-lossy: both formats on the user\'s docum
 })
 
 test('npm run compare --payload: a lossy schema without --allow-lossy is refused, naming the format and file', async () => {
-  const refused = await runScript('bin/compare.js', lossyArgs(fs.mkdtempSync(path.join(os.tmpdir(), 'compare-custom-'))))
+  const refused = await runScript('bin/compare.js', lossyArgs(temporaryDirectory('compare-custom')))
   assert.equal(refused.code, 2, 'refused before any server starts')
   assert.match(refused.stderr, /^the protobuf encoding is lossy for user-order\.json \(.+\); .*run anyway with --allow-lossy\n$/)
 })

@@ -1,13 +1,12 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { browserUnavailable, openBrowserPage, runScript } from '../helpers.js'
+import { browserUnavailable, openBrowserPage, runScript, temporaryDirectory } from '../helpers.js'
 
 test('the HTML report of a real comparison renders offline in Chromium with every chart drawn, every format in each', { skip: browserUnavailable() }, async () => {
-  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'report-'))
+  const out = temporaryDirectory('report')
   const run = await runScript('bin/compare.js', ['--tests', '1,5', '--formats', 'json,protobuf,msgpack', '-n', '20', '--trials', '2', '--repeat', '--out', out])
   assert.equal(run.code, 0, run.stderr)
 

@@ -9,7 +9,7 @@ import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { WebSocketServer } from 'ws'
-import { ROOT, runScript, startServerProcess } from '../helpers.js'
+import { ROOT, runScript, startServerProcess, temporaryDirectory } from '../helpers.js'
 import { decodeHistogram } from '../../lib/histogram.js'
 
 const report = ({ stdout }) => JSON.parse(stdout)
@@ -210,7 +210,7 @@ describe('any server: wss with a self-signed certificate, headers, subprotocol, 
   let server, url
   const seen = []
   before(async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tls-'))
+    const dir = temporaryDirectory('tls')
     execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
       '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem')], { stdio: 'ignore' })
     server = https.createServer({ key: fs.readFileSync(path.join(dir, 'key.pem')), cert: fs.readFileSync(path.join(dir, 'cert.pem')) })

@@ -1,12 +1,11 @@
 import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { decodeHistogram } from '../../lib/histogram.js'
-import { runScript, startServerProcess } from '../helpers.js'
+import { runScript, startServerProcess, temporaryDirectory } from '../helpers.js'
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'merge-'))
+const dir = temporaryDirectory('merge')
 const file = (name) => path.join(dir, name)
 const read = (name) => JSON.parse(fs.readFileSync(file(name), 'utf8'))
 const totalCount = (encoded) => decodeHistogram(encoded).totalCount

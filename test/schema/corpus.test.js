@@ -1,12 +1,12 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { UsageError } from '../../lib/errors.js'
 import { MAX_CORPUS_BYTES, readCorpus } from '../../lib/schema/corpus.js'
+import { temporaryDirectory } from '../helpers.js'
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'corpus-'))
+const dir = temporaryDirectory('corpus')
 const written = (name, text) => {
   const file = path.join(dir, name)
   fs.writeFileSync(file, text)
