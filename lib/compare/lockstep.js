@@ -188,6 +188,7 @@ async function runGeneration (options, servers, clients, shift, plan, index) {
   const { formats, labels, rows, load, batchMessages } = options
   // By row, then format: the server and the client process each format runs in this generation.
   const pick = (row) => formats.map((_, i) => row[(i + shift) % row.length])
+  const round = Math.floor(shift / formats.length)
   const activeServers = servers.map(pick)
   const activeRows = clients.map(pick)
   const connect = (client, r, i) => client.connect(formats[i], activeServers[r][i].url)
@@ -209,12 +210,12 @@ async function runGeneration (options, servers, clients, shift, plan, index) {
     if (index === null) {
       // Warm-ups run the whole schedule, unrecorded: the optimising compiler's threads still run
       // through the first two passes (5-10 ms of a client's CPU in one batch), then fall quiet.
-      await measureRow(row, sizes, active, serverOf, load, () => {})
+      await measureRow(row, sizes, active, serverOf, load, () => {}, 0)
       continue
     }
     const where = `${row.label}${row.profile === 'none' ? '' : ` on ${row.profile}`}`
     const onSaturated = (who, format) => saturated.push(`${who} ${where} (${labels[format]})`)
-    costs.set(row.key, await measureRow(row, sizes, active, serverOf, load, onSaturated))
+    costs.set(row.key, await measureRow(row, sizes, active, serverOf, load, onSaturated, round))
   }
   if (index === null) return null
   const reports = await Promise.all(activeRows.map((active) => Promise.all(active.map((client) => client.reports()))))
@@ -243,17 +244,20 @@ async function runGeneration (options, servers, clients, shift, plan, index) {
  * whose process was the bottleneck), then open-loop pairs, one schedule for every format, for CPU
  * and codec time, the server's read from the kernel and from its /metrics. Fan-out's timed
  * batches are already open loop, at its rate, and serve for both.
+ * @param {number} round how many generations of the same rotation came before this one: the batch
+ *   order carries on from theirs (see batchOrders)
  * @returns {Promise<Array<{cpuUs: number, messages: number, perMessageUs: number|null, codecUs: number|null}>>}
  *   the server's cost per format
  */
-async function measureRow (row, sizes, clients, serverOf, load, onSaturated) {
+async function measureRow (row, sizes, clients, serverOf, load, onSaturated, round) {
   const fanout = load.direction === 'fanout'
   // Without open-loop pairs (fan-out, or a row of one message per batch) the timed batches are costed too.
   const costedTimed = sizes.openPairs === 0
   const formats = clients.map((client) => client.format)
   const scrapeCodec = () => Promise.all(formats.map((name, i) => serverCodec(serverOf(i), name, row.testName, load.ca)))
   let codecBefore = costedTimed ? await scrapeCodec() : null
-  const timed = await runPairs(clients, serverOf, row.key, sizes.closedPairs, sizes.closedCount, sizes.timedRate)
+  const pairs = (count) => batchOrders(formats.length, count, round)
+  const timed = await runPairs(clients, serverOf, row.key, pairs(sizes.closedPairs), sizes.closedCount, sizes.timedRate)
   timed.forEach(({ serverNs, clientNs, ms }, format) => {
     if (serverNs / 1e6 / ms > SATURATED_SHARE) onSaturated('server', format)
     if (clientNs / 1e6 / ms > SATURATED_SHARE) onSaturated('client', format)
@@ -261,7 +265,7 @@ async function measureRow (row, sizes, clients, serverOf, load, onSaturated) {
   if (!costedTimed) codecBefore = await scrapeCodec()
   const costed = costedTimed
     ? timed
-    : await runPairs(clients, serverOf, row.key, sizes.openPairs, sizes.openCount, sizes.openRate)
+    : await runPairs(clients, serverOf, row.key, pairs(sizes.openPairs), sizes.openCount, sizes.openRate)
   const codecAfter = await scrapeCodec()
   return costed.map(({ serverNs, sent }, format) => {
     const messages = fanout ? sent * load.connections : sent
@@ -351,14 +355,28 @@ async function warmClients ({ formats, rows, cpus, startWarmupMs = START_WARMUP_
 }
 
 /**
- * Runs batch pairs of one row in turn (A B, B A, ...), reading each batch's server and client CPU
- * from the kernel around it.
+ * The order of the formats in each pair of one phase of a row: balanced blocks (trialOrder) that
+ * carry on from one generation of a rotation to the next. Started afresh in every generation, a
+ * row of one pair (people) would put the same format first every time: whatever going first costs
+ * would be that format's alone.
+ * @param {number} count formats
+ * @param {number} pairs in the phase
+ * @param {number} round how many generations of the same rotation came before
+ * @returns {number[][]} per pair, format indexes in the order they run
+ */
+export function batchOrders (count, pairs, round) {
+  return Array.from({ length: pairs }, (_, pair) => trialOrder(count, round * pairs + pair))
+}
+
+/**
+ * Runs batch pairs of one row in turn, in the given orders, reading each batch's server and
+ * client CPU from the kernel around it.
  * @returns {Promise<Array<{serverNs: number, clientNs: number, ms: number, sent: number}>>} per format
  */
-async function runPairs (clients, serverOf, key, pairs, count, rate) {
+async function runPairs (clients, serverOf, key, orders, count, rate) {
   const totals = clients.map(() => ({ serverNs: 0, clientNs: 0, ms: 0, sent: 0 }))
-  for (let pair = 0; pair < pairs; pair++) {
-    for (const format of trialOrder(clients.length, pair)) {
+  for (const order of orders) {
+    for (const format of order) {
       const server = serverOf(format).clock
       const before = server.read()
       const { sent, durationMs, cpuUs } = await clients[format].batch(key, count, rate, true)

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { rowPlan, runLockstep } from '../../lib/compare/lockstep.js'
+import { batchOrders, rowPlan, runLockstep } from '../../lib/compare/lockstep.js'
 import { decodeHistogram } from '../../lib/histogram.js'
 import { UsageError } from '../../lib/errors.js'
 import { CUSTOM_TEST } from '../../lib/protocol.js'
@@ -203,6 +203,27 @@ test('rowPlan: batches of about 25 ms for the slower format; a row of one messag
     assert.equal(rowPlan(3, 2, load).openPairs, 1, JSON.stringify(load))
   }
   assert.equal(rowPlan(4000, 2, plain, 1).openPairs, 0, '-n 1: a batch of one is sent the same way in either loop')
+})
+
+test('batchOrders: over a rotation\'s generations every format runs first, and at each place, equally often, however few pairs a row has', () => {
+  // people has one pair a generation: started afresh each time, one format would always go first.
+  assert.deepEqual([0, 1, 2, 3].map((round) => batchOrders(2, 1, round)), [[[0, 1]], [[1, 0]], [[1, 0]], [[0, 1]]])
+  assert.deepEqual(batchOrders(2, 4, 0), [[0, 1], [1, 0], [1, 0], [0, 1]])
+  for (const count of [2, 3, 4]) {
+    for (let pairs = 1; pairs <= 5; pairs++) {
+      // Sums of each format's places (0 first) over 2 x count rounds of one rotation: all equal.
+      const places = Array.from({ length: count }, () => 0)
+      const first = Array.from({ length: count }, () => 0)
+      for (let round = 0; round < 2 * count; round++) {
+        for (const order of batchOrders(count, pairs, round)) {
+          order.forEach((format, place) => { places[format] += place })
+          first[order[0]]++
+        }
+      }
+      assert.ok(places.every((sum) => sum === places[0]), `${count} formats, ${pairs} pairs: places ${places}`)
+      assert.ok(first.every((times) => times === first[0]), `${count} formats, ${pairs} pairs: first ${first}`)
+    }
+  }
 })
 
 test('--tls with a server that listens on plain ws:// (a --server-command of the user\'s): one line, every process stopped', { skip: !LINUX && 'reads /proc' }, async () => {
