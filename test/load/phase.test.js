@@ -79,38 +79,38 @@ async function openAcked (t, settings) {
 }
 
 test('each wake-up is asked for at the next message\'s due time; an early one sends nothing and asks again', LIMIT, async (t) => {
-  const { run, pacer, done, start } = await startPhase(t, { rate: 100, count: 3 })
-  // Message 0 went at the start; message 1 is due 10 ms later.
-  assert.deepEqual(pacer.asked, [start + 10])
+  const { run, pacer, done, start } = await startPhase(t, { rate: 20, count: 3 })
+  // Message 0 went at the start; message 1 is due 50 ms later (time enough to ask, on a busy machine too).
+  assert.deepEqual(pacer.asked, [start + 50])
   let again = pacer.nextRequest()
-  await pacer.fireAt(start + 5) // early
+  await pacer.fireAt(start + 25) // early
   await again
-  assert.deepEqual(pacer.asked, [start + 10, start + 10])
+  assert.deepEqual(pacer.asked, [start + 50, start + 50])
   assert.equal(run.phase.sent, 1)
   again = pacer.nextRequest()
-  await pacer.fireAt(start + 10)
+  await pacer.fireAt(start + 50)
   await again
-  assert.deepEqual(pacer.asked.slice(2), [start + 20])
-  await pacer.fireAt(start + 20)
+  assert.deepEqual(pacer.asked.slice(2), [start + 100])
+  await pacer.fireAt(start + 100)
   const result = await done
   assert.deepEqual(result.messages, { sent: 3, acked: 3, errors: 0, lost: 0 })
   assert.equal(result.target.pacing, 'precise')
 })
 
 test('a late wake-up sends every message due by then, each stamped with its own due time and send lag', LIMIT, async (t) => {
-  const { pacer, done, start } = await startPhase(t, { rate: 1000, count: 4 })
-  // Messages 1-3 were due at 1, 2 and 3 ms: all three go at 3.5 ms, late by about 2.5, 1.5 and 0.5 ms.
-  await pacer.fireAt(start + 3.5)
+  const { pacer, done, start } = await startPhase(t, { rate: 20, count: 4 })
+  // Messages 1-3 are due at 50, 100 and 150 ms: all three go at 175 ms, late by about 125, 75 and 25 ms.
+  await pacer.fireAt(start + 175)
   const result = await done
   assert.deepEqual(result.messages, { sent: 4, acked: 4, errors: 0, lost: 0 })
-  assert.deepEqual(pacer.asked, [start + 1])
+  assert.deepEqual(pacer.asked, [start + 50])
   const lags = result.sendLagHistogram
   assert.equal(lags.totalCount, 4)
-  assert.ok(lags.maxValue >= 2500, `the first of them waited from 1 ms to 3.5 ms: ${lags.maxValue} µs`)
+  assert.ok(lags.maxValue >= 125_000, `the first of them waited from 50 ms to 175 ms: ${lags.maxValue} µs`)
   // Latency counts from each due time: the late ones carry their lateness, the actual send does not.
-  // Summed over the four, the two differ by the lateness, about 2.5 + 1.5 + 0.5 ms, however slow a reply.
+  // Summed over the four, the two differ by the lateness, about 125 + 75 + 25 ms, however slow a reply.
   const total = (histogram) => histogram.mean * histogram.totalCount
-  assert.ok(total(result.histogram) - total(result.uncorrectedHistogram) >= 4000,
+  assert.ok(total(result.histogram) - total(result.uncorrectedHistogram) >= 200_000,
     `${total(result.histogram)} µs from the due times, ${total(result.uncorrectedHistogram)} µs from the sends`)
 })
 
