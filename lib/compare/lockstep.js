@@ -12,10 +12,11 @@
 // figures are one value per format and row, and intervals are formed over generations (batches
 // inside one share its processes and are not independent).
 //
-// Per row and generation: warm-up batches (not recorded), closed-loop batches at the user's
-// in-flight count for latency and msgs/s, then open-loop batches, every format on the same
-// schedule, for CPU and codec time: a slow client cannot make its server look cheaper by sending
-// less often. Server CPU is read from the kernel around each open-loop batch (lib/cpu-time.js).
+// Per row and generation (after warm-up batches, not recorded, in the generation's first row):
+// closed-loop batches at the user's in-flight count for latency and msgs/s, then open-loop
+// batches, every format on the same schedule, for CPU and codec time: a slow client cannot make
+// its server look cheaper by sending less often. Server CPU is read from the kernel around each
+// open-loop batch (lib/cpu-time.js).
 // Servers and clients swap formats from one generation to the next, so a process's own quirks
 // become spread between generations, which the intervals count, instead of a bias they cannot see.
 import { once } from 'node:events'
