@@ -17,9 +17,12 @@
 // batches, every format on the same schedule, for CPU and codec time: a slow client cannot make
 // its server look cheaper by sending less often. Server CPU is read from the kernel around each
 // open-loop batch (lib/cpu-time.js).
-// Servers and clients swap formats from one generation to the next, so a process's own quirks
-// become spread between generations, which the intervals count, instead of a bias they cannot see.
+// Servers and clients swap formats between generations, drawn at random, so a process's own quirks
+// become spread between generations, which the intervals count, instead of a bias they cannot see;
+// at random, not in turn, so that nothing a process does every other time can keep to one format.
+// A row starts once the row before it has gone quiet (settle).
 import { once } from 'node:events'
+import { setTimeout } from 'node:timers/promises'
 import http from 'node:http'
 import https from 'node:https'
 import tls from 'node:tls'
@@ -66,6 +69,11 @@ const CLIENT_NODE_FLAGS = ['--no-memory-reducer']
  * collected later, in whatever row comes next.
  */
 export const OWN_SERVERS_BYTES = 1_000_000
+/** A row's processes are quiet when they use less than this share of one core over SETTLE_WINDOW_MS. */
+const QUIET_SHARE = 0.05
+const SETTLE_WINDOW_MS = 5
+/** The longest a row waits for the one before it to go quiet. */
+const MAX_SETTLE_MS = 1000
 /** Past this share of one core over its batches, a process was the bottleneck of the row. */
 const SATURATED_SHARE = 0.9
 
@@ -139,9 +147,11 @@ export async function runLockstep (options) {
     const warmups = Math.max(formats.length, options.warmupGenerations ?? 0)
     for (let shift = 0; shift < warmups; shift++) {
       progress(`warm-up ${shift + 1} of ${warmups}: every test in every format, not recorded`)
-      await runGeneration(options, servers, clients, shift, plan, null)
+      await runGeneration(options, servers, clients, { shift: shift % formats.length, round: 0 }, plan, null)
     }
     const generations = []
+    // Generations so far in each rotation.
+    const rounds = formats.map(() => 0)
     // Without --trials: at least two, then as many as the budget fits, judged by the longest so far.
     const more = () => fixed === undefined
       ? generations.length < 2 || performance.now() - started + longest(generations) <= options.budgetMs
@@ -149,7 +159,10 @@ export async function runLockstep (options) {
     while (more()) {
       const index = generations.length + 1
       progress(`generation ${index}${fixed ? ` of ${fixed}` : ''}: ${formats.length} formats, ${options.rows.length} tests in lockstep`)
-      generations.push(await runGeneration(options, servers, clients, index, plan, index))
+      // Drawn at random, not in turn: a people server collected its garbage every other message,
+      // so taking turns gave one format the cheap messages on both servers (an A/A run read 1.15x).
+      const shift = Math.floor(Math.random() * formats.length)
+      generations.push(await runGeneration(options, servers, clients, { shift, round: rounds[shift]++ }, plan, index))
     }
     const budgetMs = fixed === undefined ? options.budgetMs : null
     const ownServers = rows.filter((_, r) => big[r]).map((row) => row.label)
@@ -161,7 +174,7 @@ export async function runLockstep (options) {
 }
 
 /**
- * Starts one server per format, each able to be any of them: they swap every generation. If one
+ * Starts one server per format, each able to be any of them: they swap between generations. If one
  * cannot start, the others are stopped, not left behind.
  * @param {object} options runLockstep's
  * @returns {Promise<object[]>} each with its CPU clock
@@ -185,16 +198,16 @@ async function startServers ({ formats, serverArgs, serverCommand, cpus }) {
  * @param {object} options runLockstep's
  * @param {object[][]} servers by row, one per format
  * @param {BatchClient[][]} clients by row, one per format
- * @param {number} shift which server and client each format uses: (format + shift) mod their number
+ * @param {{shift: number, round: number}} rotation shift: which server and client each format uses,
+ *   (format + shift) mod their number; round: how many generations of that rotation came before
  * @param {Map<string, object>} plan each row's batch sizes and rate, made in the warm-up
  * @param {number|null} index the generation, null for the warm-up
  * @returns {Promise<Generation|null>}
  */
-async function runGeneration (options, servers, clients, shift, plan, index) {
+async function runGeneration (options, servers, clients, { shift, round }, plan, index) {
   const { formats, labels, rows, load, batchMessages } = options
   // By row, then format: the server and the client process each format runs in this generation.
   const pick = (row) => formats.map((_, i) => row[(i + shift) % row.length])
-  const round = Math.floor(shift / formats.length)
   const activeServers = servers.map(pick)
   const activeRows = clients.map(pick)
   const connect = (client, r, i) => client.connect(formats[i], activeServers[r][i].url)
@@ -205,6 +218,7 @@ async function runGeneration (options, servers, clients, shift, plan, index) {
   for (const [r, row] of rows.entries()) {
     const active = activeRows[r]
     const serverOf = (format) => activeServers[r][format]
+    if (r > 0) await settle([...activeRows[r - 1], ...new Set(activeServers[r - 1])].map((process) => process.clock))
     // Planned in each warm-up, the last one's plan kept: by then every process's code is optimised.
     if (index === null) plan.set(row.key, await planRow(row, active, load, batchMessages))
     const sizes = plan.get(row.key)
@@ -288,6 +302,25 @@ async function measureRow (row, sizes, clients, serverOf, load, onSaturated, rou
 }
 
 /**
+ * Waits until the processes of the row just run have gone quiet: their CPU over the last
+ * SETTLE_WINDOW_MS below QUIET_SHARE of a core, or MAX_SETTLE_MS gone. After people, its
+ * processes went on collecting 13 MB messages' garbage into the next row's first batch, whose p99
+ * ran 3.7x that of the row's other batches.
+ * @param {CpuClock[]} clocks
+ */
+export async function settle (clocks) {
+  const busy = () => clocks.reduce((sum, clock) => sum + (clock.read() ?? 0), 0)
+  const started = performance.now()
+  let before = busy()
+  while (performance.now() - started < MAX_SETTLE_MS) {
+    await setTimeout(SETTLE_WINDOW_MS)
+    const now = busy()
+    if (now - before < QUIET_SHARE * SETTLE_WINDOW_MS * 1e6) break
+    before = now
+  }
+}
+
+/**
  * What the machine did over a generation besides our work: the load average at its end, and the
  * CPU other processes took (the machine's busy time less this process's, the servers' and the clients').
  */
@@ -362,17 +395,19 @@ async function warmClients ({ formats, rows, cpus, startWarmupMs = START_WARMUP_
 }
 
 /**
- * The order of the formats in each pair of one phase of a row: balanced blocks (trialOrder) that
- * carry on from one generation of a rotation to the next. Started afresh in every generation, a
- * row of one pair (people) would put the same format first every time: whatever going first costs
- * would be that format's alone.
+ * The order of the formats in each pair of one phase of a row: balanced blocks (trialOrder), the
+ * formats renamed by the round so that the one that opens the row takes turns from one generation
+ * of a rotation to the next. The first batch of a row meets what the row before it left behind
+ * (after people, the person row's first batch ran the p99 of json in an A/A run 1.5x that of
+ * its twin, always the same format's); a row of one pair (people) would otherwise put the same
+ * format first every time.
  * @param {number} count formats
  * @param {number} pairs in the phase
  * @param {number} round how many generations of the same rotation came before
  * @returns {number[][]} per pair, format indexes in the order they run
  */
 export function batchOrders (count, pairs, round) {
-  return Array.from({ length: pairs }, (_, pair) => trialOrder(count, round * pairs + pair))
+  return Array.from({ length: pairs }, (_, pair) => trialOrder(count, pair).map((format) => (format + round) % count))
 }
 
 /**

@@ -154,8 +154,8 @@ export function simultaneousEstimates (cells, options = {}) {
 
 /**
  * A cell's mean log ratio over rotations, and the spread within them. A rotation is a stratum of
- * generations that gave the formats the same processes (servers and clients swap formats from one
- * generation to the next): a process's own speed is then the same inside a stratum and cancels in
+ * generations that gave the formats the same processes (servers and clients swap formats between
+ * generations): a process's own speed is then the same inside a stratum and cancels in
  * the mean of the strata's means, so it is no noise to the interval either. The estimate is that
  * mean (each rotation weighs the same, as the design intends), its variance σ² Σ(1/n_k) / S², σ²
  * pooled within strata on n - S degrees of freedom. Without strata (or too few generations to

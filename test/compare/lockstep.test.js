@@ -7,7 +7,10 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { batchOrders, rowPlan, runLockstep } from '../../lib/compare/lockstep.js'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { batchOrders, rowPlan, runLockstep, settle } from '../../lib/compare/lockstep.js'
+import { CpuClock } from '../../lib/cpu-time.js'
 import { decodeHistogram } from '../../lib/histogram.js'
 import { UsageError } from '../../lib/errors.js'
 import { CUSTOM_TEST } from '../../lib/protocol.js'
@@ -116,11 +119,8 @@ test('two generations of json and protobuf on one row: a report per format each,
     serverOf.push(generation.reports.map((report) => report.server.process))
     clientOf.push(generation.reports.map((report) => report.client.process))
   }
-  // Each generation puts the two formats on different servers and clients, and the next swaps them.
-  for (const processes of [serverOf, clientOf]) {
-    assert.notEqual(processes[0][0], processes[0][1])
-    assert.deepEqual(processes[1], [...processes[0]].reverse())
-  }
+  // Each generation puts the two formats on different servers and clients (which way round is drawn at random).
+  for (const processes of [...serverOf, ...clientOf]) assert.notEqual(processes[0], processes[1])
 
   const servers = [...running].filter(([, command]) => / server\.js --port 0/.test(command))
   const clients = [...running].filter(([, command]) => / lib\/compare\/batch-client\.js$/.test(command))
@@ -131,7 +131,7 @@ test('two generations of json and protobuf on one row: a report per format each,
   assert.deepEqual([...children()], [], 'nothing left running')
 })
 
-test('every row has client processes of its own, alive for the whole run, without the memory reducer; each row\'s swap formats like the servers', { skip: !LINUX && 'reads /proc' }, async () => {
+test('every row has client processes of its own, alive for the whole run, without the memory reducer; each row\'s take formats as the servers do', { skip: !LINUX && 'reads /proc' }, async () => {
   const NUMBERS = { ...ROW, key: 'numbers\nnone', label: '1 numbers', testName: 'numbers', test: 'numbers' }
   const seen = []
   const run = await runLockstep(options({
@@ -145,10 +145,15 @@ test('every row has client processes of its own, alive for the whole run, withou
     assert.equal(commands.length, 6)
   }
   assert.deepEqual(run.ownServers, [])
-  const [first, second] = run.generations.map(({ reports }) => reports.map((report) => `${report.test} ${report.format} ${report.client.process}`))
-  assert.deepEqual(first.map((line) => line.split(' ').slice(0, 2).join(' ')), ['small json', 'numbers json', 'small protobuf', 'numbers protobuf'])
-  // In every row the formats trade client processes from one generation to the next.
-  assert.deepEqual(second.map((line) => line.split(' ')[3]), first.map((line) => line.endsWith('1') ? '2' : '1'))
+  for (const { reports } of run.generations) {
+    assert.deepEqual(reports.map((report) => `${report.test} ${report.format}`), ['small json', 'numbers json', 'small protobuf', 'numbers protobuf'])
+    // One rotation a generation, for every row: a format's client and server are the same-numbered
+    // ones (client k of a row always meets server k), and the formats of a row are in different ones.
+    const processes = reports.map((report) => [report.client.process.split(' ')[1], report.server.process.split(' ')[1]])
+    for (const [client, server] of processes) assert.equal(client, server)
+    assert.equal(processes[0][0], processes[1][0], 'both rows in the same rotation')
+    assert.notEqual(processes[0][0], processes[2][0], 'json and protobuf in different processes')
+  }
   assert.deepEqual([...children()], [], 'nothing left running')
 })
 
@@ -205,16 +210,20 @@ test('rowPlan: batches of about 25 ms for the slower format; a row of one messag
   assert.equal(rowPlan(4000, 2, plain, 1).openPairs, 0, '-n 1: a batch of one is sent the same way in either loop')
 })
 
-test('batchOrders: over a rotation\'s generations every format runs first, and at each place, equally often, however few pairs a row has', () => {
+test('batchOrders: over a rotation\'s generations every format opens the row, runs first, and sits at each place equally often, however few pairs a row has', () => {
   // people has one pair a generation: started afresh each time, one format would always go first.
-  assert.deepEqual([0, 1, 2, 3].map((round) => batchOrders(2, 1, round)), [[[0, 1]], [[1, 0]], [[1, 0]], [[0, 1]]])
+  assert.deepEqual([0, 1, 2, 3].map((round) => batchOrders(2, 1, round)), [[[0, 1]], [[1, 0]], [[0, 1]], [[1, 0]]])
   assert.deepEqual(batchOrders(2, 4, 0), [[0, 1], [1, 0], [1, 0], [0, 1]])
+  // Four pairs start with the same order (A B ... B A) each time: the formats must take turns opening the row.
+  assert.deepEqual(batchOrders(2, 4, 1), [[1, 0], [0, 1], [0, 1], [1, 0]])
   for (const count of [2, 3, 4]) {
     for (let pairs = 1; pairs <= 5; pairs++) {
       // Sums of each format's places (0 first) over 2 x count rounds of one rotation: all equal.
       const places = Array.from({ length: count }, () => 0)
       const first = Array.from({ length: count }, () => 0)
+      const opening = new Set()
       for (let round = 0; round < 2 * count; round++) {
+        opening.add(batchOrders(count, pairs, round)[0][0])
         for (const order of batchOrders(count, pairs, round)) {
           order.forEach((format, place) => { places[format] += place })
           first[order[0]]++
@@ -222,7 +231,30 @@ test('batchOrders: over a rotation\'s generations every format runs first, and a
       }
       assert.ok(places.every((sum) => sum === places[0]), `${count} formats, ${pairs} pairs: places ${places}`)
       assert.ok(first.every((times) => times === first[0]), `${count} formats, ${pairs} pairs: first ${first}`)
+      assert.equal(opening.size, count, `${count} formats, ${pairs} pairs: the row opened with ${[...opening]}`)
     }
+  }
+})
+
+test('settle waits until a process that is still working has gone quiet', { skip: !LINUX && 'reads /proc' }, async () => {
+  // A child that keeps a core busy for 300 ms once asked, then says so and idles.
+  const code = 'process.on("message", () => { const end = Date.now() + 300; while (Date.now() < end); process.send("done") })'
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
+  try {
+    const clock = new CpuClock(child.pid)
+    await settle([clock]) // idle from the start: one window
+    const done = once(child, 'message')
+    let finished = false
+    done.then(() => { finished = true })
+    const before = clock.read()
+    child.send('go')
+    // Until the child has started, it is quiet: wait for its work to show on its clock.
+    while (clock.read() - before < 5e6) await new Promise((resolve) => setImmediate(resolve))
+    await settle([clock])
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.ok(finished, 'settle returned while the child was still busy')
+  } finally {
+    child.kill()
   }
 })
 
