@@ -265,8 +265,8 @@ async function runGeneration (options, servers, clients, { shift, round }, plan,
  * whose process was the bottleneck), then open-loop pairs, one schedule for every format, for CPU
  * and codec time, the server's read from the kernel and from its /metrics. Fan-out's timed
  * batches are already open loop, at its rate, and serve for both.
- * @param {number} round how many generations of the same rotation came before this one: the batch
- *   order carries on from theirs (see batchOrders)
+ * @param {number} round how many generations of the same rotation came before this one: the
+ *   format that opens the row turns with it (see batchOrders)
  * @returns {Promise<Array<{cpuUs: number, messages: number, perMessageUs: number|null, codecUs: number|null}>>}
  *   the server's cost per format
  */
