@@ -50,6 +50,29 @@ export class CpuClock {
     for (const ns of now.values()) total += ns
     return total
   }
+
+  /**
+   * Whether any of the process's threads is running or waiting for a CPU (state R): a busy process
+   * the scheduler has kept off the CPUs for a while is not idle, though its clock stands still.
+   * @returns {boolean} false too where the kernel does not say (not Linux, or the process is gone)
+   */
+  runnable () {
+    let tasks
+    try {
+      tasks = fs.readdirSync(`/proc/${this.pid}/task`)
+    } catch {
+      return false
+    }
+    return tasks.some((task) => {
+      try {
+        // The command may hold spaces and parentheses: the state follows its closing parenthesis.
+        const stat = fs.readFileSync(`/proc/${this.pid}/task/${task}/stat`, 'latin1')
+        return stat[stat.lastIndexOf(')') + 2] === 'R'
+      } catch {
+        return false // it ended between the listing and the read
+      }
+    })
+  }
 }
 
 /**

@@ -77,6 +77,26 @@ test('processCpuNs and CpuClock grow by what a child burns between two readings;
   }
 })
 
+test('runnable: true while a process burns CPU, false once it sleeps and once it has gone', { skip: !LINUX && 'reads /proc' }, async () => {
+  const child = burner()
+  assert.equal(await child.nextLine(), 'ready')
+  const clock = new CpuClock(child.child.pid)
+  // Asleep on its stdin, once it has finished starting: no thread running or waiting for a CPU.
+  const started = Date.now()
+  while (clock.runnable() && Date.now() - started < 5000) await new Promise((resolve) => setImmediate(resolve))
+  assert.equal(clock.runnable(), false, 'idle on its stdin')
+  assert.equal(new CpuClock(process.pid).runnable(), true, 'this process, reading: running')
+  const burning = child.burn(300)
+  const start = clock.read()
+  let seen = false
+  // While the burn lasts (its CPU short of 300 ms), the child's main thread is running or waiting for a CPU.
+  while (!seen && clock.read() - start < 200e6) seen = clock.runnable()
+  assert.ok(seen, 'runnable at some reading during a 300 ms burn')
+  await burning
+  await child.stop()
+  assert.equal(clock.runnable(), false, 'gone')
+})
+
 test('a process that does not exist (or has exited): null, not 0 and not a throw', { skip: !LINUX && 'reads /proc' }, async () => {
   const child = burner()
   assert.equal(await child.nextLine(), 'ready')
