@@ -131,7 +131,7 @@ test('--processes 2: every worker process adds the modules', async () => {
 
 test('npm run compare -- --codec-module M --formats json,NAME hands the module to the server and every client', async () => {
   const out = path.join(scratch, 'compare')
-  const { code, stdout, stderr } = await runScript('bin/compare.js', ['--codec-module', BINARY, '--formats', 'protobuf,pbjs-reflect', '--tests', '5', '--trials', '2', '-n', '20', '--repeat', '--out', out, '--json'])
+  const { code, stdout, stderr } = await runScript('bin/compare.js', ['--codec-module', BINARY, '--formats', 'protobuf,pbjs-reflect', '--tests', '5', '--trials', '2', '-n', '20', '--repeat', '--start-warmup', '200ms', '--out', out, '--json'])
   assert.equal(code, 0, stderr)
   const results = JSON.parse(stdout)
   assert.deepEqual(results.reports.map((report) => `${report.format}/${report.trial}`), ['protobuf/1', 'pbjs-reflect/1', 'protobuf/2', 'pbjs-reflect/2'])

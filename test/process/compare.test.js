@@ -42,7 +42,7 @@ test('npm run compare: bad options are refused before anything runs', async () =
 
 test('npm run compare: two generations of both formats on each test and profile, exact accounting, the table, results written', async () => {
   const out = tempDir()
-  const run = await runScript('bin/compare.js', ['--tests', '5', '--throttle', 'none,fois', '-n', '20', '--trials', '2', '--compress', '--out', out])
+  const run = await runScript('bin/compare.js', ['--tests', '5', '--throttle', 'none,fois', '-n', '20', '--trials', '2', '--compress', '--start-warmup', '200ms', '--out', out])
   assert.equal(run.code, 0, run.stderr)
   const results = JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8'))
   assert.deepEqual(results.formats, ['json', 'protobuf'])
@@ -148,7 +148,7 @@ test('npm run compare --formats protobuf,json,protobuf --direction down --budget
   // --repeat: one message, so every reply has the same size and the figures are exact.
   const formats = ['protobuf', 'json', 'protobuf']
   const labels = ['protobuf', 'json', 'protobuf#2']
-  const run = await runScript('bin/compare.js', ['--tests', 'person', '--formats', formats.join(','), '-n', '20', '--budget', '1s', '--direction', 'down', '--repeat', '--json', '--out', tempDir()])
+  const run = await runScript('bin/compare.js', ['--tests', 'person', '--formats', formats.join(','), '-n', '20', '--budget', '1s', '--direction', 'down', '--repeat', '--start-warmup', '200ms', '--json', '--out', tempDir()])
   assert.equal(run.code, 0, run.stderr)
   const results = JSON.parse(run.stdout)
   assert.deepEqual(results.formats, labels)
@@ -189,7 +189,7 @@ test('npm run compare --formats protobuf,json,protobuf --direction down --budget
 
 test('npm run compare --calibrate 200: json against json with a planted 200 µs encode, what was found written beside the table', async () => {
   const out = tempDir()
-  const run = await runScript('bin/compare.js', ['--calibrate', '200', '--tests', 'small', '--trials', '2', '-n', '20', '--repeat', '--out', out])
+  const run = await runScript('bin/compare.js', ['--calibrate', '200', '--tests', 'small', '--trials', '2', '-n', '20', '--repeat', '--start-warmup', '200ms', '--out', out])
   assert.equal(run.code, 0, run.stderr)
   const results = JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8'))
   assert.deepEqual(results.formats, ['json', 'json-planted'])

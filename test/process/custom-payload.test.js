@@ -128,7 +128,7 @@ describe('schema registration on the server', () => {
 })
 
 /** A user's order whose price 0.1 becomes a float in protobuf: lossy, one value differs. */
-const lossyArgs = (out) => ['--payload', fixture('user-order.json'), '--proto', fixture('user-order.proto'), '--type', 'shop.Order', '-n', '20', '--trials', '2', '--json', '--out', out]
+const lossyArgs = (out) => ['--payload', fixture('user-order.json'), '--proto', fixture('user-order.proto'), '--type', 'shop.Order', '-n', '20', '--trials', '2', '--start-warmup', '200ms', '--json', '--out', out]
 
 test('npm run compare --payload --allow-lossy: both formats on the user\'s document, the lossy one\'s differences reported', async () => {
   const out = temporaryDirectory('compare-custom')

@@ -113,7 +113,7 @@ test('--from-compare records a real comparison as the verdict table and the figu
   const root = tempProject('<!-- results:compare -->\n<!-- /results:compare -->\n\n<!-- results:compare-figures -->\n<!-- /results:compare-figures -->\n')
   t.after(() => fs.rmSync(root, { recursive: true, force: true }))
   const out = path.join(root, 'compare-report')
-  const compare = await runScript('bin/compare.js', ['--tests', 'small', '--trials', '2', '-n', '50', '--out', out])
+  const compare = await runScript('bin/compare.js', ['--tests', 'small', '--trials', '2', '-n', '50', '--start-warmup', '200ms', '--out', out])
   assert.equal(compare.code, 0, compare.stderr)
 
   const run = await runScript(SCRIPT, ['--root', root, '--from-compare', path.join(out, 'results.json')])

@@ -7,7 +7,7 @@ import { browserUnavailable, openBrowserPage, runScript, temporaryDirectory } fr
 
 test('the HTML report of a real comparison renders offline in Chromium with every chart drawn, every format in each', { skip: browserUnavailable() }, async () => {
   const out = temporaryDirectory('report')
-  const run = await runScript('bin/compare.js', ['--tests', '1,5', '--formats', 'json,protobuf,msgpack', '-n', '20', '--trials', '2', '--repeat', '--out', out])
+  const run = await runScript('bin/compare.js', ['--tests', '1,5', '--formats', 'json,protobuf,msgpack', '-n', '20', '--trials', '2', '--repeat', '--start-warmup', '200ms', '--out', out])
   assert.equal(run.code, 0, run.stderr)
 
   const { browser, page, blocked } = await openBrowserPage()

@@ -92,7 +92,7 @@ describe('the npm package, packed, installed globally and run by name', { timeou
   })
 
   test('a short compare runs from the installed package, with its reports where the user is', async () => {
-    const { stdout } = await run(command, ['compare', '--tests', '5', '-n', '20', '--trials', '2', '--out', 'report'], { cwd: elsewhere, maxBuffer: 1 << 24 })
+    const { stdout } = await run(command, ['compare', '--tests', '5', '-n', '20', '--trials', '2', '--start-warmup', '200ms', '--out', 'report'], { cwd: elsewhere, maxBuffer: 1 << 24 })
     assert.match(stdout, /protobuf vs json/)
     const results = JSON.parse(fs.readFileSync(path.join(elsewhere, 'report', 'results.json'), 'utf8'))
     assert.equal(results.rows.length, 1)
