@@ -41,11 +41,11 @@ export const MAX_BATCH_MESSAGES = 200
 /** Open-loop batches run at this share of the slower format's closed-loop rate: both keep up. */
 export const OPEN_LOOP_SHARE = 0.8
 /**
- * Each row's share of a generation, ms over all formats: half closed loop, half open loop. With two
- * formats, six pairs of batches in each half (room for batches of up to 27 ms): longer rows
- * narrowed every interval more than the generations they cost (docs/method.md).
+ * Each row's share of a generation, ms over all formats: half closed loop, half open loop (with two
+ * formats, five or six pairs of 25 ms batches in each half). Longer rows narrowed every interval
+ * more than the generations they cost, up to here (docs/method.md).
  */
-export const ROW_MS = 650
+export const ROW_MS = 600
 /**
  * Unrecorded batches per format in each generation's first row, before its measured ones: this
  * long. Just after the generation's connections open, the first batch of that row took twice its
@@ -480,12 +480,8 @@ export function rowPlan (slowest, formats, load, batchMessages) {
   const openRate = slowest * OPEN_LOOP_SHARE
   const openCount = batchMessages ?? clamp(Math.round(openRate * BATCH_MS / 1000))
   const closedMs = closedCount * 1000 / slowest
-  // Rows whose batches are long (big payloads, slow networks) get fewer, down to one pair of each
-  // kind; more than one, an even number: the batch order balances in blocks of two (trialOrder).
-  const pairs = (batchMs) => {
-    const fit = Math.floor(ROW_MS / 2 / (formats * batchMs))
-    return fit < 2 ? 1 : fit - fit % 2
-  }
+  // Rows whose batches are long (big payloads, slow networks) get fewer, down to one pair of each kind.
+  const pairs = (batchMs) => Math.max(1, Math.floor(ROW_MS / 2 / (formats * batchMs)))
   // A batch of one message at a time is the same in closed and open loop (people's 13 MB): costing
   // the timed batches spares a second pair that would take as long.
   const single = closedCount === 1 && openCount === 1 && load.inflight === 1 && load.connections === 1

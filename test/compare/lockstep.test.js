@@ -202,11 +202,6 @@ test('rowPlan: batches of about 25 ms for the slower format; a row of one messag
   assert.equal(fast.openCount, 80)
   assert.equal(fast.openRate, 3200)
   assert.ok(fast.closedPairs >= 1 && fast.openPairs >= 1 && fast.warmupBatches >= 1, JSON.stringify(fast))
-  // An even number of pairs, however the batches round: A B, B A balances in blocks of two.
-  for (const rate of [100, 3000, 3999, 4000, 4100, 7000, 9000, 20000]) {
-    const { closedPairs, openPairs } = rowPlan(rate, 2, plain)
-    for (const pairs of [closedPairs, openPairs]) assert.ok(pairs >= 2 && pairs % 2 === 0, `${rate}/s: ${closedPairs} and ${openPairs} pairs`)
-  }
   assert.equal(rowPlan(4000, 2, plain).closedPairs, 6, 'two formats: six pairs of 25 ms batches')
   // people: one 13 MB message takes ~300 ms, so closed and open loop would send the same way.
   assert.deepEqual(rowPlan(3, 2, plain), { closedCount: 1, timedRate: null, closedPairs: 1, openCount: 0, openRate: null, openPairs: 0, warmupBatches: 0 })
