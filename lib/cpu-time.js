@@ -31,12 +31,8 @@ export class CpuClock {
 
   /** @returns {number|null} nanoseconds on a CPU so far, null where the kernel does not say */
   read () {
-    let tasks
-    try {
-      tasks = fs.readdirSync(`/proc/${this.pid}/task`)
-    } catch {
-      return null
-    }
+    const tasks = threadsOf(this.pid)
+    if (!tasks) return null
     const now = new Map()
     for (const task of tasks) {
       try {
@@ -57,13 +53,7 @@ export class CpuClock {
    * @returns {boolean} false too where the kernel does not say (not Linux, or the process is gone)
    */
   runnable () {
-    let tasks
-    try {
-      tasks = fs.readdirSync(`/proc/${this.pid}/task`)
-    } catch {
-      return false
-    }
-    return tasks.some((task) => {
+    return (threadsOf(this.pid) ?? []).some((task) => {
       try {
         // The command may hold spaces and parentheses: the state follows its closing parenthesis.
         const stat = fs.readFileSync(`/proc/${this.pid}/task/${task}/stat`, 'latin1')
@@ -72,6 +62,15 @@ export class CpuClock {
         return false // it ended between the listing and the read
       }
     })
+  }
+}
+
+/** A process's thread ids, or null where the kernel does not say (not Linux, or the process is gone). */
+function threadsOf (pid) {
+  try {
+    return fs.readdirSync(`/proc/${pid}/task`)
+  } catch {
+    return null
   }
 }
 
