@@ -64,7 +64,7 @@ test('bench:codec BENCH_FORMATS: only the codecs named; an unknown name is one l
 
 test('bench:verdicts: A/A comparisons per design, their timed cells counted; a short smoke run with BENCH_ARGS', async () => {
   // Without BENCH_NO_PIN or BENCH_BEFORE: this commit's default design alone.
-  const env = { BENCH_RUNS: '1', BENCH_ARGS: '--tests 5 -n 20 --trials 2 --repeat' }
+  const env = { BENCH_RUNS: '1', BENCH_ARGS: '--tests 5 -n 20 --trials 2 --repeat --start-warmup 200ms' }
   const run = await runScript('bench/verdicts.js', [], { env })
   assert.equal(run.code, 0, run.stderr)
   const [header, ...lines] = run.stdout.trim().split('\n')
