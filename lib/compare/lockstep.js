@@ -308,9 +308,8 @@ async function measureRow (row, sizes, clients, serverOf, load, onSaturated, rou
 /**
  * Waits until the processes of the row just run have gone quiet: their CPU over the last
  * SETTLE_WINDOW_MS below QUIET_SHARE of a core and none of their threads waiting for a CPU, or
- * MAX_SETTLE_MS gone. After people, its
- * processes went on collecting 13 MB messages' garbage into the next row's first batch, whose p99
- * ran 3.7x that of the row's other batches.
+ * MAX_SETTLE_MS gone. After people, its processes went on collecting 13 MB messages' garbage into
+ * the next row's first batch, whose p99 ran 3.7x that of the row's other batches.
  * @param {CpuClock[]} clocks
  */
 export async function settle (clocks) {
