@@ -54,11 +54,17 @@ export const ROW_MS = 600
  */
 const WARMUP_MS = 50
 /**
- * At the start, every client process sends its row in every format for this long, all rows at
- * once, unrecorded: without it the p99 of the first three generations ran 3-10x the later ones'.
- * A server that needs longer says so (a reference server's server.json: the JVM's JIT).
+ * At the start, every client process sends its row in every format, all rows at once, unrecorded,
+ * for this long: without it the p99 of the first three generations ran 3-10x the later ones'. A
+ * server that needs longer says so (a reference server's server.json: the JVM's JIT).
  */
 export const START_WARMUP_MS = 2000
+/**
+ * ... and until each client has spent this much of its own CPU on each format (START_WARMUP_MS if
+ * less): with every row's clients warming at once on two cores, 2 s gave each an eighth of a core,
+ * and their CPU per message ran 2-3x its later value for four generations.
+ */
+export const START_WARMUP_CPU_MS = 300
 /**
  * Node's flags for the batch clients. A client idles through the other rows and formats' turns, as
  * no real client does, and V8's memory reducer takes idleness as the moment to shrink the heap: a
@@ -119,7 +125,7 @@ const SATURATED_SHARE = 0.9
  * @param {number|undefined} options.generations a fixed number; else as many as fit the budget
  * @param {number} options.budgetMs
  * @param {number} [options.startWarmupMs] how long each client sends its row in each format before anything else
- * @param {number} [options.warmupGenerations] unrecorded generations after that [default: one per server, so each meets every format]
+ * @param {number} [options.warmupGenerations] unrecorded generations after that [default: one]
  * @param {number|undefined} options.batchMessages messages per batch instead of about BATCH_MS worth
  * @param {(line: string) => void} options.progress
  * @returns {Promise<{generations: Generation[], plan: Record<string, object>, budgetMs: number|null, servers: number,
@@ -140,15 +146,18 @@ export async function runLockstep (options) {
       running.push(...pair)
       return pair
     }
-    const servers = []
-    let shared = null
-    for (const own of big) servers.push(own ? await startPair() : (shared ??= await startPair()))
+    // All at once; settled, not raced, so that none still starting when one fails is left behind.
+    const shared = big.includes(false) ? startPair() : null
+    const pairs = await Promise.allSettled(big.map((own) => own ? startPair() : shared))
+    const failed = pairs.find((attempt) => attempt.status === 'rejected')
+    if (failed) throw failed.reason
+    const servers = pairs.map((attempt) => attempt.value)
     const plain = running.find((server) => !server.url.startsWith('wss:'))
     if (options.tls && plain) throw new UsageError(`--tls: the server listens on ${plain.url}, not wss:// (a --server-command must serve TLS itself)`)
     await warmClients(options, clients, servers)
     const plan = new Map()
-    // Unrecorded warm-up: every format on every server and client, and each row's batch sizes and rates measured.
-    const warmups = Math.max(formats.length, options.warmupGenerations ?? 0)
+    // Unrecorded warm-up generations, the whole schedule: each row's batch sizes and rates measured.
+    const warmups = Math.max(1, options.warmupGenerations ?? 0)
     for (let shift = 0; shift < warmups; shift++) {
       progress(`warm-up ${shift + 1} of ${warmups}: every test in every format, not recorded`)
       await runGeneration(options, servers, clients, { shift: shift % formats.length, round: 0 }, plan, null)
@@ -388,7 +397,7 @@ async function warmClients ({ formats, rows, cpus, startWarmupMs = START_WARMUP_
       await Promise.all(rows.flatMap(({ key }, r) => clients[r].map(async (client, p) => {
         const format = (p + formats.length - shift) % formats.length
         await client.connect(formats[format], servers[r][p].url)
-        await client.ask({ type: 'warm', key, ms: startWarmupMs })
+        await client.ask({ type: 'warm', key, ms: startWarmupMs, cpuMs: Math.min(startWarmupMs, START_WARMUP_CPU_MS) })
       })))
     }
   } catch (err) {
@@ -480,7 +489,7 @@ export function rowPlan (slowest, formats, load, batchMessages) {
   const openCount = batchMessages ?? clamp(Math.round(openRate * BATCH_MS / 1000))
   const closedMs = closedCount * 1000 / slowest
   // Rows whose batches are long (big payloads, slow networks) get fewer, down to one pair of each kind.
-  const pairs = (batchMs) => Math.max(1, Math.floor(ROW_MS / 2 / (formats * batchMs)))
+  const pairs = (batchMs) => Math.max(1, Math.round(ROW_MS / 2 / (formats * batchMs)))
   // A batch of one message at a time is the same in closed and open loop (people's 13 MB): costing
   // the timed batches spares a second pair that would take as long.
   const single = closedCount === 1 && openCount === 1 && load.inflight === 1 && load.connections === 1

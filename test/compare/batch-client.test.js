@@ -8,6 +8,7 @@ import { once } from 'node:events'
 import path from 'node:path'
 import { forkNodeScript, startServerProcess } from '../../lib/processes.js'
 import { decodeHistogram } from '../../lib/histogram.js'
+import { CpuClock } from '../../lib/cpu-time.js'
 
 const REFUSES_15TH = path.resolve('test/fixtures/codecs/json-refuses-15th.js')
 const LOAD = { direction: 'up', inflight: 1, connections: 1, compress: false, repeat: false, allowLossy: false }
@@ -198,13 +199,18 @@ test('one process, two generations: json on one server, then protobuf on another
   }
 })
 
-test('warm: a row sent closed loop, unrecorded, in growing batches until the time is up', async () => {
+test('warm: a row sent closed loop, unrecorded, in growing batches until the time is up and the client has spent its CPU on it', { skip: process.platform !== 'linux' && 'reads /proc' }, async () => {
   const client = batchClient()
   try {
     assert.deepEqual((await client.ready([SMALL])).map((answer) => answer.type), ['ready', 'connected'])
-    const started = performance.now()
-    assert.deepEqual(await client.ask({ type: 'warm', key: SMALL.key, ms: 200 }), { type: 'warmed' })
-    assert.ok(performance.now() - started >= 200)
+    const clock = new CpuClock(client.pid)
+    for (const [ms, cpuMs] of [[200, 0], [20, 150]]) {
+      const started = performance.now()
+      const cpuBefore = clock.read()
+      assert.deepEqual(await client.ask({ type: 'warm', key: SMALL.key, ms, cpuMs }), { type: 'warmed' })
+      assert.ok(performance.now() - started >= ms, `at least ${ms} ms`)
+      assert.ok((clock.read() - cpuBefore) / 1e6 >= cpuMs, `at least ${cpuMs} ms of the client's CPU`)
+    }
     const report = (await client.ask({ type: 'report' })).reports[SMALL.key]
     assert.equal(report, null, 'nothing recorded')
   } finally {

@@ -73,14 +73,13 @@ test('two generations of json and protobuf on one row: a report per format each,
     }
   }))
   assert.deepEqual(progress, [
-    'warm-up 1 of 2: every test in every format, not recorded',
-    'warm-up 2 of 2: every test in every format, not recorded',
+    'warm-up 1 of 1: every test in every format, not recorded',
     'generation 1 of 2: 2 formats, 1 tests in lockstep',
     'generation 2 of 2: 2 formats, 1 tests in lockstep'
   ])
   assert.equal(run.servers, 2)
   assert.equal(run.budgetMs, null, 'a fixed number of generations has no budget')
-  // The plan made in the warm-up: -n fixes both batch sizes; pairs and rate come from the probes.
+  // The plan made in the warm-up: -n fixes both batch sizes; pairs and rate come from the rate its batches ran at.
   const plan = run.plan[ROW.key]
   assert.equal(plan.closedCount, 20)
   assert.equal(plan.openCount, 20)
