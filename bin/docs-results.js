@@ -378,14 +378,19 @@ async function recordComparison (file, { name, command, note }, resultsDir) {
 }
 
 /** How a comparison ran, in one sentence: generations, batches, load shape, and what the machine was doing. */
-function runSummary ({ trials, budgetMs, pinning, connections, inflight, rate, direction = 'up', compress, tls, repeat, startWarmupMs, warmupGenerations, ownServers = [], generations = [] }, rows) {
+function runSummary ({
+  trials, budgetMs, pinning, connections, inflight, rate, direction = 'up', compress, tls, repeat, startWarmupMs, warmupGenerations,
+  ownServers = [], ownServersBytes, generations = []
+}, rows) {
   const count = Math.max(0, ...rows.map((row) => row.generations))
   const loads = generations.map((generation) => generation.loadAverage).filter((value) => value !== null)
   const neighbours = generations.map((generation) => generation.neighbourCores).filter((value) => value !== null)
   const how = trials ? `${trials} generations` : `${count} generations, as many as fit ${budgetMs / 1000} s`
   // A server's own warm-up (the JVM's) is stated; compare's default one goes without saying.
   const warmup = warmupGenerations ? ` (${startWarmupMs / 1000} s of each format per client, then ${warmupGenerations} generations)` : ''
-  const own = ownServers.length ? ` (${ownServers.join(', ')}: servers of its own, its messages being over 1 MB)` : ''
+  // Results recorded before the threshold was written into them say only that the servers were its own.
+  const over = ownServersBytes ? `, its messages being over ${ownServersBytes / 1e6} MB` : ''
+  const own = ownServers.length ? ` (${ownServers.join(', ')}: servers of its own${over})` : ''
   return `${how}, after unrecorded warm-ups${warmup}, on server processes${own} and per-test client processes that live for the whole run and ` +
     'swap formats between generations, every test in short batches ' +
     'that take turns (closed loop for latency and msgs/s, then open loop on one schedule for CPU and codec time); ' +

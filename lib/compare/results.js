@@ -409,7 +409,7 @@ export function describeRun ({ settings, machine, generatedAt, rows }) {
     `${how} after unrecorded warm-ups${settings.warmupGenerations ? ` (${settings.startWarmupMs / 1000} s of each format per client, then ${settings.warmupGenerations} generations)` : ''}, every test in short batches that take turns ` +
     `(A B, B A, ...), closed loop (${load}) for latency and msgs/s, then open loop on one schedule for CPU and codec time; ` +
     `${settings.servers} server processes${settings.server && settings.server !== 'node' ? ` (${settings.server})` : ''}` +
-    `${settings.ownServers?.length ? ` (and ${settings.servers} of its own for each test of messages over 1 MB: ${settings.ownServers.join(', ')})` : ''} and ` +
+    `${settings.ownServers?.length ? ` (and ${settings.servers} of its own for each test of messages over ${settings.ownServersBytes / 1e6} MB: ${settings.ownServers.join(', ')})` : ''} and ` +
     `${settings.servers} client processes per row for the whole run, on loopback, ` +
     'swapping formats between generations; ' +
     `${settings.repeat ? 'one message repeated (flatters compression, caches and the JIT)' : 'each test a seeded stream of varying messages'}; ` +
@@ -425,13 +425,15 @@ export function describeRun ({ settings, machine, generatedAt, rows }) {
  *   inflight: number, connections: number,
  *   rate?: number, margin: number, messages: number|null, trials: number|null, budgetMs: number|null,
  *   budgetAsked: number|null,
- *   pinning: string, servers: number, ownServers?: string[], startWarmupMs?: number, warmupGenerations?: number|null,
+ *   pinning: string, servers: number, ownServers?: string[], ownServersBytes?: number, startWarmupMs?: number,
+ *   warmupGenerations?: number|null,
  *   batches: Record<string, object>,
  *   generations: Array<Omit<import('./lockstep.js').Generation, 'reports'>>,
  *   elapsedMs: number}} settings what ran: trials, a fixed number of generations, or null when as many as fit
  *   budgetMs (budgetAsked: --budget, null for the default); startWarmupMs: each client's warm-up in each format
- *   at the start, warmupGenerations: the unrecorded generations after it where a server asks for more than one per
- *   server; servers: how many the tests share; ownServers: the tests with servers of their own (big messages);
+ *   at the start, warmupGenerations: the unrecorded generations after it where a server asks for more than one;
+ *   servers: how many the tests share; ownServers: the tests with servers of their own, their messages over
+ *   ownServersBytes;
  *   batches: each row's batch sizes and rates;
  *   generations: how long each took, the load average, neighbours' CPU and what was saturated
  * @property {string[]} formats format labels, the columns (a format named twice gets `#2`)

@@ -9,7 +9,7 @@ import { resolveTest } from '../payloads/catalog.js'
 import { testLabel } from '../report/report.js'
 import { buildComparisonResults, formatComparisonMarkdown } from './results.js'
 import { DEFAULT_EQUIVALENCE } from './statistics.js'
-import { START_WARMUP_MS, runLockstep } from './lockstep.js'
+import { OWN_SERVERS_BYTES, START_WARMUP_MS, runLockstep } from './lockstep.js'
 import { calibrationLines, calibrationOf } from './calibration.js'
 import { renderHtmlReport } from './html.js'
 import { loadCustomTest } from '../payloads/custom.js'
@@ -207,6 +207,7 @@ export async function compareFormats ({
     server: server.kind === 'command' ? server.command.join(' ') : server.kind,
     servers: run.servers,
     ownServers: run.ownServers,
+    ownServersBytes: OWN_SERVERS_BYTES,
     startWarmupMs,
     warmupGenerations: warmupGenerations ?? null,
     batches: Object.fromEntries(rows.map((row) => [`${row.label}${row.profile === 'none' ? '' : ` on ${row.profile}`}`, run.plan[row.key]])),

@@ -304,7 +304,7 @@ test('results document: family, generations and batches as written; markdown wit
   assert.match(formatComparisonMarkdown(calibrated), /^## Calibration\n\n- 3 medium: planted \+20 µs per encode: \.\.\.\n\n## Figures$/m)
 })
 
-test('describeRun: a fixed number of generations, or as many as fit the budget; fan-out\'s load; pinning off', () => {
+test('describeRun: a fixed number of generations, or as many as fit the budget; fan-out\'s load; pinning off; servers of their own for big messages', () => {
   const { rows } = comparisonRows(generationReports(), ['json', 'protobuf'])
   const base = { machine: MACHINE, generatedAt: '2026-01-01T00:00:00.000Z', rows }
   assert.match(describeRun({ ...base, settings: settings({ trials: 5 }) }), /\. 5 generations after unrecorded warm-ups, .*closed loop \(1 connection\(s\) × 1 in flight\) for latency and msgs\/s, then open loop on one schedule for CPU and codec time; /)
@@ -314,6 +314,8 @@ test('describeRun: a fixed number of generations, or as many as fit the budget; 
   const fanout = describeRun({ ...base, settings: settings({ direction: 'fanout', connections: 200, rate: 20, compress: true, repeat: true }) })
   assert.match(fanout, /closed loop \(200 subscribers, one publisher at 20\/s\)/)
   assert.match(fanout, /one message repeated \(flatters compression, caches and the JIT\); direction fanout; permessage-deflate on/)
+  const big = describeRun({ ...base, settings: settings({ servers: 2, ownServers: ['people'], ownServersBytes: 1_000_000 }) })
+  assert.match(big, /2 server processes \(and 2 of its own for each test of messages over 1 MB: people\) and 2 client processes per row/)
 })
 
 test('verdictMeaning: the family\'s critical value and Bonferroni\'s, the margin; without a family, neither', () => {
