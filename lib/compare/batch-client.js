@@ -149,23 +149,23 @@ function connectedRow (key) {
 
 /**
  * Sends a row's messages closed loop, unrecorded, in batches of growing size, for at least `ms`
- * and until this process has spent `cpuMs` of its CPU on them: a new process's first thousands of
+ * and until this process has spent `cpuMs` of its CPU on them, or `maxMs` have passed (a throttled
+ * network's messages take little CPU and long to come back): a new process's first thousands of
  * messages run code still being optimised, and with every row's clients warming at once on two
  * cores, 2 s of wall time gave each an eighth of a core, and its CPU per message then ran 1.5-3x
  * its later value for three to four generations. Each batch is sized to what is left: a row of slow
  * messages (people's 13 MB) ends once the next message would take longer than the time left,
  * instead of overrunning it by doubling. Fan-out, open loop at its own rate: one batch of `ms`.
  */
-async function warm ({ key, ms, cpuMs }) {
+async function warm ({ key, ms, cpuMs, maxMs }) {
   const row = connectedRow(key)
   if (row.settings.direction === 'fanout') {
     const { rate } = row.settings
     await fanoutBatch(row, Math.max(1, Math.round(rate * ms / 1000)), rate, false, row.codecClock.ms)
     return { type: 'warmed' }
   }
-  const until = performance.now() + ms
+  const begun = performance.now()
   const cpuBefore = process.cpuUsage()
-  const cpuLeft = () => cpuMs - cpuMsSince(cpuBefore)
   for (let count = 1; ;) {
     const started = performance.now()
     const cpuStarted = process.cpuUsage()
@@ -173,8 +173,9 @@ async function warm ({ key, ms, cpuMs }) {
     const now = performance.now()
     const messageMs = (now - started) / count
     const messageCpuMs = cpuMsSince(cpuStarted) / count
-    // Batches grow, but never past the longer of what is left of the two.
-    const left = Math.max((until - now) / messageMs, cpuLeft() / messageCpuMs)
+    // Batches grow, but never past the longer of what is left of the two, nor past maxMs.
+    const cpuLeft = Math.min((cpuMs - cpuMsSince(cpuBefore)) / messageCpuMs, (begun + maxMs - now) / messageMs)
+    const left = Math.max((begun + ms - now) / messageMs, cpuLeft)
     if (left < 1) return { type: 'warmed' }
     count = Math.max(1, Math.min(count * 2, WARM_BATCH_MESSAGES, Math.floor(left)))
   }

@@ -66,6 +66,11 @@ export const START_WARMUP_MS = 2000
  */
 export const START_WARMUP_CPU_MS = 300
 /**
+ * ... but no longer than this many times START_WARMUP_MS: a throttled network's messages take
+ * little CPU and long to come back (the default run's clients took 2.2x under their CPU floor).
+ */
+const START_WARMUP_LONGEST = 3
+/**
  * Node's flags for the batch clients. A client idles through the other rows and formats' turns, as
  * no real client does, and V8's memory reducer takes idleness as the moment to shrink the heap: a
  * major collection whose marking threads (50 ms of them in a people client) ran on the clients'
@@ -397,7 +402,8 @@ async function warmClients ({ formats, rows, cpus, startWarmupMs = START_WARMUP_
       await Promise.all(rows.flatMap(({ key }, r) => clients[r].map(async (client, p) => {
         const format = (p + formats.length - shift) % formats.length
         await client.connect(formats[format], servers[r][p].url)
-        await client.ask({ type: 'warm', key, ms: startWarmupMs, cpuMs: Math.min(startWarmupMs, START_WARMUP_CPU_MS) })
+        const cpuMs = Math.min(startWarmupMs, START_WARMUP_CPU_MS)
+        await client.ask({ type: 'warm', key, ms: startWarmupMs, cpuMs, maxMs: startWarmupMs * START_WARMUP_LONGEST })
       })))
     }
   } catch (err) {

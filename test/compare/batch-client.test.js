@@ -207,10 +207,15 @@ test('warm: a row sent closed loop, unrecorded, in growing batches until the tim
     for (const [ms, cpuMs] of [[200, 0], [20, 150]]) {
       const started = performance.now()
       const cpuBefore = clock.read()
-      assert.deepEqual(await client.ask({ type: 'warm', key: SMALL.key, ms, cpuMs }), { type: 'warmed' })
+      assert.deepEqual(await client.ask({ type: 'warm', key: SMALL.key, ms, cpuMs, maxMs: 60_000 }), { type: 'warmed' })
       assert.ok(performance.now() - started >= ms, `at least ${ms} ms`)
       assert.ok((clock.read() - cpuBefore) / 1e6 >= cpuMs, `at least ${cpuMs} ms of the client's CPU`)
     }
+    // A CPU floor out of reach (a slow network's messages cost little CPU) ends at maxMs, not later.
+    const started = performance.now()
+    await client.ask({ type: 'warm', key: SMALL.key, ms: 20, cpuMs: 60_000, maxMs: 300 })
+    const took = performance.now() - started
+    assert.ok(took >= 300 && took < 5000, `${took} ms`)
     const report = (await client.ask({ type: 'report' })).reports[SMALL.key]
     assert.equal(report, null, 'nothing recorded')
   } finally {
