@@ -173,9 +173,11 @@ async function warm ({ key, ms, cpuMs, maxMs }) {
     const now = performance.now()
     const messageMs = (now - started) / count
     const messageCpuMs = cpuMsSince(cpuStarted) / count
-    // Batches grow, but never past the longer of what is left of the two, nor past maxMs.
-    const cpuLeft = Math.min((cpuMs - cpuMsSince(cpuBefore)) / messageCpuMs, (begun + maxMs - now) / messageMs)
-    const left = Math.max((begun + ms - now) / messageMs, cpuLeft)
+    // Messages still owed to the time and to the CPU floor (this one only until maxMs): batches
+    // grow, but never past the larger.
+    const byTime = (begun + ms - now) / messageMs
+    const byCpu = Math.min((cpuMs - cpuMsSince(cpuBefore)) / messageCpuMs, (begun + maxMs - now) / messageMs)
+    const left = Math.max(byTime, byCpu)
     if (left < 1) return { type: 'warmed' }
     count = Math.max(1, Math.min(count * 2, WARM_BATCH_MESSAGES, Math.floor(left)))
   }

@@ -62,12 +62,12 @@ export const START_WARMUP_MS = 2000
 /**
  * ... and until each client has spent this much of its own CPU on each format (START_WARMUP_MS if
  * less): with every row's clients warming at once on two cores, 2 s gave each an eighth of a core,
- * and their CPU per message ran 2-3x its later value for four generations.
+ * and their CPU per message ran 1.5-3x its later value for three to four generations.
  */
 export const START_WARMUP_CPU_MS = 300
 /**
  * ... but no longer than this many times START_WARMUP_MS: a throttled network's messages take
- * little CPU and long to come back (the default run's clients took 2.2x under their CPU floor).
+ * little CPU and long to come back (the default run's clients took 2.2-2.5x under their CPU floor).
  */
 const START_WARMUP_LONGEST = 3
 /**
