@@ -9,7 +9,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { batchOrders, rowPlan, runLockstep, settle } from '../../lib/compare/lockstep.js'
+import { batchOrders, nextProbe, rowPlan, runLockstep, settle } from '../../lib/compare/lockstep.js'
 import { CpuClock } from '../../lib/cpu-time.js'
 import { decodeHistogram } from '../../lib/histogram.js'
 import { UsageError } from '../../lib/errors.js'
@@ -132,47 +132,61 @@ test('two generations of json and protobuf on one row: a report per format each,
   assert.deepEqual([...children()], [], 'nothing left running')
 })
 
+// One run for the next two tests, each asserting its own on it: a row of messages over 1 MB and two
+// of small ones, each row's batches sized to its own rate (batches of 20 big messages would last
+// a third of a second each).
+let bigAndSmall
+function bigAndSmallRun () {
+  bigAndSmall ??= (async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'big-payload-'))
+    try {
+      // 12,000 items of ~100 bytes: 1.2 MB of JSON, still 1 MB and more in protobuf.
+      const items = Array.from({ length: 12_000 }, (_, i) => ({ name: `item ${i} ${'x'.repeat(70)}`, count: i }))
+      fs.writeFileSync(path.join(dir, 'big.json'), JSON.stringify({ items }))
+      const BIG = { ...ROW, key: 'big\nnone', label: 'big.json', testName: CUSTOM_TEST, test: null, custom: { payload: path.join(dir, 'big.json') } }
+      const NUMBERS = { ...ROW, key: 'numbers\nnone', label: '1 numbers', testName: 'numbers', test: 'numbers' }
+      // Each generation's processes, as it starts.
+      const seen = []
+      const run = await runLockstep(options({
+        rows: [BIG, ROW, NUMBERS],
+        batchMessages: undefined,
+        progress: (line) => { if (line.startsWith('generation')) seen.push([...children().values()]) }
+      }))
+      return { run, seen }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })()
+  return bigAndSmall
+}
+
 test('every row has client processes of its own, alive for the whole run, without the memory reducer; each row\'s take formats as the servers do', { skip: !LINUX && 'reads /proc' }, async () => {
-  const NUMBERS = { ...ROW, key: 'numbers\nnone', label: '1 numbers', testName: 'numbers', test: 'numbers' }
-  const seen = []
-  const run = await runLockstep(options({
-    rows: [ROW, NUMBERS],
-    progress: (line) => { if (line.startsWith('generation')) seen.push([...children().values()]) }
-  }))
+  const { run, seen } = await bigAndSmallRun()
+  assert.equal(seen.length, 2)
   for (const commands of seen) {
-    assert.equal(commands.filter((command) => / server\.js --port 0/.test(command)).length, 2, 'one per format, shared by rows of small messages')
-    assert.equal(commands.filter((command) => / --no-memory-reducer lib\/compare\/batch-client\.js$/.test(command)).length, 4,
-      'two rows, two formats, each client without V8\'s memory reducer')
-    assert.equal(commands.length, 6)
+    assert.equal(commands.filter((command) => / --no-memory-reducer lib\/compare\/batch-client\.js$/.test(command)).length, 6,
+      'three rows, two formats, each client without V8\'s memory reducer')
+    assert.equal(commands.length, 10, 'and the four servers')
   }
-  assert.deepEqual(run.ownServers, [])
   for (const { reports } of run.generations) {
-    assert.deepEqual(reports.map((report) => `${report.test} ${report.format}`), ['small json', 'numbers json', 'small protobuf', 'numbers protobuf'])
+    assert.deepEqual(reports.map((report) => `${report.test} ${report.format}`),
+      ['custom json', 'small json', 'numbers json', 'custom protobuf', 'small protobuf', 'numbers protobuf'])
     // One rotation a generation, for every row: a format's client and server are the same-numbered
     // ones (client k of a row always meets server k), and the formats of a row are in different ones.
     const processes = reports.map((report) => [report.client.process.split(' ')[1], report.server.process.split(' ')[1]])
     for (const [client, server] of processes) assert.equal(client, server)
-    assert.equal(processes[0][0], processes[1][0], 'both rows in the same rotation')
-    assert.notEqual(processes[0][0], processes[2][0], 'json and protobuf in different processes')
+    const [json, protobuf] = [processes.slice(0, 3), processes.slice(3)].map((format) => format.map(([client]) => client))
+    assert.deepEqual([json, protobuf], [[json[0], json[0], json[0]], [protobuf[0], protobuf[0], protobuf[0]]], 'every row in the same rotation')
+    assert.notEqual(json[0], protobuf[0], 'json and protobuf in different processes')
   }
   assert.deepEqual([...children()], [], 'nothing left running')
 })
 
-test('a test of messages over 1 MB has servers of its own; the others share theirs', { skip: !LINUX && 'reads /proc' }, async (t) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'big-payload-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
-  // 12,000 items of ~100 bytes: 1.2 MB of JSON, still 1 MB and more in protobuf.
-  const items = Array.from({ length: 12_000 }, (_, i) => ({ name: `item ${i} ${'x'.repeat(70)}`, count: i }))
-  fs.writeFileSync(path.join(dir, 'big.json'), JSON.stringify({ items }))
-  const BIG = { ...ROW, key: 'big\nnone', label: 'big.json', testName: CUSTOM_TEST, test: null, custom: { payload: path.join(dir, 'big.json') } }
-  const seen = []
-  const run = await runLockstep(options({
-    rows: [BIG, ROW],
-    progress: (line) => { if (line.startsWith('generation')) seen.push([...children().values()]) }
-  }))
+test('a test of messages over 1 MB has servers of its own; the others share theirs', { skip: !LINUX && 'reads /proc' }, async () => {
+  const { run, seen } = await bigAndSmallRun()
   assert.deepEqual(run.ownServers, ['big.json'])
   for (const commands of seen) {
-    assert.equal(commands.filter((command) => / server\.js --port 0/.test(command)).length, 4, 'two shared, two of the big test\'s own')
+    assert.equal(commands.filter((command) => / server\.js --port 0/.test(command)).length, 4, 'two shared by the rows of small messages, two of the big test\'s own')
   }
   // Each row's reports name the two servers it swapped between, and every message is accounted for.
   for (const generation of run.generations) {
@@ -209,6 +223,19 @@ test('rowPlan: batches of about 25 ms for the slower format; a row of one messag
     assert.equal(rowPlan(3, 2, load).openPairs, 1, JSON.stringify(load))
   }
   assert.equal(rowPlan(4000, 2, plain, 1).openPairs, 0, '-n 1: a batch of one is sent the same way in either loop')
+})
+
+test('nextProbe: probes grow to a batch at the fastest rate so far, two to three of them; one slow message alone does not time a row', () => {
+  // A fast row: one message (wake-ups), then batches of 25 ms at the best rate, capped at 200.
+  assert.equal(nextProbe([{ sent: 1, durationMs: 0.25 }]), 100)
+  assert.equal(nextProbe([{ sent: 1, durationMs: 0.25 }, { sent: 100, durationMs: 10 }]), 200)
+  assert.equal(nextProbe([{ sent: 1, durationMs: 0.25 }, { sent: 100, durationMs: 10 }, { sent: 200, durationMs: 20 }]), null)
+  // The first message held up by a busy machine: probed again, and the fastest probe sizes the next.
+  assert.equal(nextProbe([{ sent: 1, durationMs: 260 }]), 1)
+  assert.equal(nextProbe([{ sent: 1, durationMs: 260 }, { sent: 1, durationMs: 0.25 }]), 100)
+  assert.equal(nextProbe([{ sent: 1, durationMs: 260 }], 20), 20, '-n: every probe after the first that size')
+  // people: a second message of 0.3 s confirms the first.
+  assert.equal(nextProbe([{ sent: 1, durationMs: 300 }, { sent: 1, durationMs: 310 }]), null)
 })
 
 test('batchOrders: over a rotation\'s generations every format opens the row, runs first, and sits at each place equally often, however few pairs a row has', () => {
