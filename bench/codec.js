@@ -6,15 +6,15 @@
 import os from 'node:os'
 import zlib from 'node:zlib'
 import { Bench } from 'tinybench'
-import { TESTS, loadPayload, resolveTest } from '../lib/payloads/catalog.js'
+import { TESTS, loadPayload } from '../lib/payloads/catalog.js'
 import { testLabel } from '../lib/report/report.js'
 import { perSecond } from '../lib/display.js'
-import { BENCH_FORMATS, encodedPayload, selectedFormats } from './formats.js'
+import { BENCH_FORMATS, encodedPayload, selectedFormats, selectedTests } from './formats.js'
 import { printRow, startResults } from './results.js'
 
 const TIME_MS = Number(process.env.BENCH_TIME_MS ?? 300)
 // BENCH_TESTS=1,people picks tests; every test by default. BENCH_FORMATS picks codecs; all by default.
-const SELECTED = process.env.BENCH_TESTS ? process.env.BENCH_TESTS.split(',').map(resolveTest) : TESTS
+const SELECTED = selectedTests(TESTS)
 const FORMATS = selectedFormats(BENCH_FORMATS)
 const deflated = (bytes) => zlib.deflateRawSync(bytes, { finishFlush: zlib.constants.Z_SYNC_FLUSH }).length - 4
 let sink // keeps results alive so the engine cannot drop the work

@@ -2,7 +2,7 @@
 // clients and `npm run compare -- --formats` use, plus protobuf-dynamic (protobuf.js reflection).
 import { createCodec as registryCodec, formatNames } from '../lib/codecs/registry.js'
 import { dynamicCodec } from '../lib/codecs/formats/protobuf.js'
-import { loadMessages, loadPayload } from '../lib/payloads/catalog.js'
+import { loadMessages, loadPayload, resolveTest } from '../lib/payloads/catalog.js'
 import { builtInType } from '../lib/schema/compile.js'
 
 /** Every name BENCH_FORMATS accepts. */
@@ -30,6 +30,15 @@ export function selectedFormats (defaults) {
     process.exit(2)
   }
   return names
+}
+
+/**
+ * The tests named in BENCH_TESTS (numbers or names: 1,people), or the defaults.
+ * @param {object[]} defaults
+ * @returns {object[]}
+ */
+export function selectedTests (defaults) {
+  return process.env.BENCH_TESTS ? process.env.BENCH_TESTS.split(',').map(resolveTest) : defaults
 }
 
 /**

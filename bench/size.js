@@ -3,13 +3,15 @@
 // permessage-deflate two ways: each message deflated alone (no context takeover, or a first
 // message) and the stream through one compressor (context takeover, ws's default). Beside them the
 // one message repeated (--repeat) with context takeover: each copy refers back to the identical
-// one before it, which no real stream allows. Ratios against the first format.
+// one before it, which no real stream allows. Ratios against the first format. BENCH_TESTS=5,people
+// picks tests (every test by default).
 import { TESTS } from '../lib/payloads/catalog.js'
 import { testLabel } from '../lib/report/report.js'
 import { deflatedAlone, deflatedInTurn } from './deflate.js'
-import { encodedMessages, selectedFormats } from './formats.js'
+import { encodedMessages, selectedFormats, selectedTests } from './formats.js'
 import { printRow, startResults } from './results.js'
 
+const SELECTED = selectedTests(TESTS)
 const FORMATS = selectedFormats(['json', 'protobuf'])
 const baseline = FORMATS[0]
 /** Copies of the one message sent before the one measured: the compressor has settled by then. */
@@ -34,7 +36,7 @@ async function sizes (format, test) {
   return { messages: stream.length, bytes, alone: mean(stream.map(deflatedAlone)), inTurn, repeated: repeated.length, repeatedDeflated }
 }
 
-for (const test of TESTS) {
+for (const test of SELECTED) {
   const measured = await Promise.all(FORMATS.map((format) => sizes(format, test)))
   const first = measured[0]
   measured.forEach(({ messages, bytes, alone, inTurn, repeated, repeatedDeflated }, i) => {

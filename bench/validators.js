@@ -25,12 +25,13 @@ import { compileSchema } from '../lib/schema/compile.js'
 import { inferSchema } from '../lib/schema/infer.js'
 import { parseJsonExact, stringifyJsonExact } from '../lib/schema/json-exact.js'
 import { jsonSchemaOfType } from '../lib/schema/json-schema.js'
+import { selectedTests } from './formats.js'
 import { printRow, startResults } from './results.js'
 
 const require = createRequire(import.meta.url)
 const TIME_MS = Number(process.env.BENCH_TIME_MS ?? 500)
 // BENCH_TESTS picks tests: tests 1-5 and the two proto2 ones by default (people is one 12.9 MB message).
-const SELECTED = (process.env.BENCH_TESTS ?? '1,2,3,4,5,person,counters').split(',').map(resolveTest)
+const SELECTED = selectedTests(['1', '2', '3', '4', '5', 'person', 'counters'].map(resolveTest))
 const FIXTURES = new URL('../test/fixtures/infer/', import.meta.url)
 const version = (name) => require(`${name}/package.json`).version
 

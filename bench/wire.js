@@ -5,14 +5,15 @@
 // would cost; the repeated message's is the artifact of deflate matching each message against its
 // identical predecessor. BENCH_MESSAGES (2000) and BENCH_TESTS (every test with a stream) override.
 import { runClientProcess } from '../lib/compare/runner.js'
-import { TESTS, resolveTest } from '../lib/payloads/catalog.js'
+import { TESTS } from '../lib/payloads/catalog.js'
 import { hasStream } from '../lib/payloads/streams.js'
 import { startServerProcess } from '../lib/processes.js'
 import { describePayload, testLabel } from '../lib/report/report.js'
+import { selectedTests } from './formats.js'
 import { printRow, startResults } from './results.js'
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 2000)
-const TESTS_RUN = process.env.BENCH_TESTS ? process.env.BENCH_TESTS.split(',').map(resolveTest) : TESTS.filter(hasStream)
+const TESTS_RUN = selectedTests(TESTS.filter(hasStream))
 const FORMATS = ['json', 'protobuf']
 
 const results = startResults('wire', 'npm run bench:wire')

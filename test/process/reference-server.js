@@ -60,13 +60,13 @@ export const TLS_OPTION_CASES = [
 export async function assertCompareOnServer (name) {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), `compare-${name}-`))
   try {
-    const { code, stderr } = await runScript('bin/compare.js', ['--server', name, '--tls', '--tests', '5', '--trials', '2', '-n', '20', '--start-warmup', '1s', '--out', out])
+    const { code, stderr } = await runScript('bin/compare.js', ['--server', name, '--tls', '--tests', '5', '--trials', '2', '-n', '20', '--start-warmup', '100ms', '--out', out])
     assert.equal(code, 0, stderr)
     const results = JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8'))
     assert.equal(results.settings.server, name)
     assert.equal(results.settings.servers, 2)
     // --start-warmup in place of the server's own start, its warm-up generations kept.
-    assert.equal(results.settings.startWarmupMs, 1000)
+    assert.equal(results.settings.startWarmupMs, 100)
     assert.equal(results.settings.warmupGenerations, referenceServer(name).warmup?.generations ?? null)
     assert.equal(results.settings.tls.version, 'TLSv1.3', `the ${name} servers took the certificate compare made`)
     for (const report of results.reports) {
@@ -88,15 +88,16 @@ export async function assertCompareOnServer (name) {
  */
 export async function assertCompareRefusals (name) {
   const { formats } = referenceServer(name)
-  for (const [args, message] of [
+  // Each refused before anything starts: all at once.
+  await Promise.all([
     [['--formats', 'json,msgpack'], new RegExp(`^--server ${name} serves ${formats.join(' and ')}, not msgpack$`, 'm')],
     [['--calibrate'], /^--calibrate plants its cost in a JavaScript codec the server loads: it runs on --server node$/m],
     [['--server-command', 'x'], /^give either --server or --server-command, not both$/m]
-  ]) {
+  ].map(async ([args, message]) => {
     const { code, stderr } = await runScript('bin/compare.js', ['--server', name, ...args])
     assert.equal(code, 2, stderr)
     assert.match(stderr, message)
-  }
+  }))
 }
 
 /**
@@ -104,7 +105,7 @@ export async function assertCompareRefusals (name) {
  * @param {string[]} servers
  */
 export async function assertBenchServers (servers) {
-  const { code, stdout, stderr } = await runScript('bench/servers.js', ['--servers', servers.join(','), '--tests', '5', '--messages', '300', '--rounds', '1', '--start-warmup', '500ms', '--json'])
+  const { code, stdout, stderr } = await runScript('bench/servers.js', ['--servers', servers.join(','), '--tests', '5', '--messages', '300', '--rounds', '1', '--start-warmup', '100ms', '--json'])
   assert.equal(code, 0, stderr)
   const { columns, rows, figures, notes } = JSON.parse(stdout)
   assert.deepEqual(rows.map((row) => row.slice(0, 3).join(' ')), ['json', 'protobuf'].flatMap((format) => servers.map((server) => `5 small ${format} ${server}`)))
@@ -113,5 +114,5 @@ export async function assertBenchServers (servers) {
     assert.ok(Number(row[columns.indexOf('server CPU µs/msg')]) > 0, String(row))
   }
   for (const server of servers) assert.match(figures[`cpu-ratio-5-${server}`], /^\d+\.\d\dx$/)
-  assert.match(notes[0], new RegExp(`after a warm-up client run of ${servers.map((server) => `0\\.5 s for ${server}`).join(', ')}`), 'the --start-warmup given')
+  assert.match(notes[0], new RegExp(`after a warm-up client run of ${servers.map((server) => `0\\.1 s for ${server}`).join(', ')}`), 'the --start-warmup given')
 }
