@@ -12,6 +12,14 @@ import { METRICS } from '../../lib/compare/statistics.js'
 const tempDir = () => temporaryDirectory('compare')
 const CALLS = ['better', 'worse', 'mixed', 'equivalent', 'inconclusive']
 
+/** Runs bin/compare.js to a directory of its own; it must succeed. Its output and the results.json it wrote. */
+async function compareRun (args) {
+  const out = tempDir()
+  const run = await runScript('bin/compare.js', [...args, '--out', out])
+  assert.equal(run.code, 0, run.stderr)
+  return { run, out, results: JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8')) }
+}
+
 describe('npm run compare', () => {
   test('npm run compare: bad options are refused before anything runs', async () => {
     const out = tempDir()
@@ -44,10 +52,7 @@ describe('npm run compare', () => {
   })
 
   test('npm run compare: two generations of both formats on each test and profile, exact accounting, the table, results written', async () => {
-    const out = tempDir()
-    const run = await runScript('bin/compare.js', ['--tests', '5', '--throttle', 'none,fois', '-n', '20', '--trials', '2', '--compress', '--start-warmup', '100ms', '--out', out])
-    assert.equal(run.code, 0, run.stderr)
-    const results = JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8'))
+    const { run, out, results } = await compareRun(['--tests', '5', '--throttle', 'none,fois', '-n', '20', '--trials', '2', '--compress', '--start-warmup', '100ms'])
     assert.deepEqual(results.formats, ['json', 'protobuf'])
     // Per generation: each row's client processes run it, one per format; the next generation they swap formats.
     assert.deepEqual(results.reports.map((r) => `${r.test}/${r.network.profile}/${r.label}/${r.trial}`), [
@@ -205,10 +210,7 @@ describe('npm run compare', () => {
   })
 
   test('npm run compare --calibrate 200: json against json with a planted 200 µs encode, what was found written beside the table', async () => {
-    const out = tempDir()
-    const run = await runScript('bin/compare.js', ['--calibrate', '200', '--tests', 'small', '--trials', '2', '-n', '20', '--repeat', '--start-warmup', '100ms', '--out', out])
-    assert.equal(run.code, 0, run.stderr)
-    const results = JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8'))
+    const { run, out, results } = await compareRun(['--calibrate', '200', '--tests', 'small', '--trials', '2', '-n', '20', '--repeat', '--start-warmup', '100ms'])
     assert.deepEqual(results.formats, ['json', 'json-planted'])
     assert.equal(results.settings.calibrate, 200)
     const [row] = results.rows
