@@ -126,6 +126,7 @@ test('two generations of json and protobuf on one row: a report per format each,
   const servers = [...running].filter(([, command]) => / server\.js --port 0/.test(command))
   const clients = [...running].filter(([, command]) => / lib\/compare\/batch-client\.js$/.test(command))
   assert.equal(servers.length, 2, `two server processes: ${[...running.values()].join('; ')}`)
+  assert.deepEqual(run.ownServers, [], 'a row of small messages shares the two')
   assert.equal(clients.length, 2, 'two client processes for the whole run')
   assert.equal(running.size, 4)
   for (const [pid] of running) assert.equal(alive(pid), false, `process ${pid} is gone`)
