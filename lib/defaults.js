@@ -32,7 +32,7 @@ export const DEFAULT_CLIENT_MESSAGES = 10_000
 export const DEFAULT_FORMATS = Object.freeze(['json', 'protobuf'])
 
 /** Compare runs generations while the next one fits in this much time from its start. */
-export const DEFAULT_BUDGET_MS = 110_000
+export const DEFAULT_BUDGET_MS = 115_000
 
 /** More generations than this (--trials) add run time, not certainty worth having. */
 export const MAX_TRIALS = 50

@@ -142,18 +142,22 @@ export async function runLockstep (options) {
   const running = []
   let clients = []
   try {
-    const opened = await openClients(options)
-    clients = opened.clients
-    // Rows of big messages get servers of their own; the others share one per format.
-    const big = opened.bytes.map((bytes) => bytes > OWN_SERVERS_BYTES)
     const startPair = async () => {
       const pair = await startServers(options)
       running.push(...pair)
       return pair
     }
-    // All at once; settled, not raced, so that none still starting when one fails is left behind.
-    const shared = big.includes(false) ? startPair() : null
-    const pairs = await Promise.allSettled(big.map((own) => own ? startPair() : shared))
+    // The shared servers start while the clients make their rows ready (a second saved), all
+    // settled, not raced, so that nothing still starting when another fails is left behind.
+    const [opened, shared] = await Promise.allSettled([openClients(options), startPair()])
+    clients = opened.value?.clients ?? []
+    if (opened.status === 'rejected') throw opened.reason
+    if (shared.status === 'rejected') throw shared.reason
+    // Rows of big messages get servers of their own; the others share the first pair (with no
+    // others, the first big row has it to itself).
+    const big = opened.value.bytes.map((bytes) => bytes > OWN_SERVERS_BYTES)
+    const first = big.includes(false) ? -1 : 0
+    const pairs = await Promise.allSettled(big.map((own, r) => own && r !== first ? startPair() : shared.value))
     const failed = pairs.find((attempt) => attempt.status === 'rejected')
     if (failed) throw failed.reason
     const servers = pairs.map((attempt) => attempt.value)
@@ -240,7 +244,8 @@ async function runGeneration (options, servers, clients, { shift, round }, plan,
     // Planned in each warm-up, the last one's plan kept: by then every process's code is optimised.
     if (index === null) plan.set(row.key, await planRow(row, active, load, batchMessages))
     const sizes = plan.get(row.key)
-    const warmupBatches = index === null || r === 0 ? sizes.warmupBatches : 0
+    // The warm-up generation's rows need none: nothing of theirs is recorded.
+    const warmupBatches = index !== null && r === 0 ? sizes.warmupBatches : 0
     for (let batch = 0; batch < warmupBatches; batch++) {
       for (const format of trialOrder(formats.length, batch)) {
         await active[format].batch(row.key, sizes.closedCount, sizes.timedRate, false)
