@@ -137,27 +137,35 @@ test('two generations of json and protobuf on one row: a report per format each,
 // of small ones, each row's batches sized to its own rate (batches of 20 big messages would last
 // a third of a second each).
 let bigAndSmall
+/**
+ * Runs fn with a row of a payload over 1 MB of its own: 12,000 items of ~100 bytes, 1.2 MB of
+ * JSON, still 1 MB and more in protobuf.
+ */
+async function withBigRow (fn) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'big-payload-'))
+  try {
+    const items = Array.from({ length: 12_000 }, (_, i) => ({ name: `item ${i} ${'x'.repeat(70)}`, count: i }))
+    fs.writeFileSync(path.join(dir, 'big.json'), JSON.stringify({ items }))
+    return await fn({ ...ROW, key: 'big\nnone', label: 'big.json', testName: CUSTOM_TEST, test: null, custom: { payload: path.join(dir, 'big.json') } })
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** A lockstep run of the given rows, with each generation's processes as it starts. */
+async function watchedRun (rows) {
+  const seen = []
+  const run = await runLockstep(options({
+    rows,
+    batchMessages: undefined,
+    progress: (line) => { if (line.startsWith('generation')) seen.push([...children().values()]) }
+  }))
+  return { run, seen }
+}
+
 function bigAndSmallRun () {
-  bigAndSmall ??= (async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'big-payload-'))
-    try {
-      // 12,000 items of ~100 bytes: 1.2 MB of JSON, still 1 MB and more in protobuf.
-      const items = Array.from({ length: 12_000 }, (_, i) => ({ name: `item ${i} ${'x'.repeat(70)}`, count: i }))
-      fs.writeFileSync(path.join(dir, 'big.json'), JSON.stringify({ items }))
-      const BIG = { ...ROW, key: 'big\nnone', label: 'big.json', testName: CUSTOM_TEST, test: null, custom: { payload: path.join(dir, 'big.json') } }
-      const NUMBERS = { ...ROW, key: 'numbers\nnone', label: '1 numbers', testName: 'numbers', test: 'numbers' }
-      // Each generation's processes, as it starts.
-      const seen = []
-      const run = await runLockstep(options({
-        rows: [BIG, ROW, NUMBERS],
-        batchMessages: undefined,
-        progress: (line) => { if (line.startsWith('generation')) seen.push([...children().values()]) }
-      }))
-      return { run, seen }
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true })
-    }
-  })()
+  const NUMBERS = { ...ROW, key: 'numbers\nnone', label: '1 numbers', testName: 'numbers', test: 'numbers' }
+  bigAndSmall ??= withBigRow((BIG) => watchedRun([BIG, ROW, NUMBERS]))
   return bigAndSmall
 }
 
@@ -195,6 +203,15 @@ test('a test of messages over 1 MB has servers of its own; the others share thei
       assert.match(report.server.process, /^server [12]$/)
       assert.equal(report.messages.sent, report.messages.acked)
     }
+  }
+  assert.deepEqual([...children()], [], 'nothing left running')
+})
+
+test('a test of messages over 1 MB alone has the first two servers to itself: no others are started', { skip: !LINUX && 'reads /proc' }, async () => {
+  const { run, seen } = await withBigRow((BIG) => watchedRun([BIG]))
+  assert.deepEqual(run.ownServers, ['big.json'])
+  for (const commands of seen) {
+    assert.equal(commands.filter((command) => / server\.js --port 0/.test(command)).length, 2, String(commands))
   }
   assert.deepEqual([...children()], [], 'nothing left running')
 })
