@@ -100,17 +100,19 @@ export function watchOutput (child) {
  * Starts `node server.js` (or another script printing `listening on ws://...`) as a child process
  * on a free port and resolves once it accepts connections.
  * @param {string[]} [args] extra arguments
- * @param {{script?: string, command?: string, env?: object, args?: string[], readyPattern?: RegExp, cpus?: string, root?: string}} [options] args
- *   replace the default `--port 0`; command: a program to run in place of `node script` (a reference server's:
- *   lib/server/reference.js); readyPattern's first group is the address it prints once ready; cpus: see
- *   cpuPinning; root: another copy of the project to run it from
+ * @param {{script?: string, command?: string, env?: object, args?: string[], readyPattern?: RegExp, cpus?: string, root?: string,
+ *   nodeFlags?: string[]}} [options] args replace the default `--port 0`; command: a program to run in place of
+ *   `node script` (a reference server's: lib/server/reference.js); readyPattern's first group is the address it
+ *   prints once ready; cpus: see cpuPinning; root: another copy of the project to run it from; nodeFlags: Node's
+ *   and V8's flags for `node script` (not for a command)
  * @returns {Promise<{url: string, child: import('node:child_process').ChildProcess, output: () => string, stop: (signal?: string) => Promise<number|null>}>}
  */
 export function startServerProcess (args = [], {
-  script = 'server.js', command, env = {}, args: scriptArgs = ['--port', '0'], readyPattern = /listening on (wss?:\/\/\S+)/, cpus, root = PROJECT_ROOT
+  script = 'server.js', command, env = {}, args: scriptArgs = ['--port', '0'], readyPattern = /listening on (wss?:\/\/\S+)/, cpus, root = PROJECT_ROOT,
+  nodeFlags = []
 } = {}) {
   const argv = command === undefined
-    ? nodeCommand([script, ...scriptArgs, ...args], cpus)
+    ? nodeCommand([...nodeFlags, script, ...scriptArgs, ...args], cpus)
     : programCommand(command, [...scriptArgs, ...args], cpus)
   const child = spawn(...argv, {
     cwd: root,

@@ -71,13 +71,26 @@ export const START_WARMUP_CPU_MS = 300
  */
 const START_WARMUP_LONGEST = 3
 /**
+ * V8's heap as a process under steady load has it, for the Node servers and the clients. The
+ * schedule idles every process between its turns, and V8 sizes its young generation by the
+ * allocation rate it sees: it shrank and grew it in the middle of runs, and one process's
+ * scavenges per generation went from 1-3 to 7-24 for the same format (p99 moved with them). So the
+ * young generation stays at V8's own maximum (16 MB semi-spaces on 64-bit). And the old generation
+ * starts at 256 MB: the default limit was reached about 100 s into every run, so the servers' one
+ * major collection fell in one of the last generations, in whichever format's batch it met, and
+ * after it V8 shrank their young generation (three times the scavenges): that generation's p99
+ * deviated 57% from the row's mean, against 26% in the others. A default run now makes no major
+ * collection outside the people test's own; a longer one makes few (docs/method.md).
+ */
+const HEAP_FLAGS = ['--min-semi-space-size=16', '--initial-old-space-size=256']
+/**
  * Node's flags for the batch clients. A client idles through the other rows and formats' turns, as
  * no real client does, and V8's memory reducer takes idleness as the moment to shrink the heap: a
  * major collection whose marking threads (50 ms of them in a people client) ran on the clients'
  * core in another client's batch, holding each of its replies to the scheduler's 4 ms tick for a
  * whole generation's p99.
  */
-const CLIENT_NODE_FLAGS = ['--no-memory-reducer']
+const CLIENT_NODE_FLAGS = ['--no-memory-reducer', ...HEAP_FLAGS]
 /**
  * A row whose messages average more than this many bytes has servers of its own: decoding one
  * outlasts young-generation collections, so its garbage reaches the old generation and is
@@ -130,7 +143,7 @@ const SATURATED_SHARE = 0.9
  * @param {number|undefined} options.generations a fixed number; else as many as fit the budget
  * @param {number} options.budgetMs
  * @param {number} [options.startWarmupMs] how long each client sends its row in each format before anything else
- * @param {number} [options.warmupGenerations] unrecorded generations after that [default: one]
+ * @param {number} [options.warmupGenerations] unrecorded generations after that [default: one per rotation, as many as formats]
  * @param {number|undefined} options.batchMessages messages per batch instead of about BATCH_MS worth
  * @param {(line: string) => void} options.progress
  * @returns {Promise<{generations: Generation[], plan: Record<string, object>, budgetMs: number|null, servers: number,
@@ -166,7 +179,9 @@ export async function runLockstep (options) {
     await warmClients(options, clients, servers)
     const plan = new Map()
     // Unrecorded warm-up generations, the whole schedule: each row's batch sizes and rates measured.
-    const warmups = Math.max(1, options.warmupGenerations ?? 0)
+    // One per rotation: with one, a process's first generation in the other format still ran
+    // warm (p99 of the first two recorded generations 38-41% off their row's mean, 9-14% after).
+    const warmups = Math.max(1, options.warmupGenerations ?? formats.length)
     for (let shift = 0; shift < warmups; shift++) {
       progress(`warm-up ${shift + 1} of ${warmups}: every test in every format, not recorded`)
       await runGeneration(options, servers, clients, { shift: shift % formats.length, round: 0 }, plan, null)
@@ -174,6 +189,7 @@ export async function runLockstep (options) {
     const generations = []
     // Generations so far in each rotation.
     const rounds = formats.map(() => 0)
+    const rotations = new Rotations(formats.length)
     // Without --trials: at least two, then as many as the budget fits, judged by the longest so far.
     const more = () => fixed === undefined
       ? generations.length < 2 || performance.now() - started + longest(generations) <= options.budgetMs
@@ -181,9 +197,7 @@ export async function runLockstep (options) {
     while (more()) {
       const index = generations.length + 1
       progress(`generation ${index}${fixed ? ` of ${fixed}` : ''}: ${formats.length} formats, ${options.rows.length} tests in lockstep`)
-      // Drawn at random, not in turn: a people server collected its garbage every other message,
-      // so taking turns gave one format the cheap messages on both servers (an A/A run read 1.15x).
-      const shift = Math.floor(Math.random() * formats.length)
+      const shift = rotations.next()
       generations.push(await runGeneration(options, servers, clients, { shift, round: rounds[shift]++ }, plan, index))
     }
     const budgetMs = fixed === undefined ? options.budgetMs : null
@@ -196,6 +210,36 @@ export async function runLockstep (options) {
 }
 
 /**
+ * Which rotation (the shift of formats onto processes) each generation runs, at random, not in
+ * turn: a people server collected its garbage every other message, so taking turns gave one format
+ * the cheap messages on both servers (an A/A run read 1.15x). But in blocks that hold every
+ * rotation once, in random order: the estimate weighs rotations alike, so its variance grows with
+ * the sum of 1/(generations in each), and independent draws had split 18 generations 15 and 3
+ * (1.8x the variance of 9 and 9).
+ */
+export class Rotations {
+  /** @param {number} count how many there are (one per format) */
+  constructor (count) {
+    this.count = count
+    /** What is left of the current block. */
+    this.block = []
+  }
+
+  /** @returns {number} the next generation's shift */
+  next () {
+    if (this.block.length === 0) {
+      this.block = Array.from({ length: this.count }, (_, i) => i)
+      // Fisher-Yates.
+      for (let i = this.count - 1; i > 0; i--) {
+        const j = Math.floor(Math.random() * (i + 1))
+        ;[this.block[i], this.block[j]] = [this.block[j], this.block[i]]
+      }
+    }
+    return this.block.pop()
+  }
+}
+
+/**
  * Starts one server per format, each able to be any of them: they swap between generations. If one
  * cannot start, the others are stopped, not left behind.
  * @param {object} options runLockstep's
@@ -203,7 +247,7 @@ export async function runLockstep (options) {
  */
 async function startServers ({ formats, serverArgs, serverCommand, cpus }) {
   const [command, ...commandArgs] = serverCommand ?? []
-  const start = () => startServerProcess(serverArgs, { cpus: cpus?.server, command, args: [...commandArgs, '--port', '0'] })
+  const start = () => startServerProcess(serverArgs, { cpus: cpus?.server, command, args: [...commandArgs, '--port', '0'], nodeFlags: HEAP_FLAGS })
   const attempts = await Promise.allSettled(formats.map(start))
   const started = attempts.filter((attempt) => attempt.status === 'fulfilled').map((attempt) => attempt.value)
   const failed = attempts.find((attempt) => attempt.status === 'rejected')

@@ -9,7 +9,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { batchOrders, nextProbe, rowPlan, runLockstep, settle } from '../../lib/compare/lockstep.js'
+import { batchOrders, nextProbe, Rotations, rowPlan, runLockstep, settle } from '../../lib/compare/lockstep.js'
 import { CpuClock } from '../../lib/cpu-time.js'
 import { decodeHistogram } from '../../lib/histogram.js'
 import { UsageError } from '../../lib/errors.js'
@@ -73,7 +73,8 @@ test('two generations of json and protobuf on one row: a report per format each,
     }
   }))
   assert.deepEqual(progress, [
-    'warm-up 1 of 1: every test in every format, not recorded',
+    'warm-up 1 of 2: every test in every format, not recorded',
+    'warm-up 2 of 2: every test in every format, not recorded',
     'generation 1 of 2: 2 formats, 1 tests in lockstep',
     'generation 2 of 2: 2 formats, 1 tests in lockstep'
   ])
@@ -169,13 +170,17 @@ function bigAndSmallRun () {
   return bigAndSmall
 }
 
-test('every row has client processes of its own, alive for the whole run, without the memory reducer; each row\'s take formats as the servers do', { skip: !LINUX && 'reads /proc' }, async () => {
+/** V8's heap as steady load has it: the young generation at its largest, the old one starting large. */
+const HEAP = '--min-semi-space-size=16 --initial-old-space-size=256'
+
+test('every row has client processes of its own, alive for the whole run, without the memory reducer, on a steady heap; each row\'s take formats as the servers do, each rotation once in two generations', { skip: !LINUX && 'reads /proc' }, async () => {
   const { run, seen } = await bigAndSmallRun()
   assert.equal(seen.length, 2)
   for (const commands of seen) {
-    assert.equal(commands.filter((command) => / --no-memory-reducer lib\/compare\/batch-client\.js$/.test(command)).length, 6,
-      'three rows, two formats, each client without V8\'s memory reducer')
-    assert.equal(commands.length, 10, 'and the four servers')
+    assert.equal(commands.filter((command) => command.endsWith(` --no-memory-reducer ${HEAP} lib/compare/batch-client.js`)).length, 6,
+      'three rows, two formats, each client without V8\'s memory reducer, its heap sized as under steady load')
+    assert.equal(commands.filter((command) => command.includes(` ${HEAP} server.js --port 0`)).length, 4, 'and the four servers, their heap sized too')
+    assert.equal(commands.length, 10, 'and nothing else')
   }
   for (const { reports } of run.generations) {
     assert.deepEqual(reports.map((report) => `${report.test} ${report.format}`),
@@ -188,6 +193,8 @@ test('every row has client processes of its own, alive for the whole run, withou
     assert.deepEqual([json, protobuf], [[json[0], json[0], json[0]], [protobuf[0], protobuf[0], protobuf[0]]], 'every row in the same rotation')
     assert.notEqual(json[0], protobuf[0], 'json and protobuf in different processes')
   }
+  const jsonClient = (generation) => generation.reports.find((report) => report.format === 'json').client.process
+  assert.notEqual(jsonClient(run.generations[0]), jsonClient(run.generations[1]), 'two generations, two rotations: a block holds each once')
   assert.deepEqual([...children()], [], 'nothing left running')
 })
 
@@ -279,6 +286,20 @@ test('batchOrders: over a rotation\'s generations every format opens the row, ru
       assert.ok(first.every((times) => times === first[0]), `${count} formats, ${pairs} pairs: first ${first}`)
       assert.equal(opening.size, count, `${count} formats, ${pairs} pairs: the row opened with ${[...opening]}`)
     }
+  }
+})
+
+test('Rotations: every block of as many generations as formats holds each rotation once, in an order that varies', () => {
+  for (const count of [2, 3]) {
+    const rotations = new Rotations(count)
+    const orders = new Set()
+    for (let block = 0; block < 200; block++) {
+      const order = Array.from({ length: count }, () => rotations.next())
+      assert.deepEqual([...order].sort(), Array.from({ length: count }, (_, i) => i), `block ${block}: ${order}`)
+      orders.add(order.join())
+    }
+    // 200 blocks miss one of two orders with chance 2^-199, one of six with about 6 (5/6)^200.
+    assert.equal(orders.size, count === 2 ? 2 : 6, [...orders].join(' '))
   }
 })
 

@@ -144,7 +144,8 @@ describe('npm run compare', () => {
     assert.match(fs.readFileSync(path.join(out, 'report.html'), 'utf8'), /^<!doctype html>/)
     const progress = run.stderr.split('\n').filter((line) => /^(warm-up|generation) /.test(line))
     assert.deepEqual(progress, [
-      'warm-up 1 of 1: every test in every format, not recorded',
+      'warm-up 1 of 2: every test in every format, not recorded',
+      'warm-up 2 of 2: every test in every format, not recorded',
       'generation 1 of 2: 2 formats, 2 tests in lockstep',
       'generation 2 of 2: 2 formats, 2 tests in lockstep'
     ])
