@@ -179,8 +179,8 @@ export async function runLockstep (options) {
     await warmClients(options, clients, servers)
     const plan = new Map()
     // Unrecorded warm-up generations, the whole schedule: each row's batch sizes and rates measured.
-    // One per rotation: with one, a process's first generation in the other format still ran
-    // warm (p99 of the first two recorded generations 38-41% off their row's mean, 9-14% after).
+    // One per rotation, so every process has run the schedule in every format: with one, the first
+    // two recorded generations were still warming (p99 38-41% off their row's mean, 9-14% after).
     const warmups = Math.max(1, options.warmupGenerations ?? formats.length)
     for (let shift = 0; shift < warmups; shift++) {
       progress(`warm-up ${shift + 1} of ${warmups}: every test in every format, not recorded`)
