@@ -385,6 +385,7 @@ function runSummary ({
   const count = Math.max(0, ...rows.map((row) => row.generations))
   const loads = generations.map((generation) => generation.loadAverage).filter((value) => value !== null)
   const neighbours = generations.map((generation) => generation.neighbourCores).filter((value) => value !== null)
+  const steals = generations.map((generation) => generation.stealCores).filter((value) => value != null)
   const how = trials ? `${trials} generations` : `${count} generations, as many as fit ${budgetMs / 1000} s`
   // A server's own warm-up (the JVM's) is stated; compare's default one goes without saying.
   const warmup = warmupGenerations ? ` (${startWarmupMs / 1000} s of each format per client, then ${warmupGenerations} generations)` : ''
@@ -400,7 +401,8 @@ function runSummary ({
     `, direction ${direction}, permessage-deflate ${compress ? 'on' : 'off'}${repeat ? ', one message repeated' : ''}, servers on loopback` +
     `${tls ? ` over wss:// (${tls.version}, ${tls.cipher})` : ''}` +
     `${pinning ? `; CPUs: ${pinning}` : ''}` +
-    (loads.length ? `; load average ${Math.min(...loads)}-${Math.max(...loads)}, other processes' CPU at most ${Math.max(...neighbours)} cores` : '')
+    (loads.length ? `; load average ${Math.min(...loads)}-${Math.max(...loads)}, other processes' CPU at most ${Math.max(...neighbours)} cores` : '') +
+    (steals.length ? `, the hypervisor's steal at most ${Math.max(...steals)} cores` : '')
 }
 
 /** The command line that reproduces a comparison, read back from its results. */

@@ -75,15 +75,17 @@ function threadsOf (pid) {
 }
 
 /**
- * CPU time the whole machine has spent busy (not idle or waiting on I/O), in nanoseconds.
- * @returns {number|null} null where /proc/stat cannot be read
+ * CPU time the whole machine has spent busy (not idle or waiting on I/O), and the part of it stolen:
+ * time the hypervisor ran other guests while this one's CPUs had work (a virtual machine's
+ * neighbours, which no process list or load average here shows), in nanoseconds.
+ * @returns {{busyNs: number, stealNs: number}|null} null where /proc/stat cannot be read
  */
-export function machineBusyNs () {
+export function machineCpuNs () {
   try {
     const fields = fs.readFileSync('/proc/stat', 'latin1').split('\n', 1)[0].trim().split(/\s+/).slice(1).map(Number)
     // user nice system idle iowait irq softirq steal (guest time is already in user)
     const busy = fields[0] + fields[1] + fields[2] + fields[5] + fields[6] + fields[7]
-    return busy * 1e9 / CLOCK_TICKS
+    return { busyNs: busy * 1e9 / CLOCK_TICKS, stealNs: fields[7] * 1e9 / CLOCK_TICKS }
   } catch {
     return null
   }

@@ -119,6 +119,7 @@ export function startServerProcess (args = [], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
+  own(child, 'SIGTERM')
   let output = ''
   const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)))
   return new Promise((resolve, reject) => {
@@ -180,8 +181,6 @@ const BROKER_PROGRAMS = { redis: 'redis-server', nats: 'nats-server' }
 const SYSTEM_DIRS = ['/usr/local/sbin', '/usr/sbin', '/sbin']
 /** Longest wait for a broker to say it is ready. */
 const BROKER_START_TIMEOUT_MS = 10_000
-/** Brokers started here and not yet stopped: ended with this process, however it exits. */
-const runningBrokers = new Set()
 
 /**
  * Where a broker's server program is, or null when it is not installed.
@@ -221,13 +220,12 @@ export async function startBrokerProcess (kind, { host = '127.0.0.1' } = {}) {
     ? ['--port', String(port), '--bind', host, '--save', '', '--appendonly', 'no']
     : ['--addr', host, '--port', String(port), '--config', path.join(configDir, 'nats.conf')]
   const child = spawn(program, args, { stdio: ['ignore', 'pipe', 'pipe'] })
-  runningBrokers.add(child)
+  own(child, 'SIGKILL')
   const exited = new Promise((resolve) => {
     child.once('exit', resolve)
     child.once('error', () => resolve(null)) // could not be started after all
   })
   exited.then(() => {
-    runningBrokers.delete(child)
     if (configDir) fs.rmSync(configDir, { recursive: true, force: true })
   })
   const stop = async () => {
@@ -243,7 +241,28 @@ export async function startBrokerProcess (kind, { host = '127.0.0.1' } = {}) {
   return { url: `${kind}://${host.includes(':') ? `[${host}]` : host}:${port}`, kind, process: child, stop }
 }
 
-process.on('exit', () => { for (const child of runningBrokers) child.kill('SIGKILL') })
+/** Servers and brokers started here and still running, with the signal that ends each when this process does. */
+const owned = new Map()
+
+/**
+ * Ends `child` with this process, however it exits: at exit, and on SIGINT or SIGTERM, which
+ * otherwise end a process without its exit handlers (compare stopped by `timeout` had left its
+ * servers running). Those two are only taken where nothing else here listens for them (the server's
+ * own command stops gracefully on them).
+ * @param {import('node:child_process').ChildProcess} child
+ * @param {'SIGTERM'|'SIGKILL'} signal SIGTERM lets a server stop itself; brokers keep nothing, SIGKILL
+ */
+function own (child, signal) {
+  if (owned.size === 0) {
+    for (const name of ['SIGINT', 'SIGTERM']) {
+      if (process.listenerCount(name) === 0) process.once(name, () => process.exit(128 + os.constants.signals[name]))
+    }
+  }
+  owned.set(child, signal)
+  child.once('exit', () => owned.delete(child))
+}
+
+process.on('exit', () => { for (const [child, signal] of owned) child.kill(signal) })
 
 /** Resolves once the broker logs that it is ready; rejects with one line if it exits or stays silent first. */
 function brokerReady (child, kind, exited) {

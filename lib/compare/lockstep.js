@@ -29,7 +29,7 @@ import tls from 'node:tls'
 import { performance } from 'node:perf_hooks'
 import parsePrometheusTextFormat from 'parse-prometheus-text-format'
 import { forkNodeScript, pinProcess, startServerProcess } from '../processes.js'
-import { CpuClock, loadAverage, machineBusyNs } from '../cpu-time.js'
+import { CpuClock, loadAverage, machineCpuNs } from '../cpu-time.js'
 import { METRICS_PATH } from '../protocol.js'
 import { UsageError } from '../errors.js'
 import { trialOrder } from './statistics.js'
@@ -124,6 +124,7 @@ const SATURATED_SHARE = 0.9
  * @property {number} ms how long it took
  * @property {number|null} loadAverage the one-minute load average at its end
  * @property {number|null} neighbourCores other processes' CPU over it, in cores on average
+ * @property {number|null} stealCores the hypervisor's steal over it (other guests'), in cores on average
  * @property {string[]} saturated the processes that were a bottleneck: `server json 3 medium` ...
  */
 
@@ -388,30 +389,36 @@ export async function settle (clocks) {
 }
 
 /**
- * What the machine did over a generation besides our work: the load average at its end, and the
- * CPU other processes took (the machine's busy time less this process's, the servers' and the clients').
+ * What the machine did over a generation besides our work: the load average at its end, the CPU
+ * other processes took (the machine's busy time less the hypervisor's steal and less this
+ * process's, the servers' and the clients'), and the steal: on a virtual machine, other guests.
  */
 class MachineWatch {
   /** @param {CpuClock[]} clocks the servers' and clients' clocks, read already around their batches */
   constructor (clocks) {
     this.clocks = clocks
     this.started = performance.now()
-    this.busy = machineBusyNs()
+    this.machine = machineCpuNs()
     this.own = process.cpuUsage()
     this.ns = clocks.map((clock) => clock.read())
   }
 
-  /** @returns {{ms: number, loadAverage: number|null, neighbourCores: number|null}} */
+  /** @returns {{ms: number, loadAverage: number|null, neighbourCores: number|null, stealCores: number|null}} */
   read () {
     const ms = performance.now() - this.started
     const own = process.cpuUsage(this.own)
     const ourNs = (own.user + own.system) * 1000 +
       this.clocks.reduce((sum, clock, i) => sum + (clock.read() ?? 0) - (this.ns[i] ?? 0), 0)
-    const busy = machineBusyNs()
-    const neighbourCores = busy === null || this.busy === null
-      ? null
-      : Math.max(0, round2((busy - this.busy - ourNs) / 1e6 / ms))
-    return { ms: Math.round(ms), loadAverage: loadAverage(), neighbourCores }
+    const machine = machineCpuNs()
+    const known = machine !== null && this.machine !== null
+    const stealNs = known ? machine.stealNs - this.machine.stealNs : null
+    const cores = (ns) => known ? Math.max(0, round2(ns / 1e6 / ms)) : null
+    return {
+      ms: Math.round(ms),
+      loadAverage: loadAverage(),
+      neighbourCores: cores(known && machine.busyNs - this.machine.busyNs - stealNs - ourNs),
+      stealCores: cores(stealNs)
+    }
   }
 }
 

@@ -206,8 +206,9 @@ export function undecided (row, label) {
 
 /**
  * What was wrong with the machine while it measured, in one line, or null when nothing was: the
- * processes that were their own bottleneck (their latencies are queueing as much as work), and
- * generations during which other processes took CPU (contaminated: figures may be off).
+ * processes that were their own bottleneck (their latencies are queueing as much as work),
+ * generations during which other processes took CPU (contaminated: figures may be off), and those
+ * during which the hypervisor gave this machine's CPUs to other guests (stolen).
  * @param {ComparisonResults} results
  * @returns {string|null}
  */
@@ -231,11 +232,24 @@ export function machineNote ({ settings, reports }) {
     notes.push(`contaminated: other processes took up to ${most} cores in ${contaminated.length} of ${generations.length} generations ` +
       `(load average up to ${load}); their spread widens the intervals, a steady neighbour can shift them: run again on a quiet machine`)
   }
+  const stolen = generations.filter((generation) => generation.stealCores > STOLEN_CORES)
+  if (stolen.length) {
+    const most = Math.max(...stolen.map((generation) => generation.stealCores))
+    notes.push(`stolen: the hypervisor gave other guests up to ${most} of this machine's cores in ${stolen.length} of ${generations.length} ` +
+      'generations (steal time); their spread widens the intervals: run again on a quieter host')
+  }
   return notes.length ? notes.join('; ') : null
 }
 
 /** Neighbours (other processes) using more than this many cores on average contaminate a generation. */
 export const CONTAMINATING_CORES = 0.25
+
+/**
+ * A hypervisor's steal over this many cores on average marks a generation stolen: lower than for
+ * neighbours, as it stops our processes outright (default runs here during 0.13-0.15 cores of steal
+ * on two cores had server CPU intervals of ±5.6-7.2%, against ±4.1-5.0% on a quiet host).
+ */
+export const STOLEN_CORES = 0.1
 
 /**
  * Every cell left inconclusive, in one line for the end of a run: `5 small p50, p99; people p99`.

@@ -94,6 +94,8 @@ test('two generations of json and protobuf on one row: a report per format each,
     assert.ok(Number.isInteger(generation.ms) && generation.ms > 0)
     assert.ok(generation.loadAverage === null || generation.loadAverage >= 0)
     assert.ok(generation.neighbourCores === null || generation.neighbourCores >= 0)
+    // Linux: /proc/stat is read, and the steal (other guests of a hypervisor) is some of the machine's cores.
+    assert.ok(Number.isFinite(generation.stealCores) && generation.stealCores >= 0 && generation.stealCores <= os.availableParallelism(), String(generation.stealCores))
     assert.ok(Array.isArray(generation.saturated) && generation.saturated.every((where) => /^(server|client) 5 small \((json|protobuf)\)$/.test(where)), String(generation.saturated))
     assert.deepEqual(generation.reports.map((report) => [report.label, report.format, report.trial]),
       [['json', 'json', generation.index], ['protobuf', 'protobuf', generation.index]])

@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import {
-  CONTAMINATING_CORES, buildComparisonResults, cellText, comparisonRows, describeRun, formatComparisonMarkdown, formatComparisonTable,
+  CONTAMINATING_CORES, STOLEN_CORES, buildComparisonResults, cellText, comparisonRows, describeRun, formatComparisonMarkdown, formatComparisonTable,
   inconclusiveSummary, machineNote, ratioText, undecided, verdictLines, verdictMeaning
 } from '../../lib/compare/results.js'
 import jstatModule from 'jstat'
@@ -330,9 +330,9 @@ test('verdictMeaning: the family\'s critical value and Bonferroni\'s, the margin
   assert.equal(verdictMeaning(undefined), none, 'a document without a family (an older one) still reads')
 })
 
-test('machineNote: saturated processes, contaminated generations, both, or null on a quiet machine', () => {
+test('machineNote: saturated processes, contaminated generations, stolen ones, or null on a quiet machine', () => {
   const results = (generations, reports = []) => ({ settings: { generations }, reports })
-  const generation = (index, { saturated = [], neighbourCores = 0, loadAverage = 0.3 } = {}) => ({ index, ms: 1000, loadAverage, neighbourCores, saturated })
+  const generation = (index, { saturated = [], neighbourCores = 0, stealCores = 0, loadAverage = 0.3 } = {}) => ({ index, ms: 1000, loadAverage, neighbourCores, stealCores, saturated })
   assert.equal(machineNote(results([generation(1), generation(2, { neighbourCores: CONTAMINATING_CORES })])), null, 'at the threshold: not contaminated')
   assert.equal(machineNote(results([generation(1, { saturated: ['client 5 small (protobuf)'] }), generation(2, { saturated: ['client 5 small (protobuf)'] })])),
     'saturated: client 5 small (protobuf): their latencies include queueing for their own CPU; fewer in flight, --workers, or more hosts')
@@ -342,7 +342,11 @@ test('machineNote: saturated processes, contaminated generations, both, or null 
     'contaminated: other processes took up to 0.8 cores in 2 of 3 generations (load average up to 2.5); their spread widens the intervals, ' +
     'a steady neighbour can shift them: run again on a quiet machine')
   assert.match(machineNote(results([generation(1, { saturated: ['server x'], neighbourCores: 1 })])), /^saturated: server x: .*; contaminated: other processes took up to 1 cores in 1 of 1 generations/)
-  assert.equal(machineNote(results([generation(1, { neighbourCores: null, loadAverage: null })])), null, 'no /proc/stat: nothing to say')
+  assert.equal(machineNote(results([generation(1, { neighbourCores: null, stealCores: null, loadAverage: null })])), null, 'no /proc/stat: nothing to say')
+  assert.equal(machineNote(results([generation(1, { stealCores: STOLEN_CORES }), generation(2, { stealCores: 0.4 }), generation(3, { stealCores: 0.6 })])),
+    'stolen: the hypervisor gave other guests up to 0.6 of this machine\'s cores in 2 of 3 generations (steal time); their spread widens the intervals: ' +
+    'run again on a quieter host')
+  assert.match(machineNote(results([generation(1, { neighbourCores: 0.5, stealCores: 0.5 })])), /^contaminated: other processes took up to 0\.5 cores .*; stolen: the hypervisor gave other guests up to 0\.5/)
   // A run without generations (the browser's): the client's own judgement of itself.
   const run = (saturated) => ({ generator: { saturated } })
   assert.equal(machineNote(results(undefined, [run(false), run(true), run(false)])),

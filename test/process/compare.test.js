@@ -6,7 +6,10 @@ import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
-import { runScript, temporaryDirectory } from '../helpers.js'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { setTimeout } from 'node:timers/promises'
+import { ROOT, runScript, temporaryDirectory } from '../helpers.js'
 import { METRICS } from '../../lib/compare/statistics.js'
 
 const tempDir = () => temporaryDirectory('compare')
@@ -210,6 +213,28 @@ describe('npm run compare', () => {
     assert.ok(CALLS.includes(results.rows[0].calls.protobuf))
   })
 
+  test('npm run compare stopped with SIGTERM mid-run: it exits 143 and takes its servers and clients with it', { skip: process.platform !== 'linux' && 'reads /proc' }, async () => {
+    const child = spawn(process.execPath, ['bin/compare.js', '--tests', 'small', '--trials', '50', '-n', '20', '--start-warmup', '100ms', '--out', tempDir()], {
+      cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe']
+    })
+    const exited = once(child, 'exit')
+    let stderr = ''
+    child.stderr.setEncoding('utf8')
+    for await (const chunk of child.stderr) {
+      stderr += chunk
+      if (/^generation 1 /m.test(stderr)) break
+    }
+    const descendants = processesUnder(child.pid)
+    assert.equal(descendants.filter((command) => / server\.js --port 0$/.test(command[1])).length, 2, JSON.stringify(descendants))
+    assert.equal(descendants.filter((command) => /batch-client\.js$/.test(command[1])).length, 2, JSON.stringify(descendants))
+    child.kill('SIGTERM')
+    const [code] = await exited
+    assert.equal(code, 143, stderr)
+    // The servers stop themselves on the SIGTERM it sent them, the clients once its channel closed: wait for it, boundedly.
+    for (let waited = 0; descendants.some(([pid]) => fs.existsSync(`/proc/${pid}`)) && waited < 10_000; waited += 20) await setTimeout(20)
+    assert.deepEqual(descendants.filter(([pid]) => fs.existsSync(`/proc/${pid}`)), [], 'nothing left running')
+  })
+
   test('npm run compare --calibrate 200: json against json with a planted 200 µs encode, what was found written beside the table', async () => {
     const { run, out, results } = await compareRun(['--calibrate', '200', '--tests', 'small', '--trials', '2', '-n', '20', '--repeat', '--start-warmup', '100ms'])
     assert.deepEqual(results.formats, ['json', 'json-planted'])
@@ -237,3 +262,19 @@ describe('npm run compare', () => {
     assert.match(fs.readFileSync(path.join(out, 'results.md'), 'utf8'), /^## Calibration\n\n- 5 small: planted \+200 µs per encode: /m)
   })
 })
+
+/** Every process below `root` now, as [pid, command line], from /proc. */
+function processesUnder (root) {
+  const parents = new Map()
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      // The command may hold spaces and parentheses: the fields after its closing parenthesis are fixed.
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'latin1')
+      const command = fs.readFileSync(`/proc/${entry}/cmdline`, 'latin1').split('\0').join(' ').trim()
+      parents.set(Number(entry), [Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]), command])
+    } catch {} // gone while listed
+  }
+  const under = (pid) => [...parents].filter(([, [parent]]) => parent === pid).flatMap(([child, [, command]]) => [[child, command], ...under(child)])
+  return under(root)
+}
