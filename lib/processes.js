@@ -245,21 +245,24 @@ export async function startBrokerProcess (kind, { host = '127.0.0.1' } = {}) {
 const owned = new Map()
 
 /**
- * Ends `child` with this process, however it exits: at exit, and on SIGINT or SIGTERM, which
- * otherwise end a process without its exit handlers (compare stopped by `timeout` had left its
- * servers running). Those two are only taken where nothing else here listens for them (the server's
- * own command stops gracefully on them).
+ * Ends `child` with this process, however it exits: at exit, and on SIGINT or SIGTERM, which would
+ * otherwise end it without its exit handlers (compare stopped with SIGTERM had left its servers
+ * running). On those the children are ended at once; the process then exits unless something
+ * else listens for the signal (network shaping and hosts tear down first, then raise it again).
  * @param {import('node:child_process').ChildProcess} child
  * @param {'SIGTERM'|'SIGKILL'} signal SIGTERM lets a server stop itself; brokers keep nothing, SIGKILL
  */
 function own (child, signal) {
-  if (owned.size === 0) {
-    for (const name of ['SIGINT', 'SIGTERM']) {
-      if (process.listenerCount(name) === 0) process.once(name, () => process.exit(128 + os.constants.signals[name]))
-    }
-  }
+  for (const name of ['SIGINT', 'SIGTERM']) if (!process.listeners(name).includes(endOwned)) process.once(name, endOwned)
   owned.set(child, signal)
   child.once('exit', () => owned.delete(child))
+}
+
+/** On SIGINT or SIGTERM: ends the children, and this process unless another listener will. */
+function endOwned (name) {
+  for (const [child, signal] of owned) child.kill(signal)
+  for (const other of ['SIGINT', 'SIGTERM']) process.off(other, endOwned)
+  if (process.listenerCount(name) === 0) process.exit(128 + os.constants.signals[name])
 }
 
 process.on('exit', () => { for (const [child, signal] of owned) child.kill(signal) })

@@ -96,6 +96,35 @@ describe('startServerProcess', () => {
   })
 })
 
+describe('a server started here ends with the process that started it', () => {
+  // A script that starts a server, prints its pid, and waits; with `teardown`, it has a SIGTERM listener of its own.
+  const starter = (teardown) => spawn(process.execPath, ['--input-type=module', '-e', `
+    import { startServerProcess } from ${JSON.stringify(path.join(PROJECT_ROOT, 'lib/processes.js'))}
+    const server = await startServerProcess()
+    ${teardown ? "process.once('SIGTERM', () => { console.log('tearing down'); setImmediate(() => process.exit(0)) })" : ''}
+    console.log('server', server.child.pid)
+    setInterval(() => {}, 1000)
+  `], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const gone = async (pid) => {
+    // It stops itself on the SIGTERM it was sent: wait for that, boundedly.
+    for (let waited = 0; fs.existsSync(`/proc/${pid}`) && waited < 10_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20))
+    return !fs.existsSync(`/proc/${pid}`)
+  }
+
+  for (const teardown of [false, true]) {
+    test(teardown ? 'on SIGTERM, with a listener of its own: the server is ended, and the listener still runs and decides the exit' : 'on SIGTERM: the server is ended, and the process exits 143', { skip: process.platform !== 'linux' && 'reads /proc' }, async () => {
+      const child = starter(teardown)
+      const output = watchOutput(child)
+      const [, pid] = await output.printed(/^server (\d+)$/m)
+      child.kill('SIGTERM')
+      const { code, stdout, stderr } = await output.exited
+      assert.equal(code, teardown ? 0 : 143, stderr)
+      assert.equal(stdout.includes('tearing down'), teardown)
+      assert.ok(await gone(Number(pid)), `server ${pid} still running`)
+    })
+  }
+})
+
 test('watchOutput: printed() resolves on the first match of stdout, rejects when the child exits without it; exited has it all', async () => {
   const child = spawn(process.execPath, ['-e', 'console.log("ready on 42"); console.error("note"); setTimeout(() => console.log("bye"), 50)'], { stdio: ['ignore', 'pipe', 'pipe'] })
   const output = watchOutput(child)
