@@ -43,6 +43,8 @@ test('100 arrivals/s for 300 ms, 3 messages each: 30 connections opened, answere
   assert.deepEqual(result.connect.failures, {})
   assert.ok(result.bytes.written > 90 * prepared.sizes.mean, `${result.bytes.written} bytes written`)
   assert.equal(server.seen.opened, 30)
+  // Closed by the client, each one: the server may hear of the last close just after the run ends.
+  await Promise.all([...server.wss.clients].map((ws) => ws.readyState === ws.CLOSED || once(ws, 'close')))
   assert.equal(server.wss.clients.size, 0, 'every connection closed')
   assert.ok(result.durationMs >= 290, `${result.durationMs} ms`)
 })
