@@ -3,7 +3,8 @@
 // imports: the browser client renders its own trials with it.
 import { describeNetwork, testLabel } from '../report/report.js'
 import { int, ms, perSecond, round } from '../display.js'
-import { ALPHA, DEFAULT_EQUIVALENCE, METRICS, overallCall, simultaneousEstimates } from './statistics.js'
+import { addHistograms } from '../histogram.js'
+import { ALPHA, DEFAULT_EQUIVALENCE, METRICS, overallCall, pooledPercentiles, simultaneousEstimates, smoothPercentile } from './statistics.js'
 
 /**
  * @typedef {object} FormatFigures one format's figures in a comparison row (medians over its trials)
@@ -12,7 +13,7 @@ import { ALPHA, DEFAULT_EQUIVALENCE, METRICS, overallCall, simultaneousEstimates
  *   or read (down); frame headers and compression included
  * @property {number} rate acknowledged messages per second
  * @property {number} p50 ms
- * @property {number} p99 ms
+ * @property {number} p99 ms, over every message of its trials pooled (where each kept its histogram)
  * @property {number|null} clientCpu client CPU µs per message (user + system, its open-loop batches)
  * @property {number|null} serverCpu server CPU µs per message (from the kernel, around its open-loop batches)
  * @property {number|null} clientCodec µs per message in the client's codec (encode, and decode where it decodes)
@@ -64,13 +65,16 @@ export function comparisonRows (reports, labels, { margin = DEFAULT_EQUIVALENCE 
         testName: report.test,
         profile: report.network.profile,
         network: describeNetwork(report.network),
-        trials: {}
+        trials: {},
+        histograms: {}
       })
     }
-    const trials = rows.get(key).trials
+    const { trials, histograms } = rows.get(key)
     const label = report.label ?? report.format
     trials[label] ??= []
     trials[label][(report.trial ?? 1) - 1] = figuresOf(report)
+    histograms[label] ??= []
+    histograms[label][(report.trial ?? 1) - 1] = report.histogram ?? null
   }
   const byLabel = (names, make) => Object.fromEntries(names.map((label) => [label, make(label)]))
   const later = labels.slice(1)
@@ -83,7 +87,8 @@ export function comparisonRows (reports, labels, { margin = DEFAULT_EQUIVALENCE 
     for (const label of later) {
       for (const [name, { better }] of Object.entries(METRICS)) {
         const strata = processesOf(labels[0]).map((processes, g) => `${processes}|${processesOf(label)[g]}`)
-        const [baseline, candidate] = [valuesOf(labels[0], name), valuesOf(label, name)]
+        const pooled = name === 'p99' ? pooledTails(row, [labels[0], label], strata) : null
+        const [baseline, candidate] = pooled ?? [valuesOf(labels[0], name), valuesOf(label, name)]
         cells.push({ row, label, name, better, baseline, candidate, strata })
       }
     }
@@ -95,8 +100,9 @@ export function comparisonRows (reports, labels, { margin = DEFAULT_EQUIVALENCE 
     cell.row.verdicts[cell.label] ??= {}
     cell.row.verdicts[cell.label][cell.name] = estimates[i]
   })
-  const table = [...rows.values()].map(({ verdicts = {}, ...row }) => {
-    const figures = byLabel(Object.keys(row.trials), (label) => summarize(row.trials[label].filter(Boolean)))
+  const table = [...rows.values()].map(({ verdicts = {}, histograms, ...row }) => {
+    const figures = byLabel(Object.keys(row.trials), (label) =>
+      summarize(row.trials[label].filter(Boolean), histograms[label]))
     const baseline = figures[labels[0]]
     const ratioOf = (label, name) => baseline?.[name] > 0 && figures[label]?.[name] > 0
       ? round(figures[label][name] / baseline[name], 3)
@@ -108,6 +114,18 @@ export function comparisonRows (reports, labels, { margin = DEFAULT_EQUIVALENCE 
     return { ...row, figures, ratios, verdicts: verdictsOf, calls, generations }
   })
   return { rows: table, family }
+}
+
+/**
+ * The p99 of each of the labels over all generations pooled, as per-generation values for the
+ * family (statistics.js, pooledPercentiles); null unless every generation of both kept its histogram.
+ */
+function pooledTails (row, labels, strata) {
+  const tails = labels.map((label) => {
+    const generations = Array.from(row.trials[label] ?? [], (_, g) => row.histograms[label]?.[g] ?? null)
+    return pooledPercentiles(generations, strata.slice(0, generations.length), 99)
+  })
+  return tails.every(Boolean) ? tails : null
 }
 
 function figuresOf (report) {
@@ -132,8 +150,11 @@ function figuresOf (report) {
   }
 }
 
-/** One format's figures over its trials: the median of each, accounting summed. */
-function summarize (trials) {
+/**
+ * One format's figures over its trials: the median of each, accounting summed; but p99 over every
+ * message of every trial pooled, where each kept its histogram (the p99 its ratio is of, see pooledTails).
+ */
+function summarize (trials, histograms = []) {
   const median = (name) => {
     const values = trials.map((trial) => trial[name]).filter((value) => value !== null).sort((a, b) => a - b)
     if (values.length === 0) return null
@@ -142,8 +163,11 @@ function summarize (trials) {
   }
   const counts = trials.map((trial) => trial.accounting.split('/').map(Number))
     .reduce((sum, parts) => sum.map((value, i) => value + parts[i]), [0, 0, 0, 0])
+  const kept = histograms.filter(Boolean)
+  const pooled = kept.length > 0 && kept.length === trials.length
   return {
     ...Object.fromEntries(RATIO_FIGURES.map((name) => [name, median(name)])),
+    ...pooled && { p99: round(smoothPercentile(addHistograms(kept), 99), 3) },
     accounting: counts.join('/'),
     ok: trials.every((trial) => trial.ok)
   }
@@ -389,7 +413,9 @@ export function verdictMeaning (family, margin = DEFAULT_EQUIVALENCE) {
   return 'Each ratio is the geometric mean of the per-generation ratios (a generation: every format measured once, taking turns)' +
     `${rotations}, with a simultaneous interval: the table's cells are one family, their correlation ` +
     `estimated from the generations (single-step max-T, multivariate t), ${critical}so the chance of any false call anywhere in the ` +
-    `table is at most ${ALPHA * 100}%; a figure that never varies (bytes) is exact. better or worse (+/-): the interval excludes 1, better meaning ` +
+    `table is at most ${ALPHA * 100}%; a figure that never varies (bytes) is exact; p99 is over each format's messages of every generation ` +
+    'pooled, its spread found by leaving out one generation at a time (a jackknife; where the tail is too steep to pool, each ' +
+    'generation\'s own p99). better or worse (+/-): the interval excludes 1, better meaning ' +
     `lower latency, bytes, CPU and codec time or more msgs/s; equivalent (=): the whole interval lies within ±${percent(margin)} of 1; ` +
     'inconclusive (?): neither, ± giving the smallest difference this run could have told; mixed: some metrics better, some worse.'
 }

@@ -2,8 +2,9 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import jstatModule from 'jstat'
 import {
-  ALPHA, DEFAULT_EQUIVALENCE, METRICS, callOf, overallCall, simultaneousEstimates, trialOrder
+  ALPHA, DEFAULT_EQUIVALENCE, METRICS, callOf, overallCall, pooledPercentiles, simultaneousEstimates, smoothPercentile, trialOrder
 } from '../../lib/compare/statistics.js'
+import { createLatencyHistogram, decodeHistogram, encodeHistogram } from '../../lib/histogram.js'
 import { normalSource } from '../helpers.js'
 
 const { jStat } = jstatModule
@@ -285,4 +286,98 @@ test('trialOrder: balanced blocks A B, B A, B A, A B: each format at each positi
     for (let batch = 0; batch < batches; batch++) trialOrder(count, batch).forEach((format, position) => { positions[format] += position })
     assert.ok(positions.every((sum) => sum === positions[0]), `${count} formats: position sums ${positions}`)
   }
+})
+
+/**
+ * One generation of one format's latencies, µs, as an encoded histogram: 400 messages lognormal
+ * around `us`, the whole generation `machine` faster or slower, and hiccups: a Poisson number of
+ * messages (mean `hiccups`) held 1-4 ms. With a mean of 4, a generation's p99 (its 4th slowest) is
+ * now the usual tail, now a hiccup, and the pooled p99 falls in the gap between them.
+ */
+function generationHistogram (normal, { us, machine, scale = 1, hiccups }) {
+  const histogram = createLatencyHistogram()
+  for (let i = 0; i < 400; i++) histogram.recordValue(Math.max(1, Math.round(scale * machine * us * Math.exp(0.25 * normal()))))
+  // Poisson as the count of 4000 chances, each a normal beyond the quantile that makes its mean.
+  const beyond = jStat.normal.inv(1 - hiccups / 8000, 0, 1)
+  let held = 0
+  for (let i = 0; i < 4000; i++) if (Math.abs(normal()) > beyond) held++
+  for (let i = 0; i < held; i++) histogram.recordValue(Math.round(scale * (1000 + 1000 * Math.abs(normal()))))
+  return encodeHistogram(histogram)
+}
+
+/**
+ * p99 cells of `cells` rows over `generations` in two rotations, the candidate ×`scale` the
+ * baseline, as the family sees them: pooled, and each generation's own.
+ */
+function tailTable ({ cells, generations, scale = 1, hiccups }, normal) {
+  const strata = Array.from({ length: generations }, (_, g) => `rotation ${g % 2}`)
+  return Array.from({ length: cells }, (_, c) => {
+    const machine = strata.map(() => Math.exp(0.1 * normal()))
+    const shape = (factor) => machine.map((m) => generationHistogram(normal, { us: 100 + 20 * c, machine: m, scale: factor, hiccups }))
+    const [baseline, candidate] = [shape(1), shape(scale)]
+    // As lib/compare/results.js does: each generation's own p99 where the tail is too steep to pool.
+    const own = (histograms) => histograms.map((histogram) => smoothPercentile(decodeHistogram(histogram), 99))
+    const ownCell = { baseline: own(baseline), candidate: own(candidate), strata, better: 'lower' }
+    const pooled = [baseline, candidate].map((histograms) => pooledPercentiles(histograms, strata, 99))
+    return { pooled: pooled.every(Boolean) ? { ...ownCell, baseline: pooled[0], candidate: pooled[1] } : ownCell, own: ownCell, steep: !pooled.every(Boolean) }
+  })
+}
+
+/** The share of null tables (`tables` of them) with any call, pooled p99 and each generation's own. */
+function tailFalseCalls (tables, hiccups, seed) {
+  const normal = normalSource(seed)
+  const wrong = { pooled: 0, own: 0, steep: 0 }
+  for (let t = 0; t < tables; t++) {
+    const table = tailTable({ cells: 6, generations: 12, hiccups }, normal)
+    wrong.steep += table.filter((cell) => cell.steep).length / table.length
+    for (const kind of ['pooled', 'own']) {
+      const { estimates } = simultaneousEstimates(table.map((cell) => cell[kind]), { draws: 400, margin: 0 })
+      if (estimates.some(called)) wrong[kind]++
+    }
+  }
+  return { pooled: wrong.pooled / tables, own: wrong.own / tables, steep: wrong.steep / tables }
+}
+
+test('pooledPercentiles: null tables of p99 pooled over generations, hiccups or not: the chance of any false call is about alpha', () => {
+  const rare = tailFalseCalls(60, 1, 11)
+  console.log(`false-call rate of p99 over 60 null tables, hiccups on 0.25% of messages: pooled ${rare.pooled}, per generation ${rare.own}`)
+  assert.ok(rare.pooled <= 0.08, String(rare.pooled))
+  assert.ok(rare.steep < 0.05, `pooled, not steep: ${rare.steep}`)
+  // The 99th in the gap between the usual tail and the hiccups: too steep to pool, each generation's own.
+  const gap = tailFalseCalls(60, 4, 12)
+  console.log(`... hiccups on 1% of messages: pooled ${gap.pooled}, per generation ${gap.own}, steep ${gap.steep}`)
+  assert.ok(gap.steep > 0.9, `steep: ${gap.steep}`)
+  assert.ok(gap.pooled <= 0.1, String(gap.pooled))
+})
+
+test('pooledPercentiles: a real difference is called and covered, with narrower intervals than each generation\'s own p99', () => {
+  const table = tailTable({ cells: 6, generations: 16, scale: 0.8, hiccups: 1 }, normalSource(13))
+  const pooled = simultaneousEstimates(table.map((cell) => cell.pooled)).estimates
+  const own = simultaneousEstimates(table.map((cell) => cell.own)).estimates
+  for (const estimate of pooled) {
+    assert.equal(estimate.call, 'better', `${estimate.ratio} ${estimate.ci}`)
+    assert.ok(estimate.ci[0] < 0.8 && estimate.ci[1] > 0.8, `${estimate.ci}`)
+  }
+  const median = (estimates) => estimates.map((estimate) => estimate.resolution).sort((a, b) => a - b)[estimates.length >> 1]
+  console.log(`p99 half-width, median over cells: pooled ±${median(pooled)}, per generation ±${median(own)}`)
+  assert.ok(median(pooled) < median(own), `pooled ±${median(pooled)}, per generation ±${median(own)}`)
+})
+
+test('pooledPercentiles: a stratum of one generation keeps its own percentile; a missing or empty histogram gives null', () => {
+  const histogram = createLatencyHistogram()
+  for (let us = 1; us <= 100; us++) histogram.recordValue(us * 10)
+  const one = encodeHistogram(histogram)
+  const own = smoothPercentile(histogram, 99)
+  assert.ok(own > 0.97 && own < 1, `the smooth p99 of 10..1000 µs lies near the 99th value: ${own}`)
+  assert.deepEqual(pooledPercentiles([one], ['a'], 99), [own])
+  assert.equal(pooledPercentiles([one, null], ['a', 'a'], 99), null)
+  assert.equal(pooledPercentiles([one, encodeHistogram(createLatencyHistogram())], ['a', 'a'], 99), null)
+  // A tail too steep to pool: the 99th between 1% of messages at 100 µs and the rest at 1 ms.
+  const steep = createLatencyHistogram()
+  steep.recordValueWithCount(100, 990)
+  steep.recordValueWithCount(1000, 10)
+  assert.equal(pooledPercentiles([encodeHistogram(steep)], ['a'], 99), null)
+  // Two identical generations: leaving either out changes nothing, so both keep the pooled value.
+  const twice = pooledPercentiles([one, one], ['a', 'a'], 99)
+  assert.ok(twice.every((value) => Math.abs(value / twice[0] - 1) < 1e-9))
 })
