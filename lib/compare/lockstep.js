@@ -41,11 +41,17 @@ export const MAX_BATCH_MESSAGES = 200
 /** Open-loop batches run at this share of the slower format's closed-loop rate: both keep up. */
 export const OPEN_LOOP_SHARE = 0.8
 /**
- * Each row's share of a generation, ms over all formats: half closed loop, half open loop (with two
- * formats, five or six pairs of 25 ms batches in each half). Longer rows narrowed every interval
- * more than the generations they cost, up to here (docs/method.md).
+ * Each row's share of a generation, ms over all formats (with two formats, five pairs of 25 ms
+ * batches in closed loop and seven in open loop). Longer rows narrowed every interval more than
+ * the generations they cost, up to here (docs/method.md).
  */
 export const ROW_MS = 600
+/**
+ * The closed-loop batches' share of a row, the rest open loop. Within a generation the batches'
+ * own noise makes nearly all of a ratio's spread, so each metric's interval narrows with the square
+ * root of its share: with p99 pooled over generations, latency had the margin that CPU lacked.
+ */
+const CLOSED_SHARE = 0.4
 /**
  * Unrecorded batches per format in each generation's first row, before its measured ones: this
  * long. Just after the generation's connections open, the first batch of that row took twice its
@@ -552,7 +558,7 @@ export function nextProbe (probes, batchMessages) {
 /**
  * A row's batches from the slower format's closed-loop rate: batches of about BATCH_MS (or
  * `batchMessages`), open-loop ones at OPEN_LOOP_SHARE of that rate, as many pairs of each as fit
- * half of ROW_MS.
+ * their share of ROW_MS (CLOSED_SHARE).
  * @param {number} slowest messages per second, the slower format's
  * @param {number} formats how many take turns
  * @param {{inflight: number, connections: number}} load
@@ -566,17 +572,17 @@ export function rowPlan (slowest, formats, load, batchMessages) {
   const openCount = batchMessages ?? clamp(Math.round(openRate * BATCH_MS / 1000))
   const closedMs = closedCount * 1000 / slowest
   // Rows whose batches are long (big payloads, slow networks) get fewer, down to one pair of each kind.
-  const pairs = (batchMs) => Math.max(1, Math.round(ROW_MS / 2 / (formats * batchMs)))
+  const pairs = (batchMs, share) => Math.max(1, Math.round(ROW_MS * share / (formats * batchMs)))
   // A batch of one message at a time is the same in closed and open loop (people's 13 MB): costing
   // the timed batches spares a second pair that would take as long.
   const single = closedCount === 1 && openCount === 1 && load.inflight === 1 && load.connections === 1
   return {
     closedCount,
     timedRate: null,
-    closedPairs: pairs(closedMs),
+    closedPairs: pairs(closedMs, CLOSED_SHARE),
     openCount: single ? 0 : openCount,
     openRate: single ? null : Math.round(openRate * 10) / 10,
-    openPairs: single ? 0 : pairs(openCount * 1000 / openRate),
+    openPairs: single ? 0 : pairs(openCount * 1000 / openRate, 1 - CLOSED_SHARE),
     // None where one batch outlasts it: warm clients need no single message of people's megabytes to lead in.
     warmupBatches: Math.round(WARMUP_MS / closedMs)
   }

@@ -226,6 +226,12 @@ export function smoothPercentile (histogram, percentile) {
 const STEEP_TAIL = 2
 
 /**
+ * A pooled percentile needs at least this many messages beyond it: `people` sends one message a
+ * generation, and its pooled "p99" of 15 was their slowest, its interval ±130%.
+ */
+const TAIL_MESSAGES = 10
+
+/**
  * A format's tail percentile over every message of its generations pooled, given as one value per
  * generation for the family to use in place of each generation's own percentile. A generation's
  * p99 is set by its dozen slowest messages, so a hiccup in one format's turn moved it 2-4x, and
@@ -236,12 +242,12 @@ const STEEP_TAIL = 2
  * error, one generation left out at a time (each generation's messages stay together: they share
  * its moment of the machine). Strata as in stratified, within which each rotation's generations
  * are pooled; a stratum of one generation gives its own percentile. Not where the tail is steep
- * (STEEP_TAIL).
+ * (STEEP_TAIL) or holds too few messages (TAIL_MESSAGES).
  * @param {Array<string|null>} histograms one per generation, encoded (lib/histogram.js)
  * @param {Array<string|number|null>} strata each generation's stratum
  * @param {number} percentile 0 to 100
  * @returns {number[]|null} one per generation, ms; null where a generation has no histogram or an
- *   empty one, or the tail is steep (the caller keeps each generation's own figure)
+ *   empty one, or the tail is steep or thin (the caller keeps each generation's own figure)
  */
 export function pooledPercentiles (histograms, strata, percentile) {
   if (histograms.length === 0 || histograms.some((histogram) => !histogram)) return null
@@ -254,6 +260,7 @@ export function pooledPercentiles (histograms, strata, percentile) {
   }
   const logPercentile = (members) => Math.log(smoothPercentile(poolOf(members), percentile))
   const all = poolOf(decoded.map((_, g) => g))
+  if (all.totalCount * (100 - percentile) / 100 < TAIL_MESSAGES) return null
   const [below, above] = [-1, 1].map((side) => valueAtPercentile(all, percentile + side * (100 - percentile) / 2))
   if (above > STEEP_TAIL * below) return null
   const groups = new Map()
