@@ -414,7 +414,7 @@ export function verdictMeaning (family, margin = DEFAULT_EQUIVALENCE) {
     `${rotations}, with a simultaneous interval: the table's cells are one family, their correlation ` +
     `estimated from the generations (single-step max-T, multivariate t), ${critical}so the chance of any false call anywhere in the ` +
     `table is at most ${ALPHA * 100}%; a figure that never varies (bytes) is exact; p99 is over each format's messages of every generation ` +
-    'pooled, its spread found by leaving out one generation at a time (a jackknife; where the tail is too steep to pool, each ' +
+    'pooled, its spread found by leaving out one generation at a time (a jackknife; where the tail is too steep or thin to pool, each ' +
     'generation\'s own p99). better or worse (+/-): the interval excludes 1, better meaning ' +
     `lower latency, bytes, CPU and codec time or more msgs/s; equivalent (=): the whole interval lies within ±${percent(margin)} of 1; ` +
     'inconclusive (?): neither, ± giving the smallest difference this run could have told; mixed: some metrics better, some worse.'
