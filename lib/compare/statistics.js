@@ -169,11 +169,7 @@ export function simultaneousEstimates (cells, options = {}) {
  */
 function stratified (logs, labels) {
   const n = logs.length
-  const groups = new Map()
-  labels.forEach((label, i) => {
-    if (!groups.has(label)) groups.set(label, [])
-    groups.get(label).push(i)
-  })
+  const groups = membersOf(labels)
   if (groups.size === 1 || n - groups.size < 1) {
     const mean = logs.reduce((sum, value) => sum + value, 0) / n
     return { mean, deviations: logs.map((value) => value - mean), df: n - 1, scale: 1 / Math.sqrt(n), groups: 1 }
@@ -264,11 +260,7 @@ export function pooledPercentiles (histograms, strata, percentile) {
   if (all.totalCount * (100 - percentile) / 100 < TAIL_MESSAGES) return null
   const [below, above] = [-1, 1].map((side) => valueAtPercentile(all, percentile + side * (100 - percentile) / 2))
   if (above > STEEP_TAIL * below) return null
-  const groups = new Map()
-  strata.forEach((label, g) => {
-    if (!groups.has(label)) groups.set(label, [])
-    groups.get(label).push(g)
-  })
+  const groups = membersOf(strata)
   const values = new Array(histograms.length)
   for (const members of groups.values()) {
     const n = members.length
@@ -281,6 +273,20 @@ export function pooledPercentiles (histograms, strata, percentile) {
     members.forEach((g, i) => { values[g] = Math.exp(pseudo[i] + shift) })
   }
   return values
+}
+
+/**
+ * Which positions share each stratum label, in order of first appearance.
+ * @param {Array<string|number|null>} labels
+ * @returns {Map<string|number|null, number[]>}
+ */
+function membersOf (labels) {
+  const groups = new Map()
+  labels.forEach((label, i) => {
+    if (!groups.has(label)) groups.set(label, [])
+    groups.get(label).push(i)
+  })
+  return groups
 }
 
 /**
