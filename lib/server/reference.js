@@ -16,7 +16,7 @@ export const SERVERS_DIR = path.join(PROJECT_ROOT, 'servers')
  * @property {string} dir
  * @property {string} description
  * @property {string[]} formats the formats it serves
- * @property {{command: string[], missing: string}} toolchain
+ * @property {{commands: string[][], missing: string}} toolchain the commands that must run for a build, and what to install when one cannot
  * @property {{command: string[], output: string, sources: string[], match: string}} build paths from dir
  * @property {string} run the program to run, from dir
  */
@@ -60,13 +60,12 @@ export function warmupOf (name) {
 }
 
 /**
- * Whether the server's toolchain runs here.
+ * Whether the server's toolchain runs here: every command of its server.json's toolchain.
  * @param {string} name
  * @returns {boolean}
  */
 export function toolchainAvailable (name) {
-  const [program, ...args] = referenceServer(name).toolchain.command
-  return spawnSync(program, args, { stdio: 'ignore' }).status === 0
+  return referenceServer(name).toolchain.commands.every(([program, ...args]) => spawnSync(program, args, { stdio: 'ignore' }).status === 0)
 }
 
 /** The newest modification time among the sources (files whose names match), the output's own folder aside. */
@@ -87,9 +86,10 @@ function newestSource (server) {
  * Builds a reference server unless its output is newer than every source, and returns the program
  * that runs it (its arguments follow).
  * @param {string} name
- * @param {{force?: boolean, output?: 'inherit'|'pipe'}} [options] output: where the build's own output goes
+ * @param {{force?: boolean, output?: 'stderr'|'pipe'}} [options] output: where the build's own output goes: this
+ *   process's stderr (never its stdout: `npm run server:NAME` takes that for the program's path), or kept for the error
  * @returns {string}
- * @throws {Error} when the toolchain is missing or the build fails, with the build's output
+ * @throws {Error} when the toolchain is missing (one line naming what to install) or the build fails, with the build's output
  */
 export function buildReferenceServer (name, { force = false, output = 'pipe' } = {}) {
   const server = referenceServer(name)
@@ -97,12 +97,13 @@ export function buildReferenceServer (name, { force = false, output = 'pipe' } =
   const upToDate = fs.existsSync(built) && fs.statSync(built).mtimeMs >= newestSource(server)
   const program = path.join(server.dir, server.run)
   if (!force && upToDate) return program
-  const [command, ...args] = server.build.command
-  const run = spawnSync(command, args, { cwd: server.dir, encoding: 'utf8', stdio: ['ignore', output, output] })
   const what = `the ${name} server`
-  if (run.error) {
-    throw new Error(`cannot build ${what}: ${run.error.code === 'ENOENT' ? server.toolchain.missing : run.error.message}`)
-  }
+  // Checked first: a build tool that starts without its compiler fails many lines later, and unclearly.
+  if (!toolchainAvailable(name)) throw new Error(`cannot build ${what}: ${server.toolchain.missing}`)
+  const [command, ...args] = server.build.command
+  const stream = output === 'stderr' ? 2 : 'pipe'
+  const run = spawnSync(command, args, { cwd: server.dir, encoding: 'utf8', stdio: ['ignore', stream, stream] })
+  if (run.error) throw new Error(`cannot build ${what}: ${run.error.message}`)
   if (run.status !== 0) {
     const said = `${run.stdout ?? ''}${run.stderr ?? ''}`.trim()
     throw new Error(`cannot build ${what} (${command} exited with ${run.status})${said ? `:\n${said}` : ''}`)
