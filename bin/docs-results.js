@@ -410,9 +410,10 @@ async function compareCommand ({ formats, rows, settings, reports }) {
   const { DEFAULT_BUDGET_MS, DEFAULT_FORMATS } = await import('../lib/defaults.js')
   const { DEFAULT_EQUIVALENCE } = await import('../lib/compare/statistics.js')
   const { ALL_TESTS } = await import('../lib/payloads/catalog.js')
+  const { plantArgument } = await import('../lib/compare/calibration.js')
   const args = []
   const asked = formats.map((label) => label.replace(/#\d+$/, ''))
-  if (settings.calibrate) args.push('--calibrate', String(settings.calibrate))
+  if (settings.calibrate) args.push('--calibrate', plantArgument(settings.calibrate))
   else if (asked.join() !== DEFAULT_FORMATS.join()) args.push('--formats', asked.join(','))
   const custom = reports.find((report) => report.payloadFile)
   const tests = [...new Set(rows.map((row) => row.testName))]

@@ -2,7 +2,7 @@
 import { UsageError } from '../errors.js'
 import { DEFAULT_BUDGET_MS, DEFAULT_FANOUT_RATE, DEFAULT_FORMATS, MAX_TRIALS } from '../defaults.js'
 import { DEFAULT_EQUIVALENCE } from '../compare/statistics.js'
-import { CALIBRATION_TESTS, DEFAULT_PLANTED_US, PLANTED_FORMAT, PLANTED_MODULE } from '../compare/calibration.js'
+import { CALIBRATION_TESTS, DEFAULT_PLANTED_US, PLANTED_FORMAT, PLANTED_MODULE, PLANTED_SIDES } from '../compare/calibration.js'
 import { DIRECTIONS } from '../protocol.js'
 import { checkCarries, formatNames, loadFormat } from '../codecs/registry.js'
 import { ALL_TESTS, resolveTest } from '../payloads/catalog.js'
@@ -15,7 +15,7 @@ import { REFERENCE_SERVERS, REFERENCE_SERVER_NAMES } from '../server/reference.j
  * Parses `npm run compare`'s command line. Messages per batch stay undefined unless given, so
  * each test gets batches that suit its speed (see planRow in lib/compare/lockstep.js).
  * @param {string[]} argv process.argv
- * @returns {Promise<{formats: string[], calibrate: number|null, tests: string[], custom: {payload: string, proto?: string, type?: string}|null, allowLossy: boolean,
+ * @returns {Promise<{formats: string[], calibrate: {side: string, us: number}|null, tests: string[], custom: {payload: string, proto?: string, type?: string}|null, allowLossy: boolean,
  *   profiles: string[], compress: boolean, direction: string, trials?: number, budgetMs?: number, margin: number,
  *   pin: boolean, messages?: number, inflight: number, rate?: number, connections: number,
  *   repeat: boolean,
@@ -38,7 +38,7 @@ export async function parseCompareArgs (argv) {
       direction: { describe: 'up: clients send the payload; down: the server sends it; echo: both; fanout: one publisher, --connections subscribers', choices: DIRECTIONS, default: 'up' },
       rate: { describe: `fanout: publishes per second [default: ${DEFAULT_FANOUT_RATE}]`, type: 'string' },
       trials: { alias: 't', describe: `a fixed number of generations (each: every test in lockstep batches, the processes swapping formats), 2 to ${MAX_TRIALS} [default: as many as fit --budget]` },
-      calibrate: { describe: `plant a known cost (µs per message, default ${DEFAULT_PLANTED_US}) in the encode of one of two otherwise identical JSON codecs, and report whether it was found and the smallest difference this machine tells in the budget [default tests: ${CALIBRATION_TESTS.join(',')}]`, type: 'string' },
+      calibrate: { describe: `[client|server][:µs]: plant a known cost (µs per message, default ${DEFAULT_PLANTED_US}) in the client's encode (default) or the server's decode of one of two otherwise identical JSON codecs, and report whether it was found where planted, about its size, and not called worse on the other side's CPU, and the smallest difference this machine tells in the budget: 20, server, server:30 [default tests: ${CALIBRATION_TESTS.join(',')}]`, type: 'string' },
       budget: { describe: `run generations while the next one fits in this much time from the start: 90s, 5m [default: ${DEFAULT_BUDGET_MS / 1000}s]`, type: 'string', nargs: 1 },
       equivalence: { describe: 'equivalent: the whole interval within ± this percentage of 1', default: DEFAULT_EQUIVALENCE * 100, type: 'string', nargs: 1 },
       'start-warmup': { describe: 'how long each client sends each format before the warm-up generations (and until it has spent 0.3 s of its CPU on it, or this if less, for at most 3x this): 5s, 500ms [default: 2s, or a reference server\'s own (servers/NAME/server.json): the JVM compiles for longer]', type: 'string', nargs: 1 },
@@ -62,6 +62,7 @@ export async function parseCompareArgs (argv) {
     .example(`${program} --formats json,json`, 'an A/A run: the same format twice should call nothing')
     .example(`${program} --tests 3,4 --budget 5m --equivalence 2`, 'longer, to decide smaller differences')
     .example(`${program} --calibrate`, 'what this machine can tell: a planted 20 µs encode cost, found or not')
+    .example(`${program} --calibrate server`, 'the same, planted in the server\'s decode')
     .example(`${program} --server go --tests 3,4`, 'the same question for a Go backend')
     .example(`${program} --server java --tests 3,4`, 'and for a Java one')
     .example(`${program} --direction fanout --connections 200 --tests 3,4 --compress`, 'a broadcast to 200 subscribers')
@@ -71,10 +72,10 @@ export async function parseCompareArgs (argv) {
   const custom = payloadFiles(args)
   if (custom && argv.some((arg) => arg === '--tests' || arg.startsWith('--tests='))) throw new UsageError('give either --tests or --payload, not both')
   if (custom && args.direction === 'down') throw new UsageError('--direction down needs built-in tests: the server cannot know your payload')
-  const calibrate = args.calibrate === undefined ? null : args.calibrate === '' ? DEFAULT_PLANTED_US : positiveNumber('calibrate', args.calibrate)
+  const calibrate = args.calibrate === undefined ? null : plantOf(args.calibrate)
   const given = (name) => argv.some((arg) => arg === `--${name}` || arg.startsWith(`--${name}=`))
   if (calibrate !== null && (given('formats') || custom)) throw new UsageError('--calibrate compares JSON with itself plus a planted cost: it takes no --formats or --payload')
-  if (calibrate !== null && args.direction !== 'up') throw new UsageError('--calibrate plants its cost in the client\'s encode: it runs with --direction up')
+  if (calibrate !== null && args.direction !== 'up') throw new UsageError('--calibrate plants its cost in the client\'s encode or the server\'s decode of messages going up: it runs with --direction up')
   const tests = custom ? [] : calibrate !== null && !given('tests') ? CALIBRATION_TESTS : commaList(args.tests)
   for (const test of tests) resolveTest(test)
   const formats = calibrate === null ? commaList(args.formats) : ['json', PLANTED_FORMAT]
@@ -116,6 +117,19 @@ export async function parseCompareArgs (argv) {
     out: args.out,
     json: args.json
   }
+}
+
+/**
+ * --calibrate's value: where the cost is planted (client or server), its µs, or both as server:30;
+ * each part left out takes its default (client, DEFAULT_PLANTED_US).
+ * @param {string} value
+ * @returns {{side: string, us: number}}
+ */
+function plantOf (value) {
+  const [, side = 'client', given = ''] = /^(?:(client|server)(?::|$))?(.*)$/.exec(value)
+  const us = given === '' ? DEFAULT_PLANTED_US : Number(given)
+  if (!(us > 0 && Number.isFinite(us))) throw new UsageError(`--calibrate takes ${PLANTED_SIDES.join(' or ')}, µs above 0, or both as server:30; got '${value}'`)
+  return { side, us }
 }
 
 /**

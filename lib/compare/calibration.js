@@ -1,6 +1,7 @@
-// --calibrate: what this machine can tell. A comparison of JSON with JSON whose encode spins for a
-// known time per message (planted-codec.js): the planted cost should be found on the side that
-// pays it (latency and client CPU), in about its size, and nowhere else (server CPU), and the
+// --calibrate: what this machine can tell. A comparison of JSON with JSON that spins for a known
+// time per message (planted-codec.js), in the client's encode or in the server's decode: the
+// planted cost should be found on the side that pays it (latency and that side's CPU), its
+// interval covering the size planted, and not be called worse on the other side's CPU; the
 // intervals say the smallest difference the run could have told, in µs.
 import { fileURLToPath } from 'node:url'
 
@@ -11,27 +12,52 @@ export const PLANTED_MODULE = fileURLToPath(new URL('./planted-codec.js', import
 /** µs per message planted when --calibrate names no cost. */
 export const DEFAULT_PLANTED_US = 20
 
+/** Where a cost can be planted: the client's encode (the default) or the server's decode. */
+export const PLANTED_SIDES = Object.freeze(['client', 'server'])
+
 /** The tests a calibration runs unless --tests says otherwise: mid-sized real-life payloads. */
 export const CALIBRATION_TESTS = Object.freeze(['medium', 'large'])
 
-/** Where the planted cost must show (found: called worse) and where it must not (called at all). */
-const EXPECTED = { p50: 'found', clientCpu: 'found', serverCpu: 'absent' }
+/**
+ * Per side planted: where the cost must be found (called worse, the interval covering its size) and
+ * where it must not show (not called worse). Not "not called at all": a cost can only make a side
+ * dearer, and moving the work in time may change the other side a little, which is no planted cost.
+ */
+const EXPECTED = {
+  client: { p50: 'found', clientCpu: 'found', serverCpu: 'absent' },
+  server: { p50: 'found', serverCpu: 'found', clientCpu: 'absent' }
+}
+
+const NAMES = { p50: 'p50', clientCpu: 'client CPU', serverCpu: 'server CPU' }
+const CALLS = { client: "the client's encode", server: "the server's decode" }
+
+/**
+ * --calibrate's value as given on the command line: the size alone for the default side.
+ * @param {{side: string, us: number}} plant
+ * @returns {string} e.g. '20' or 'server:30'
+ */
+export function plantArgument ({ side, us }) {
+  return side === 'client' ? String(us) : `${side}:${us}`
+}
 
 /**
  * What a calibration found, per row: each expected metric's difference in µs with its interval,
- * the smallest difference the run could have told (the interval's half-width, µs), and whether
- * the planted cost was found where it should be and nowhere it should not.
+ * the smallest difference the run could have told (the interval's half-width, µs), whether the
+ * planted cost was found where it should be (and its intervals cover the size planted) and
+ * whether it was called worse where it was not planted.
  * @param {import('./results.js').ComparisonRow[]} rows
  * @param {string[]} labels the baseline (json) and the planted format
- * @param {number} plantedUs
- * @returns {{plantedUs: number, rows: Array<{test: string, profile: string, metrics: object, found: boolean, falseCall: boolean}>}}
+ * @param {{side: string, us: number}} plant where the cost was planted and its µs per message
+ * @returns {{side: string, plantedUs: number, rows: Array<{test: string, profile: string, metrics: object,
+ *   found: boolean, sized: boolean, falseCall: boolean}>}}
  */
-export function calibrationOf (rows, [baseline, planted], plantedUs) {
+export function calibrationOf (rows, [baseline, planted], { side, us: plantedUs }) {
   return {
+    side,
     plantedUs,
     rows: rows.map((row) => {
       const metrics = {}
-      for (const [name, expected] of Object.entries(EXPECTED)) {
+      for (const [name, expected] of Object.entries(EXPECTED[side])) {
         const estimate = row.verdicts[planted]?.[name]
         const base = row.figures[baseline]?.[name]
         if (!estimate || !(base > 0)) continue
@@ -43,13 +69,19 @@ export function calibrationOf (rows, [baseline, planted], plantedUs) {
           differenceUs: round1((estimate.ratio - 1) * us),
           ci,
           smallestUs: estimate.resolution === null ? null : round1(estimate.resolution * us),
-          call: estimate.call
+          call: estimate.call,
+          ...(expected === 'found' && { covers: ci ? ci[0] <= plantedUs && plantedUs <= ci[1] : false })
         }
       }
       const wanted = Object.values(metrics).filter(({ expected }) => expected === 'found')
-      const found = wanted.length > 0 && wanted.every(({ call }) => call === 'worse')
-      const falseCall = Object.values(metrics).some(({ expected, call }) => expected === 'absent' && (call === 'better' || call === 'worse'))
-      return { test: row.test, profile: row.profile, metrics, found, falseCall }
+      return {
+        test: row.test,
+        profile: row.profile,
+        metrics,
+        found: wanted.length > 0 && wanted.every(({ call }) => call === 'worse'),
+        sized: wanted.length > 0 && wanted.every(({ covers }) => covers),
+        falseCall: Object.values(metrics).some(({ expected, call }) => expected === 'absent' && call === 'worse')
+      }
     })
   }
 }
@@ -61,16 +93,23 @@ const round1 = (value) => Math.round(value * 10) / 10
  * @param {ReturnType<typeof calibrationOf>} calibration
  * @returns {string[]}
  */
-export function calibrationLines ({ plantedUs, rows }) {
-  const names = { p50: 'p50', clientCpu: 'client CPU', serverCpu: 'server CPU' }
-  return rows.map(({ test, profile, metrics, found, falseCall }) => {
+export function calibrationLines ({ side, plantedUs, rows }) {
+  const elsewhere = NAMES[Object.keys(EXPECTED[side]).find((name) => EXPECTED[side][name] === 'absent')]
+  return rows.map(({ test, profile, metrics, found, sized, falseCall }) => {
     const parts = Object.entries(metrics).map(([name, { differenceUs, ci, smallestUs, call }]) =>
-      `${names[name]} ${signed(differenceUs)} µs${ci ? ` (${signed(ci[0])} to ${signed(ci[1])})` : ''} ${call}` +
+      `${NAMES[name]} ${signed(differenceUs)} µs${ci ? ` (${signed(ci[0])} to ${signed(ci[1])})` : ''} ${call}` +
       `${smallestUs === null ? '' : `, tells ±${smallestUs} µs`}`)
+    // Found means called worse, so every metric found has its interval.
+    const missed = () => Object.entries(metrics).filter(([, { covers }]) => covers === false)
+      .map(([name, { differenceUs, ci }]) => `${NAMES[name]} ${signed(differenceUs)} µs, interval ${signed(ci[0])} to ${signed(ci[1])}`)
+    const better = Object.entries(metrics).filter(([, { expected, call }]) => expected === 'absent' && call === 'better')
+      .map(([name]) => `; ${NAMES[name]} called better, which no planted cost does: a knock-on effect or a false call`)
     const verdict = falseCall
-      ? 'a false call: the cost showed where it was not planted'
-      : found ? 'found where planted, and nowhere else' : 'not found: this run could not tell it'
-    return `${test}${profile === 'none' ? '' : ` on ${profile}`}: planted +${plantedUs} µs per encode: ${parts.join('; ')}: ${verdict}`
+      ? `a false call: the cost showed on ${elsewhere}, where it was not planted`
+      : !found
+          ? 'not found: this run could not tell it'
+          : `found where planted, ${sized ? 'about its size' : `but not its size (${missed().join('; ')})`}, and not called worse on ${elsewhere}${better.join('')}`
+    return `${test}${profile === 'none' ? '' : ` on ${profile}`}: planted +${plantedUs} µs in ${CALLS[side]}: ${parts.join('; ')}: ${verdict}`
   })
 }
 

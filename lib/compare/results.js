@@ -478,7 +478,7 @@ export function describeRun ({ settings, machine, generatedAt, rows }) {
  *   generations: how long each took, the load average, neighbours' CPU and what was saturated
  * @property {string[]} formats format labels, the columns (a format named twice gets `#2`)
  * @property {import('./statistics.js').Family} family how the table's calls were made
- * @property {{plantedUs: number, rows: object[], lines: string[]}} [calibration] with --calibrate: what was found (see calibration.js)
+ * @property {{side: string, plantedUs: number, rows: object[], lines: string[]}} [calibration] with --calibrate: what was found (see calibration.js)
  * @property {ComparisonRow[]} rows
  * @property {object[]} reports every client report, histograms included
  */

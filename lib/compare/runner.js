@@ -103,7 +103,8 @@ export async function scrapeServer (url, format, test) {
  * @param {{payload: string, proto?: string, type?: string}|null} [options.custom] a user's payload instead of tests
  * @param {boolean} [options.allowLossy] run a custom payload even if its schema changes values
  * @param {string[]} [options.codecModules] codec modules a user wrote, handed to the servers and every client
- * @param {number|null} [options.calibrate] µs per message planted in the second format's encode (--calibrate)
+ * @param {{side: string, us: number}|null} [options.calibrate] µs per message planted in the second format's client
+ *   encode or server decode (--calibrate)
  * @param {string[]} options.profiles network profiles ('none' for no shaping)
  * @param {boolean} options.compress permessage-deflate on both ends
  * @param {boolean} [options.tls] wss://: node and reference servers get a throwaway certificate, which the clients trust
@@ -138,8 +139,10 @@ export async function compareFormats ({
   }
   const labels = formatLabels(formats)
   const cpus = pin ? cpuPinning() : null
-  // The planted codec reads its cost from the environment every client and server inherits.
-  if (calibrate !== null) process.env.WSBENCH_PLANTED_US = String(calibrate)
+  // The planted codec reads its cost and side from the environment every client and server inherits.
+  if (calibrate !== null) {
+    Object.assign(process.env, { WSBENCH_PLANTED_US: String(calibrate.us), WSBENCH_PLANTED_SIDE: calibrate.side })
+  }
   // A user's server command serves its own certificate (clients trust it through NODE_EXTRA_CA_CERTS).
   const certificate = tls && server.kind !== 'command' ? await certificateFiles() : null
   const load = {

@@ -336,8 +336,8 @@ test('results document: family, generations and batches as written; markdown wit
   assert.doesNotMatch(markdown, /## Calibration|\*\*Note:\*\*/, 'no calibration, a quiet machine')
   assert.doesNotMatch(markdown, /undefined|NaN/)
 
-  const calibrated = { ...results, calibration: { plantedUs: 20, rows: [], lines: ['3 medium: planted +20 µs per encode: ...'] } }
-  assert.match(formatComparisonMarkdown(calibrated), /^## Calibration\n\n- 3 medium: planted \+20 µs per encode: \.\.\.\n\n## Figures$/m)
+  const calibrated = { ...results, calibration: { side: 'client', plantedUs: 20, rows: [], lines: ["3 medium: planted +20 µs in the client's encode: ..."] } }
+  assert.match(formatComparisonMarkdown(calibrated), /^## Calibration\n\n- 3 medium: planted \+20 µs in the client's encode: \.\.\.\n\n## Figures$/m)
 })
 
 test('describeRun: a fixed number of generations, or as many as fit the budget; fan-out\'s load; pinning off; servers of their own for big messages', () => {

@@ -43,7 +43,7 @@ describe('npm run compare', () => {
       [['--trials', '3', '--budget', '1m'], /^give either --trials \(a fixed number of generations\) or --budget \(as many as fit\), not both/],
       [['--formats', 'json,avro', '--payload', 'test/fixtures/infer/geojson.json'], /^format 'avro' does not carry a payload of your own/],
       [['--calibrate', '--formats', 'json,json'], /^--calibrate compares JSON with itself plus a planted cost: it takes no --formats or --payload\n$/],
-      [['--calibrate', '0'], /^--calibrate must be a number > 0, got '0'\n$/]
+      [['--calibrate', 'server:0'], /^--calibrate takes client or server, µs above 0, or both as server:30; got 'server:0'\n$/]
     ].map(async ([args, error]) => {
       const { code, stdout, stderr } = await runScript('bin/compare.js', [...args, '--out', out])
       assert.equal(code, 2, `${args.join(' ')}: ${stderr}`)
@@ -235,32 +235,43 @@ describe('npm run compare', () => {
     assert.deepEqual(descendants.filter(([pid]) => fs.existsSync(`/proc/${pid}`)), [], 'nothing left running')
   })
 
-  test('npm run compare --calibrate 200: json against json with a planted 200 µs encode, what was found written beside the table', async () => {
-    const { run, out, results } = await compareRun(['--calibrate', '200', '--tests', 'small', '--trials', '2', '-n', '20', '--repeat', '--start-warmup', '100ms'])
-    assert.deepEqual(results.formats, ['json', 'json-planted'])
-    assert.equal(results.settings.calibrate, 200)
-    const [row] = results.rows
-    // Every planted encode spins 200 µs: the client's codec time per message cannot be less.
-    assert.ok(row.figures['json-planted'].clientCodec >= 200, `${row.figures['json-planted'].clientCodec} µs`)
-    const { calibration } = results
-    assert.equal(calibration.plantedUs, 200)
-    assert.equal(calibration.rows.length, results.rows.length)
-    const [found] = calibration.rows
-    assert.deepEqual([found.test, found.profile], ['5 small', 'none'])
-    assert.deepEqual(Object.keys(found.metrics), ['p50', 'clientCpu', 'serverCpu'])
-    assert.deepEqual(Object.values(found.metrics).map((metric) => metric.expected), ['found', 'found', 'absent'])
-    for (const [name, metric] of Object.entries(found.metrics)) {
-      assert.equal(metric.call, row.verdicts['json-planted'][name].call, `${name}: the table's call`)
-      assert.ok(metric.ci[0] <= metric.differenceUs && metric.differenceUs <= metric.ci[1], `${name}: ${JSON.stringify(metric)}`)
-    }
-    assert.equal(found.found, found.metrics.p50.call === 'worse' && found.metrics.clientCpu.call === 'worse')
-    assert.equal(found.falseCall, ['better', 'worse'].includes(found.metrics.serverCpu.call))
-    assert.equal(calibration.lines.length, 1)
-    assert.match(calibration.lines[0], /^5 small: planted \+200 µs per encode: p50 [+-][\d.]+ µs \([+-][\d.]+ to [+-][\d.]+\) \w+, tells ±[\d.]+ µs; client CPU .*; server CPU .*: (found where planted, and nowhere else|not found: this run could not tell it|a false call: the cost showed where it was not planted)$/)
-    // Printed after the verdicts, and in results.md.
-    assert.equal(run.stdout.trimEnd().split('\n').at(-1), calibration.lines[0])
-    assert.match(fs.readFileSync(path.join(out, 'results.md'), 'utf8'), /^## Calibration\n\n- 5 small: planted \+200 µs per encode: /m)
-  })
+  // The side planted spins 200 µs per message in its codec; the other side, loading the same module, never does.
+  for (const { value, side, metrics, where, spins, idle } of [
+    { value: '200', side: 'client', metrics: ['p50', 'clientCpu', 'serverCpu'], where: "the client's encode", spins: 'clientCodec', idle: 'serverCodec' },
+    { value: 'server:200', side: 'server', metrics: ['p50', 'serverCpu', 'clientCpu'], where: "the server's decode", spins: 'serverCodec', idle: 'clientCodec' }
+  ]) {
+    test(`npm run compare --calibrate ${value}: json against json with 200 µs planted in ${where}, what was found written beside the table`, async () => {
+      const { run, out, results } = await compareRun(['--calibrate', value, '--tests', 'small', '--trials', '2', '-n', '20', '--repeat', '--start-warmup', '100ms'])
+      assert.deepEqual(results.formats, ['json', 'json-planted'])
+      assert.deepEqual(results.settings.calibrate, { side, us: 200 })
+      const [row] = results.rows
+      // Every planted call spins 200 µs: that side's codec time per message cannot be less, the other's is JSON's own.
+      const figures = row.figures['json-planted']
+      assert.ok(figures[spins] >= 200, `${spins}: ${figures[spins]} µs`)
+      assert.ok(figures[idle] < 100, `${idle}: ${figures[idle]} µs`)
+      const { calibration } = results
+      assert.deepEqual([calibration.side, calibration.plantedUs, calibration.rows.length], [side, 200, results.rows.length])
+      const [found] = calibration.rows
+      assert.deepEqual([found.test, found.profile], ['5 small', 'none'])
+      assert.deepEqual(Object.keys(found.metrics), metrics)
+      assert.deepEqual(Object.values(found.metrics).map((metric) => metric.expected), ['found', 'found', 'absent'])
+      for (const [name, metric] of Object.entries(found.metrics)) {
+        assert.equal(metric.call, row.verdicts['json-planted'][name].call, `${name}: the table's call`)
+        assert.ok(metric.ci[0] <= metric.differenceUs && metric.differenceUs <= metric.ci[1], `${name}: ${JSON.stringify(metric)}`)
+        if (metric.expected === 'found') assert.equal(metric.covers, metric.ci[0] <= 200 && metric.ci[1] >= 200, name)
+      }
+      const [p50, planted, other] = metrics.map((name) => found.metrics[name])
+      assert.equal(found.found, p50.call === 'worse' && planted.call === 'worse')
+      assert.equal(found.sized, p50.covers && planted.covers)
+      assert.equal(found.falseCall, other.call === 'worse')
+      assert.equal(calibration.lines.length, 1)
+      assert.match(calibration.lines[0], new RegExp(`^5 small: planted \\+200 µs in ${where}: p50 [+-][\\d.]+ µs \\([+-][\\d.]+ to [+-][\\d.]+\\) \\w+, tells ±[\\d.]+ µs; ` +
+        '.*: (found where planted, (about its size|but not its size \\(.*\\)), and not called worse on .* CPU.*|not found: this run could not tell it|a false call: .*)$'))
+      // Printed after the verdicts, and in results.md.
+      assert.equal(run.stdout.trimEnd().split('\n').at(-1), calibration.lines[0])
+      assert.match(fs.readFileSync(path.join(out, 'results.md'), 'utf8'), new RegExp(`^## Calibration\n\n- 5 small: planted \\+200 µs in ${where}: `, 'm'))
+    })
+  }
 })
 
 /** Every process below `root` now, as [pid, command line], from /proc. */
