@@ -8,6 +8,7 @@ import WebSocket from 'ws'
 import { CHROMIUM } from '../bin/headless-browser.js'
 import { toolchainAvailable, referenceServer } from '../lib/server/reference.js'
 import { brokerProgram, runNodeScript } from '../lib/processes.js'
+import { hostsUnavailableReason } from '../lib/network/hosts.js'
 import { randomSource } from '../lib/compare/statistics.js'
 
 export { PROJECT_ROOT as ROOT, runNodeScript as runScript, startServerProcess } from '../lib/processes.js'
@@ -55,6 +56,15 @@ export function referenceServerUnavailable (name) {
 export function brokerUnavailable (kind) {
   if (brokerProgram(kind) || process.env.CI) return false
   return `no ${kind}-server here (apt-get install ${kind}-server)`
+}
+
+/**
+ * Why the tests of test hosts (network namespaces) cannot run here, or false when they can: as
+ * with Chromium, skipped outside CI, failed in CI.
+ * @returns {Promise<string|false>}
+ */
+export async function hostsUnavailable () {
+  return process.env.CI ? false : hostsUnavailableReason()
 }
 
 /**

@@ -1,15 +1,15 @@
 // Many hosts for real: client hosts as network namespaces with their own addresses, a common
 // --start-at, reports merged exactly, and nothing left behind. Skipped, with the reason, where
-// namespaces cannot be made (not root, no ip netns).
+// namespaces cannot be made (not root, no ip netns); in CI that fails them.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { createTestHosts, hostsUnavailableReason, leftovers } from '../../lib/network/hosts.js'
+import { createTestHosts, leftovers } from '../../lib/network/hosts.js'
 import { PROJECT_ROOT, watchOutput } from '../../lib/processes.js'
-import { runScript } from '../helpers.js'
+import { hostsUnavailable, runScript } from '../helpers.js'
 
-const unavailable = await hostsUnavailableReason()
+const unavailable = await hostsUnavailable()
 
 test('two client hosts: their own source addresses, one start, merged counts equal the sums, nothing left behind', { skip: unavailable }, async () => {
   const before = new Set(await leftovers()) // another harness may be running beside this test
