@@ -247,7 +247,7 @@ export class Run {
 
   /**
    * --reconnect: opens the channel's connection again, each attempt after a backoff with full
-   * jitter (Reconnects#delay), until the server is back (the channel then takes messages again in
+   * jitter and in its turn (Reconnects#wait), until the server is back (the channel then takes messages again in
    * the phase under way), the phase stops sending, or --timeout passes, which fails the run.
    * @param {import('./channel.js').Channel} channel
    * @param {number} lost the messages it had outstanding when it dropped
@@ -257,7 +257,7 @@ export class Run {
     const since = this.reconnects.dropped(lost)
     let timedOut = false
     for (let attempt = 0; this.phase.sending && !channel.closing; attempt++) {
-      await sleep(this.reconnects.delay(attempt))
+      await this.reconnects.wait(attempt)
       if (!this.phase.sending || channel.closing) break
       try {
         const { ws, socket, timing } = await connect(this.options)

@@ -1,7 +1,9 @@
 // --reconnect: when to try again, and what the report says about coming back. Attempts wait with
 // exponential backoff and full jitter (a random wait up to base x 2^attempt, at most the cap), the
-// first one too, so clients dropped together by a restarting server do not all knock at once.
+// first one too, so clients dropped together by a restarting server do not all knock at once; and
+// at most a few start in one turn of the event loop, so a loop running late does not gather them.
 import { performance } from 'node:perf_hooks'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { createLatencyHistogram, encodeHistogram } from '../histogram.js'
 
 /** Backoff defaults: the first attempt within 100 ms of the drop, none waiting longer than 5 s. */
@@ -9,6 +11,15 @@ export const DEFAULT_BACKOFF = Object.freeze({ baseMs: 100, capMs: 5000 })
 
 /** The reopenings are counted in windows this long, to see how hard the server was hit. */
 const WINDOW_MS = 100
+
+/**
+ * At most this many attempts start in one turn of the event loop (a few ms of work). A loop that
+ * ran late (thousands of closes at once, a storm of refused attempts) finds every attempt that came
+ * due meanwhile expired: started in one go, they took it seconds, their TCP connections done by the
+ * kernel as they went but their upgrade requests written only once it ended, all together. The
+ * restarted server then met a third of the connections in 100 ms however spread their due times.
+ */
+const ATTEMPTS_PER_TURN = 16
 
 /** Every connection of a run that dropped and came back: when, how long it was away, what was lost. */
 export class Reconnects {
@@ -28,6 +39,40 @@ export class Reconnects {
     this.lost = 0
     /** Reopenings per 100 ms window of the epoch: window -> count. */
     this.windows = new Map()
+    /** Attempts started in this turn of the event loop, and those due that wait for the next turns, oldest first. */
+    this.turnStarts = 0
+    this.queued = []
+    this.nextTurn = null
+    this.onTurn = () => this.turn()
+  }
+
+  /**
+   * Waits until attempt `attempt` (from 0) may start: its backoff (see delay), then its turn. At
+   * most ATTEMPTS_PER_TURN start in one turn of the event loop; those due beyond them start in the
+   * turns after, in the order they came due, the loop finishing handshakes in between.
+   * @param {number} attempt
+   * @returns {Promise<void>}
+   */
+  async wait (attempt) {
+    await sleep(this.delay(attempt))
+    if (this.turnStarts < ATTEMPTS_PER_TURN && this.queued.length === 0) return this.start()
+    await new Promise((resolve) => this.queued.push(resolve))
+  }
+
+  /** Counts an attempt against this turn's; the count starts over in the next turn (the check phase). */
+  start () {
+    this.turnStarts++
+    this.nextTurn ??= setImmediate(this.onTurn)
+  }
+
+  /** A new turn: the attempts waiting start, as many as a turn takes, oldest first. */
+  turn () {
+    this.nextTurn = null
+    this.turnStarts = 0
+    while (this.turnStarts < ATTEMPTS_PER_TURN && this.queued.length > 0) {
+      this.start()
+      this.queued.shift()()
+    }
   }
 
   /**

@@ -37,3 +37,33 @@ test('an outage: from the first drop until every connection is back; time away p
   assert.equal(reconnects.result().count, 2)
   assert.equal(reconnects.away, 0)
 })
+
+test('wait: of attempts that came due together, at most 16 start in one turn of the event loop, the rest in the turns after, in the order they came due', async () => {
+  // Base 0: every wait is the shortest timer, so the 100 come due together, in the order they were made.
+  const reconnects = new Reconnects({ baseMs: 0, capMs: 0 })
+  let turn = 0
+  let counting = true
+  const count = () => {
+    turn++
+    if (counting) setImmediate(count)
+  }
+  setImmediate(count)
+  const started = []
+  await Promise.all(Array.from({ length: 100 }, (_, i) => reconnects.wait(0).then(() => started.push({ i, turn }))))
+  counting = false
+  assert.deepEqual(started.map(({ i }) => i), Array.from({ length: 100 }, (_, i) => i), 'oldest first')
+  const perTurn = new Map()
+  for (const { turn } of started) perTurn.set(turn, (perTurn.get(turn) ?? 0) + 1)
+  assert.deepEqual([...perTurn.values()], [16, 16, 16, 16, 16, 16, 4], `per turn: ${JSON.stringify([...perTurn])}`)
+  assert.deepEqual([...perTurn.keys()], [...perTurn.keys()].map((_, k) => [...perTurn.keys()][0] + k), 'in consecutive turns')
+})
+
+test('wait: no more than a turn takes come due together: each starts as its backoff ends, none waiting for a turn', async () => {
+  const reconnects = new Reconnects({ baseMs: 0, capMs: 0 })
+  const started = []
+  const waits = Array.from({ length: 16 }, (_, i) => reconnects.wait(0).then(() => started.push(i)))
+  // A timer of the same length, made after theirs: it fires after theirs, in the same turn.
+  const atTheirTurn = await new Promise((resolve) => setTimeout(() => resolve(started.length), 0))
+  await Promise.all(waits)
+  assert.equal(atTheirTurn, 16)
+})
