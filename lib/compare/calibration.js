@@ -89,16 +89,17 @@ export function calibrationOf (rows, [baseline, planted], { side, us: plantedUs 
 const round1 = (value) => Math.round(value * 10) / 10
 
 /**
- * The calibration in words, one line per row.
+ * The calibration in words, per row: each metric's difference, interval and call, and the verdict.
  * @param {ReturnType<typeof calibrationOf>} calibration
- * @returns {string[]}
+ * @returns {Array<{test: string, profile: string, metrics: Record<string, string>, verdict: string}>}
  */
-export function calibrationLines ({ side, plantedUs, rows }) {
+export function calibrationWords ({ side, rows }) {
   const elsewhere = NAMES[Object.keys(EXPECTED[side]).find((name) => EXPECTED[side][name] === 'absent')]
   return rows.map(({ test, profile, metrics, found, sized, falseCall }) => {
-    const parts = Object.entries(metrics).map(([name, { differenceUs, ci, smallestUs, call }]) =>
-      `${NAMES[name]} ${signed(differenceUs)} µs${ci ? ` (${signed(ci[0])} to ${signed(ci[1])})` : ''} ${call}` +
-      `${smallestUs === null ? '' : `, tells ±${smallestUs} µs`}`)
+    const said = ({ differenceUs, ci, smallestUs, call }) =>
+      `${signed(differenceUs)} µs${ci ? ` (${signed(ci[0])} to ${signed(ci[1])})` : ''} ${call}` +
+      `${smallestUs === null ? '' : `, tells ±${smallestUs} µs`}`
+    const words = Object.fromEntries(Object.entries(metrics).map(([name, metric]) => [name, said(metric)]))
     // Found means called worse, so every metric found has its interval.
     const missed = () => Object.entries(metrics).filter(([, { covers }]) => covers === false)
       .map(([name, { differenceUs, ci }]) => `${NAMES[name]} ${signed(differenceUs)} µs, interval ${signed(ci[0])} to ${signed(ci[1])}`)
@@ -109,8 +110,20 @@ export function calibrationLines ({ side, plantedUs, rows }) {
       : !found
           ? 'not found: this run could not tell it'
           : `found where planted, ${sized ? 'about its size' : `but not its size (${missed().join('; ')})`}, and not called worse on ${elsewhere}${better.join('')}`
-    return `${test}${profile === 'none' ? '' : ` on ${profile}`}: planted +${plantedUs} µs in ${CALLS[side]}: ${parts.join('; ')}: ${verdict}`
+    return { test, profile, metrics: words, verdict }
   })
+}
+
+/**
+ * The calibration in words, one line per row.
+ * @param {ReturnType<typeof calibrationOf>} calibration
+ * @returns {string[]}
+ */
+export function calibrationLines (calibration) {
+  const { side, plantedUs } = calibration
+  return calibrationWords(calibration).map(({ test, profile, metrics, verdict }) =>
+    `${test}${profile === 'none' ? '' : ` on ${profile}`}: planted +${plantedUs} µs in ${CALLS[side]}: ` +
+    `${Object.entries(metrics).map(([name, words]) => `${NAMES[name]} ${words}`).join('; ')}: ${verdict}`)
 }
 
 const signed = (value) => `${value >= 0 ? '+' : ''}${value}`

@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import {
-  CALIBRATION_TESTS, DEFAULT_PLANTED_US, PLANTED_FORMAT, PLANTED_MODULE, PLANTED_SIDES, calibrationLines, calibrationOf, plantArgument
+  CALIBRATION_TESTS, DEFAULT_PLANTED_US, PLANTED_FORMAT, PLANTED_MODULE, PLANTED_SIDES, calibrationLines, calibrationOf, calibrationWords, plantArgument
 } from '../../lib/compare/calibration.js'
 import { comparisonRows } from '../../lib/compare/results.js'
 
@@ -121,6 +121,25 @@ test('a false call: the cost called worse where it was not planted outweighs fin
   const [worse, better] = calibrationLines(calibration)
   assert.match(worse, /server CPU \+6 µs \(\+3 to \+9\) worse, tells ±[\d.]+ µs: a false call: the cost showed on server CPU, where it was not planted$/)
   assert.match(better, /server CPU -3 µs \(-4\.5 to -1\.5\) better, tells ±[\d.]+ µs: found where planted, about its size, and not called worse on server CPU; server CPU called better, which no planted cost does: a knock-on effect or a false call$/)
+})
+
+test('calibrationWords: the pieces of each line, per metric and the verdict, for docs to quote', () => {
+  const calibration = calibrationOf([row({
+    p50: estimate(1.2, [1.1, 1.3], 'worse'), clientCpu: estimate(1, [0.98, 1.02], 'equivalent'), serverCpu: estimate(1.6, [1.5, 1.7], 'worse')
+  }, { serverCpu: 33, profile: '3g' })], LABELS, SERVER)
+  assert.deepEqual(calibrationWords(calibration), [{
+    test: '5 small',
+    profile: '3g',
+    metrics: {
+      p50: '+20 µs (+10 to +30) worse, tells ±8.7 µs',
+      serverCpu: '+19.8 µs (+16.5 to +23.1) worse, tells ±2.1 µs',
+      clientCpu: '+0 µs (-0.8 to +0.8) equivalent, tells ±0.8 µs'
+    },
+    verdict: 'found where planted, about its size, and not called worse on client CPU'
+  }])
+  const { metrics, verdict } = calibrationWords(calibration)[0]
+  assert.equal(calibrationLines(calibration)[0],
+    `5 small on 3g: planted +20 µs in the server's decode: p50 ${metrics.p50}; server CPU ${metrics.serverCpu}; client CPU ${metrics.clientCpu}: ${verdict}`)
 })
 
 test('a metric whose baseline is missing or zero is left out, not divided by', () => {
