@@ -83,6 +83,12 @@ export function createMetrics (stats) {
     collect () { this.set(stats.openConnections) }
   })
   new client.Gauge({ // eslint-disable-line no-new -- registered on creation
+    name: 'wsbench_peak_connections_per_100ms',
+    help: 'The most WebSocket connections accepted in one 100 ms window of the epoch since the server started (several processes: theirs summed)',
+    registers,
+    collect () { this.set(stats.peakOpenedPer100ms) }
+  })
+  new client.Gauge({ // eslint-disable-line no-new -- registered on creation
     name: 'wsbench_fanout_subscribers',
     help: 'Fan-out subscribers connected now',
     registers,

@@ -5,6 +5,9 @@
 /** Time between the "while busy" summary lines. */
 export const SUMMARY_INTERVAL_MS = 5000
 
+/** Connections accepted are also counted in windows of the epoch this long, for the busiest one. */
+const OPENED_WINDOW_MS = 100
+
 /**
  * Bytes in whole megabytes, for the summary lines.
  * @param {number} bytes
@@ -24,6 +27,10 @@ export class ServerStats {
   constructor () {
     this.openConnections = 0
     this.totalConnections = 0
+    /** The most connections accepted in one 100 ms window of the epoch, and the window being counted. */
+    this.peakOpenedPer100ms = 0
+    this.openedWindow = 0
+    this.openedInWindow = 0
     /** Upgrades refused: connection limit, or a URL naming no valid test, format or direction. */
     this.refused = 0
     this.unauthorized = 0
@@ -58,6 +65,13 @@ export class ServerStats {
   opened () {
     this.openConnections++
     this.totalConnections++
+    // How hard clients coming back together hit it (a reconnect storm), by when it accepted them.
+    const window = Math.floor(Date.now() / OPENED_WINDOW_MS)
+    if (window !== this.openedWindow) {
+      this.openedWindow = window
+      this.openedInWindow = 0
+    }
+    this.peakOpenedPer100ms = Math.max(this.peakOpenedPer100ms, ++this.openedInWindow)
   }
 
   closed () {
@@ -227,14 +241,18 @@ export function startSummaries (stats, log, refresh = async () => {}) {
   return () => clearInterval(timer)
 }
 
-/** The counters besides those by format and test: what a snapshot carries and a sum adds up. */
-const COUNTERS = ['openConnections', 'totalConnections', 'refused', 'unauthorized', 'refusedSchemas', 'protocolErrors', 'dropped',
+/**
+ * The counters besides those by format and test: what a snapshot carries and a sum adds up (the
+ * processes' busiest 100 ms too, which bounds theirs together from above: each may have had it at another time).
+ */
+const COUNTERS = ['openConnections', 'totalConnections', 'peakOpenedPer100ms', 'refused', 'unauthorized', 'refusedSchemas', 'protocolErrors', 'dropped',
   'handshakeTimeouts', 'subscribers', 'slowSubscribers', 'replayed']
 
 /**
  * @typedef {object} StatsSnapshot one process's counters, as ServerStats#snapshot gives them
  * @property {number} openConnections
  * @property {number} totalConnections
+ * @property {number} peakOpenedPer100ms
  * @property {number} refused
  * @property {number} unauthorized
  * @property {number} refusedSchemas

@@ -21,12 +21,14 @@ test('createMetrics: counters read from ServerStats when scraped, by format and 
   stats.forTarget('protobuf', 'medium').messages = 3
   stats.openConnections = 4
   stats.unauthorized = 5
+  stats.peakOpenedPer100ms = 6
   const text = await registry.metrics()
   assert.equal(valueOf(text, 'wsbench_messages_total', { format: 'json', test: 'small' }), 7)
   assert.equal(valueOf(text, 'wsbench_messages_total', { format: 'protobuf', test: 'medium' }), 3)
   assert.equal(valueOf(text, 'wsbench_decode_errors_total', { format: 'json', test: 'small' }), 2)
   assert.equal(valueOf(text, 'wsbench_open_connections'), 4)
   assert.equal(valueOf(text, 'wsbench_unauthorized_upgrades_total'), 5)
+  assert.equal(valueOf(text, 'wsbench_peak_connections_per_100ms'), 6)
   assert.ok(valueOf(text, 'process_cpu_seconds_total') > 0)
   assert.ok(valueOf(text, 'process_resident_memory_bytes') > 0)
   stats.forTarget('json', 'small').messages = 9
@@ -54,6 +56,7 @@ test('GET /metrics on the server port: what a run sent, decode errors, connectio
     assert.equal(valueOf(after, 'wsbench_decode_errors_total', { format: 'json', test: 'small' }), 1)
     assert.equal(valueOf(after, 'wsbench_open_connections'), 1)
     assert.equal(valueOf(after, 'wsbench_connections_total'), 1)
+    assert.equal(valueOf(after, 'wsbench_peak_connections_per_100ms'), 1)
     assert.equal(valueOf(after, 'wsbench_refused_upgrades_total'), 1)
     assert.ok(valueOf(after, 'process_cpu_seconds_total') >= valueOf(before, 'process_cpu_seconds_total'))
     assert.equal((await fetch(`${base}/metrics`, { method: 'POST', body: 'x' })).status, 405)

@@ -66,3 +66,17 @@ test('a snapshot is plain data; sum sets every counter to the snapshots\' sum an
   summed.sum([two.snapshot()])
   assert.equal(summed.forTarget('json', 'small').codecMs, 7.5, 'one process fewer: only the other\'s codec ms')
 })
+
+test('opened: the most connections accepted in one 100 ms window of the epoch, summed over processes', () => {
+  const stats = new ServerStats()
+  for (let i = 0; i < 10; i++) stats.opened()
+  // Ten at once fall in one window, or two when they straddle its edge.
+  assert.ok(stats.peakOpenedPer100ms >= 5 && stats.peakOpenedPer100ms <= 10, `${stats.peakOpenedPer100ms}`)
+  const peak = stats.peakOpenedPer100ms
+  stats.opened()
+  assert.ok(stats.peakOpenedPer100ms <= peak + 1)
+  assert.equal(stats.totalConnections, 11)
+  const summed = new ServerStats()
+  summed.sum([stats.snapshot(), stats.snapshot()])
+  assert.equal(summed.peakOpenedPer100ms, 2 * stats.peakOpenedPer100ms)
+})
