@@ -429,6 +429,7 @@ async function compareCommand ({ formats, rows, settings, reports }) {
   if (settings.tls) args.push('--tls')
   if (REFERENCE_SERVER_NAMES.includes(settings.server)) args.push('--server', settings.server)
   else if (settings.server && settings.server !== 'node') args.push('--server-command', `'${settings.server}'`)
+  if (settings.serverArgs?.length) args.push(`--server-args='${settings.serverArgs.join(' ')}'`)
   if (settings.repeat) args.push('--repeat')
   if (settings.inflight !== 1) args.push('--inflight', String(settings.inflight))
   if (settings.connections !== 1) args.push('--connections', String(settings.connections))

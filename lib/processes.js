@@ -106,6 +106,7 @@ export function watchOutput (child) {
  *   prints once ready; cpus: see cpuPinning; root: another copy of the project to run it from; nodeFlags: Node's
  *   and V8's flags for `node script` (not for a command)
  * @returns {Promise<{url: string, child: import('node:child_process').ChildProcess, output: () => string, stop: (signal?: string) => Promise<number|null>}>}
+ *   rejected, where it exits first, with an error carrying its exitCode and output
  */
 export function startServerProcess (args = [], {
   script = 'server.js', command, env = {}, args: scriptArgs = ['--port', '0'], readyPattern = /listening on (wss?:\/\/\S+)/, cpus, root = PROJECT_ROOT,
@@ -139,7 +140,7 @@ export function startServerProcess (args = [], {
     }
     child.stdout.setEncoding('utf8').on('data', onData)
     child.stderr.setEncoding('utf8').on('data', (chunk) => { output += chunk })
-    exited.then((code) => reject(new Error(`${command ?? script} exited with ${code} before listening: ${output}`)))
+    exited.then((code) => reject(Object.assign(new Error(`${command ?? script} exited with ${code} before listening: ${output}`), { exitCode: code, output })))
   })
 }
 

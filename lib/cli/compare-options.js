@@ -23,6 +23,8 @@ import { REFERENCE_SERVERS, REFERENCE_SERVER_NAMES } from '../server/reference.j
  */
 export async function parseCompareArgs (argv) {
   const program = programName('npm run compare --')
+  // yargs would take `--server-args --json-library gson` for options of compare's own, and say so unclearly.
+  if (argv.includes('--server-args')) throw new UsageError('--server-args takes the server\'s options after an equals sign, as one argument: --server-args=\'--json-library gson\'')
   const args = await commandLine(argv, `Usage: ${program} [options]\n\n` +
     'Starts a server, runs the JSON and the protobuf client (or the --formats chosen) on each test and\n' +
     'network profile, prints one side-by-side table and writes results.json, results.md and report.html.')
@@ -45,6 +47,7 @@ export async function parseCompareArgs (argv) {
       pin: { describe: 'server and clients on CPUs of their own (taskset), so they never share a core: --no-pin to let them', type: 'boolean', default: true },
       server: { describe: `the server the formats are compared on: node (server.js), or a reference server of servers/ (built when its sources changed): ${REFERENCE_SERVERS.map((server) => `${server.name} (formats ${server.formats.join(', ')})`).join(', ')}`, choices: ['node', ...REFERENCE_SERVER_NAMES], default: 'node' },
       'server-command': { describe: 'any server that keeps docs/protocol.md: its program and arguments, space-separated, run as is (no shell: its CPU is read from the process started)', type: 'string' },
+      'server-args': { describe: 'options for every --server process, space-separated, after an equals sign: --server-args=\'--json-library gson\' (servers/java/README.md)', type: 'string' },
       messages: { alias: 'n', describe: 'messages per batch [default: about 25 ms of the slower format\'s traffic, at most 200]' },
       inflight: { alias: 'i', describe: 'messages outstanding per connection [default: 1]' },
       connections: { alias: 'c', describe: 'parallel connections per client (fanout: subscribers)', default: 1 },
@@ -65,6 +68,7 @@ export async function parseCompareArgs (argv) {
     .example(`${program} --calibrate server`, 'the same, planted in the server\'s decode')
     .example(`${program} --server go --tests 3,4`, 'the same question for a Go backend')
     .example(`${program} --server java --tests 3,4`, 'and for a Java one')
+    .example(`${program} --server java --server-args='--json-library gson' --tests person --direction echo`, 'protobuf-java against Gson in place of Jackson')
     .example(`${program} --direction fanout --connections 200 --tests 3,4 --compress`, 'a broadcast to 200 subscribers')
     .parseAsync()
   const profiles = commaList(args.throttle)
@@ -136,11 +140,15 @@ function plantOf (value) {
  * Which server the comparison runs on: node (server.js), a reference server of servers/ (go, java),
  * or a command of the user's. Only the node server takes --codec-module formats, and so
  * --calibrate's planted one; a reference server serves the formats its server.json names.
- * @returns {{kind: string}|{kind: 'command', command: string[]}}
+ * --server-args are options for the server's command line (a user's command holds its own).
+ * @returns {{kind: string, args: string[]}|{kind: 'command', command: string[]}}
  */
 function serverOf (args, given, { formats, calibrate, custom }) {
   if (args.serverCommand !== undefined && given('server')) throw new UsageError('give either --server or --server-command, not both')
-  const server = args.serverCommand === undefined ? { kind: args.server } : { kind: 'command', command: args.serverCommand.trim().split(/\s+/) }
+  if (args.serverCommand !== undefined && args.serverArgs !== undefined) throw new UsageError('--server-args go with --server: put the options in --server-command itself')
+  const serverArgs = args.serverArgs?.trim().split(/\s+/).filter(Boolean) ?? []
+  if (args.serverArgs !== undefined && serverArgs.length === 0) throw new UsageError('--server-args needs the server\'s options: --server-args=\'--json-library gson\'')
+  const server = args.serverCommand === undefined ? { kind: args.server, args: serverArgs } : { kind: 'command', command: args.serverCommand.trim().split(/\s+/) }
   if (server.kind === 'command' && server.command[0] === '') throw new UsageError('--server-command needs a program to run')
   if (server.kind === 'node') return server
   if (calibrate !== null) throw new UsageError('--calibrate plants its cost in a JavaScript codec the server loads: it runs on --server node')

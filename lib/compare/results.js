@@ -429,6 +429,11 @@ export function ratioMeaning (formats) {
   return `each format / ${formats[0]}: below 1 is smaller, or faster for latency, above 1 more messages per second`
 }
 
+/** ` (java --json-library gson)`: the server the formats met, with its options; nothing for node's own as it is. */
+function serverNamed ({ server = 'node', serverArgs = [] }) {
+  return server === 'node' && serverArgs.length === 0 ? '' : ` (${[server, ...serverArgs].join(' ')})`
+}
+
 /**
  * One sentence naming what was measured and how, for every rendering of the results.
  * @param {ComparisonResults} results
@@ -448,7 +453,7 @@ export function describeRun ({ settings, machine, generatedAt, rows }) {
     // A server's own warm-up (the JVM's) is stated; compare's default one goes without saying.
     `${how} after unrecorded warm-ups${settings.warmupGenerations ? ` (${settings.startWarmupMs / 1000} s of each format per client, then ${settings.warmupGenerations} generations)` : ''}, every test in short batches that take turns ` +
     `(A B, B A, ...), closed loop (${load}) for latency and msgs/s, then open loop on one schedule for CPU and codec time; ` +
-    `${settings.servers} server processes${settings.server && settings.server !== 'node' ? ` (${settings.server})` : ''}` +
+    `${settings.servers} server processes${serverNamed(settings)}` +
     `${settings.ownServers?.length ? ` (and ${settings.servers} of its own for each test of messages over ${settings.ownServersBytes / 1e6} MB: ${settings.ownServers.join(', ')})` : ''} and ` +
     `${settings.servers} client processes per row for the whole run, on loopback, ` +
     'swapping formats between generations; ' +

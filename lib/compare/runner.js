@@ -14,7 +14,7 @@ import { calibrationLines, calibrationOf } from './calibration.js'
 import { renderHtmlReport } from './html.js'
 import { loadCustomTest } from '../payloads/custom.js'
 import { lossyRefusal, prepareRun } from '../load/measure.js'
-import { UsageError } from '../errors.js'
+import { UsageError, oneLine } from '../errors.js'
 
 /**
  * Runs one load client as a child process, exactly as a user would (client_json.js,
@@ -114,7 +114,8 @@ export async function scrapeServer (url, format, test) {
  * @param {number} [options.budgetMs] no generation starts that would end later than this after the start
  * @param {number} [options.margin] the equivalence margin, a fraction of 1
  * @param {boolean} [options.pin] servers and clients on CPUs of their own, where the machine allows (taskset)
- * @param {{kind: string}|{kind: 'command', command: string[]}} [options.server] which server the formats meet: node, a reference server's name (go, java), or a command
+ * @param {{kind: string, args?: string[]}|{kind: 'command', command: string[]}} [options.server] which server the formats meet: node, a reference server's name (go, java),
+ *   with options of its own (--server-args), or a command
  * @param {{startMs?: number, generations?: number}} [options.warmup] each client's warm-up in each format at the start, and the
  *   unrecorded generations after it, each given one in place of the server's own (its server.json), or compare's
  * @param {number} [options.messages] messages per batch; default: about BATCH_MS of the slower format's traffic
@@ -170,7 +171,8 @@ export async function compareFormats ({
       serverArgs: [
         ...(compress ? ['--compress'] : []),
         ...(certificate ? ['--tls-cert', certificate.certFile, '--tls-key', certificate.keyFile] : []),
-        ...codecModules.flatMap((file) => ['--codec-module', file])
+        ...codecModules.flatMap((file) => ['--codec-module', file]),
+        ...(server.args ?? [])
       ],
       serverCommand: await serverCommand(server),
       startWarmupMs,
@@ -182,6 +184,10 @@ export async function compareFormats ({
       batchMessages: messages,
       progress
     })
+  } catch (err) {
+    // A server that refuses its command line (--server-args) exits 2 before listening, having said why in one line.
+    if (err.exitCode === 2) throw new UsageError(`the server refused to start: ${oneLine(err.output.trim())}`)
+    throw err
   } finally {
     await certificate?.remove()
   }
@@ -208,6 +214,7 @@ export async function compareFormats ({
     budgetAsked: budgetMs ?? null,
     pinning: cpus ? `servers on CPU ${cpus.server}, clients on CPU ${cpus.clients}` : pin ? 'not possible here (fewer than 2 CPUs, or no taskset)' : 'off (--no-pin)',
     server: server.kind === 'command' ? server.command.join(' ') : server.kind,
+    serverArgs: server.args ?? [],
     servers: run.servers,
     ownServers: run.ownServers,
     ownServersBytes: OWN_SERVERS_BYTES,

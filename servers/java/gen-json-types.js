@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The Java server's JSON types: one plain class per message of proto/*.proto, with public fields
-// named as the .proto's fields, for Jackson to bind JSON into (what a Java service does with its
-// DTOs). Run by Maven at build time (pom.xml, generate-sources), as protoc is for the protobuf
+// named as the .proto's fields, for Jackson or Gson (--json-library) to bind JSON into (what a Java
+// service does with its DTOs). Run by Maven at build time (pom.xml, generate-sources), as protoc is for the protobuf
 // classes, so both come from the same .proto files:
 //   node gen-json-types.js OUTPUT_DIR
 // One file per .proto package (wsbench/json/BenchJson.java, PersonJson.java, ...), each message a static
@@ -48,7 +48,7 @@ function javaType (field) {
 
 function fieldLine (field, indent) {
   const name = KEYWORDS.has(field.name) ? `${field.name}_` : field.name
-  const annotation = name === field.name ? '' : `@JsonProperty("${field.name}") `
+  const annotation = name === field.name ? '' : `@JsonProperty("${field.name}") @SerializedName("${field.name}") `
   return `${indent}${annotation}public ${javaType(field)} ${name};`
 }
 
@@ -82,6 +82,7 @@ for (const pkg of root.nestedArray) {
     '',
     'import com.fasterxml.jackson.annotation.JsonInclude;',
     'import com.fasterxml.jackson.annotation.JsonProperty;',
+    'import com.google.gson.annotations.SerializedName;',
     '',
     '@SuppressWarnings("unused")',
     `public final class ${name} {`,

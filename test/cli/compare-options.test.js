@@ -32,7 +32,7 @@ describe('parseCompareArgs', () => {
       budgetMs: undefined,
       margin: 0.05,
       pin: true,
-      server: { kind: 'node' },
+      server: { kind: 'node', args: [] },
       warmup: undefined,
       messages: undefined,
       inflight: 1,
@@ -50,12 +50,21 @@ describe('parseCompareArgs', () => {
   })
 
   test('--server go or --server-command: which server the formats meet; what only the node server serves is refused', async () => {
-    assert.deepEqual((await compare('--server', 'go')).server, { kind: 'go' })
+    assert.deepEqual((await compare('--server', 'go')).server, { kind: 'go', args: [] })
     assert.deepEqual((await compare('--server-command', ' ./my-server  --threads 4 ')).server, { kind: 'command', command: ['./my-server', '--threads', '4'] })
     await assert.rejects(compare('--server', 'go', '--formats', 'json,cbor'), { message: '--server go serves json and protobuf, not cbor' })
     await assert.rejects(compare('--server', 'go', '--payload', 'data/person.json'), { message: '--server go serves the built-in tests only: --payload needs --server node' })
     await assert.rejects(compare('--server-command', './s', '--calibrate'), { message: '--calibrate plants its cost in a JavaScript codec the server loads: it runs on --server node' })
     await assert.rejects(compare('--server-command', ' '), { message: '--server-command needs a program to run' })
+  })
+
+  test('--server-args: options for the server\'s command line, after an equals sign; refused with a --server-command, empty or spaced apart', async () => {
+    assert.deepEqual((await compare('--server', 'java', '--server-args= --json-library  gson ')).server, { kind: 'java', args: ['--json-library', 'gson'] })
+    assert.deepEqual((await compare('--server-args=--max-payload 2000000')).server, { kind: 'node', args: ['--max-payload', '2000000'] })
+    await assert.rejects(compare('--server-command', './s', '--server-args=--x'), usage('--server-args go with --server: put the options in --server-command itself'))
+    await assert.rejects(compare('--server', 'java', '--server-args= '), usage('--server-args needs the server\'s options: --server-args=\'--json-library gson\''))
+    await assert.rejects(compare('--server', 'java', '--server-args', '--json-library gson'),
+      usage('--server-args takes the server\'s options after an equals sign, as one argument: --server-args=\'--json-library gson\''))
   })
 
   test('options as given: tests by number or name, -n (messages per batch), -i, -c, -t, -o', async () => {

@@ -1,7 +1,8 @@
 // The wire protocol (docs/protocol.md) as every server must keep it, tested against the server
 // that WSBENCH_SERVER names: go (the default) or another reference server of servers/ (java),
-// built when its sources changed; node (node server.js); or any command line of a server that
-// keeps the process contract, e.g.
+// built when its sources changed, and options of its own after its name (WSBENCH_SERVER="java
+// --json-library gson"); node (node server.js); or any command line of a server that keeps the
+// process contract, e.g.
 // WSBENCH_SERVER="/opt/my-server --root /work/main" node --test test/process/conformance.test.js.
 // The project's own clients against it on every test, format and direction; /metrics; refusals,
 // limits, close codes, the stop; hostile frames; TLS. CI runs it against every reference server and Node's.
@@ -15,10 +16,11 @@ import { ROOT, openConnection, referenceServerUnavailable, refusedUpgrade, runSc
 import { MAX_PAYLOAD, fuzzServer } from '../fuzz.js'
 
 const CHOSEN = process.env.WSBENCH_SERVER ?? 'go'
+const [NAME, ...NAMED_ARGS] = CHOSEN.trim().split(/\s+/)
 /** Whether its json decodes into the test's types (Go's structs, Java's classes), refusing well-formed JSON of another shape; JSON.parse does not. */
 const TYPED_JSON = CHOSEN !== 'node'
-const REFERENCE = REFERENCE_SERVER_NAMES.includes(CHOSEN)
-const unavailable = REFERENCE ? referenceServerUnavailable(CHOSEN) : false
+const REFERENCE = REFERENCE_SERVER_NAMES.includes(NAME)
+const unavailable = REFERENCE ? referenceServerUnavailable(NAME) : false
 const TESTS = ['numbers', 'strings', 'medium', 'large', 'small', 'person', 'counters', 'people']
 const FORMATS = ['json', 'protobuf']
 /** Messages a run sends: people is one 12.9 MB message, the rest are small. */
@@ -27,7 +29,7 @@ const messagesOf = (name) => name === 'people' ? 2 : 60
 /** Starts the server under test on a free port with these options, as its starter would. */
 function startServer (args = []) {
   if (CHOSEN === 'node') return startServerProcess(args)
-  const [command, ...own] = REFERENCE ? [buildReferenceServer(CHOSEN)] : CHOSEN.trim().split(/\s+/)
+  const [command, ...own] = REFERENCE ? [buildReferenceServer(NAME), ...NAMED_ARGS] : [NAME, ...NAMED_ARGS]
   return startServerProcess(args, { command, args: [...own, '--port', '0'] })
 }
 

@@ -20,7 +20,9 @@ final class Catalog {
       new TestDef(0, "person", person.PersonOuterClass.Person.getDefaultInstance(), PersonJson.Person.class, "person.jsonl.gz", "person.json"),
       new TestDef(0, "counters", counters.CountersOuterClass.Counters.getDefaultInstance(), CountersJson.Counters.class, "counters.jsonl.gz", "counters.json"));
 
-  static final List<Codec> CODECS = List.of(new JsonCodec(), new ProtobufCodec());
+  /** The formats served: json through the --json-library chosen, and protobuf. */
+  static final List<String> FORMATS = List.of("json", "protobuf");
+  private static final Codec PROTOBUF = new ProtobufCodec();
 
   private Catalog() {}
 
@@ -35,13 +37,12 @@ final class Catalog {
     throw new Refusal("unknown test '" + param + "': expected one of " + String.join(", ", names));
   }
 
-  static Codec codec(String name) throws Refusal {
-    var names = new ArrayList<String>();
-    for (Codec codec : CODECS) {
-      if (codec.name().equals(name)) return codec;
-      names.add(codec.name());
-    }
-    throw new Refusal("unknown format '" + name + "': expected one of " + String.join(", ", names));
+  static Codec codec(String name, JsonLibrary json) throws Refusal {
+    return switch (name) {
+      case "json" -> json.codec;
+      case "protobuf" -> PROTOBUF;
+      default -> throw new Refusal("unknown format '" + name + "': expected one of " + String.join(", ", FORMATS));
+    };
   }
 
   static String testNames() {

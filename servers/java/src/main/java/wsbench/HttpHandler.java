@@ -119,7 +119,7 @@ final class HttpHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
     ctx.channel().closeFuture().addListener(closed -> server.active.decrementAndGet());
     Target target;
     try {
-      target = Target.parse(new QueryStringDecoder(request.uri()).parameters());
+      target = Target.parse(new QueryStringDecoder(request.uri()).parameters(), server.options.jsonLibrary());
     } catch (Refusal refusal) {
       server.metrics.refusedUpgrades.inc();
       refuse(ctx, HttpResponseStatus.BAD_REQUEST, refusal.getMessage());

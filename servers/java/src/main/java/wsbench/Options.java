@@ -18,14 +18,16 @@ record Options(
     String root,
     String tlsCert,
     String tlsKey,
-    boolean tlsThrowaway) {
+    boolean tlsThrowaway,
+    JsonLibrary jsonLibrary) {
 
   static final String USAGE = "usage: wsbench-server [--host H] [--port P] [--token T] [--max-payload B] [--max-connections N]"
-      + " [--handshake-timeout 10s] [--compress] [--max-buffered B] [--replay N] [--root DIR] [--tls-cert F --tls-key F | --tls]";
+      + " [--handshake-timeout 10s] [--compress] [--max-buffered B] [--replay N] [--root DIR] [--tls-cert F --tls-key F | --tls]"
+      + " [--json-library " + JsonLibrary.names().replace(", ", "|") + "]";
 
   private static final List<String> BOOLEANS = List.of("compress", "tls", "help");
   private static final List<String> VALUED = List.of("host", "port", "token", "max-payload", "max-connections",
-      "handshake-timeout", "max-schema-bytes", "max-buffered", "replay", "root", "tls-cert", "tls-key");
+      "handshake-timeout", "max-schema-bytes", "max-buffered", "replay", "root", "tls-cert", "tls-key", "json-library");
 
   /** Parses the arguments; null for --help. */
   static Options parse(String[] args, Map<String, String> env) throws UsageError {
@@ -72,7 +74,8 @@ record Options(
         values.getOrDefault("root", ""),
         tlsCert,
         tlsKey,
-        tls);
+        tls,
+        JsonLibrary.of(values.getOrDefault("json-library", JsonLibrary.JACKSON.option)));
     whole(values, "max-schema-bytes", "1048576", 0, Long.MAX_VALUE); // taken and ignored: no schema registrations here
     if (tls && !(tlsCert.isEmpty() && tlsKey.isEmpty())) {
       throw new UsageError("--tls makes a throwaway certificate: give it, or --tls-cert and --tls-key, not both");
@@ -135,6 +138,7 @@ record Options(
     lines.add("  --root DIR              the project's root, where fixtures/ and data/ are (default: found upwards)");
     lines.add("  --tls-cert F --tls-key F  serve wss:// with this certificate and key (PEM)");
     lines.add("  --tls                   serve wss:// with a throwaway self-signed certificate");
+    lines.add("  --json-library L        what json binds with: " + JsonLibrary.names() + " (gson-per-call: a new Gson for each decode and encode) (jackson)");
     return String.join("\n", lines);
   }
 }

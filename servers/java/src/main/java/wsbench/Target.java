@@ -9,13 +9,13 @@ record Target(TestDef test, Codec codec, Direction direction, boolean publisher,
 
   private static final String DIRECTIONS = "up, down, echo, fanout";
 
-  /** The target of a query, or the 400's reason, in the order and words of the Go server. */
-  static Target parse(Map<String, List<String>> query) throws Refusal {
+  /** The target of a query, or the 400's reason, in the order and words of the Go server; json binds with the library given. */
+  static Target parse(Map<String, List<String>> query, JsonLibrary json) throws Refusal {
     String testParam = first(query, "test");
     String format = first(query, "format");
     if (testParam == null || testParam.isEmpty()) throw new Refusal("missing ?test= (one of " + Catalog.testNames() + ")");
     if (format == null || format.isEmpty()) throw new Refusal("missing &format= (one of json, protobuf)");
-    Codec codec = Catalog.codec(format);
+    Codec codec = Catalog.codec(format, json);
     String directionParam = query.containsKey("direction") ? first(query, "direction") : "up";
     Direction direction = switch (directionParam) {
       case "up" -> Direction.UP;
