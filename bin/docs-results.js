@@ -11,7 +11,8 @@
 // Options:
 //   --check                   change nothing; exit 1 naming the docs that are out of date
 //   --from-compare <file>     first record an `npm run compare` results.json as docs/results/compare.json
-//                             (the verdicts) and compare-figures.json (the figures); --name picks
+//                             (the verdicts, with a calibration's words as its figures: medium-p50,
+//                             medium-verdict, ...) and compare-figures.json (the figures); --name picks
 //                             another name than compare, --command states the command if it had options
 //                             this script cannot see (it reads them back from the results), --note
 //                             adds a sentence to the notes (e.g. how busy the machine was)
@@ -65,8 +66,9 @@ const TABLE_FIGURES = {
     'person-codec-speedup': (result) => speedupOf(result, 'person', 'server codec/msg'),
     'people-codec-speedup': (result) => speedupOf(result, 'people', 'server codec/msg'),
     'people-server-cpu-speedup': (result) => speedupOf(result, 'people', 'server CPU/msg'),
-    // From a comparison's figures table: each test's server CPU per message, format by format.
+    // From a comparison's figures table: each test's server CPU and codec time per message, format by format.
     'server-cpu-us': (result) => perFormat(result, 'server CPU µs/msg', 'µs'),
+    'server-codec-us': (result) => perFormat(result, 'server codec µs/msg', 'µs'),
     'wire-bytes': (result) => perFormat(result, 'wire B/msg', 'B')
   },
   size: {
@@ -359,6 +361,7 @@ async function recordComparison (file, { name, command, note }, resultsDir) {
       ...common,
       columns: ['test', 'network', 'format', ...metrics.map((metric) => `${METRICS[metric].label}${METRICS[metric].unit ?? ''}`), 'verdict'],
       rows: verdictRows,
+      ...(results.calibration && { figures: await calibrationFigures(rows, results.calibration) }),
       notes: [
         runSummary(settings, rows),
         ...(results.calibration?.lines.map((line) => `Calibration: ${line}.`) ?? []),
@@ -375,6 +378,19 @@ async function recordComparison (file, { name, command, note }, resultsDir) {
       notes: [runSummary(settings, rows), `Figures are medians over the generations; ratios are ${ratioMeaning(formats)}, marked + better, - worse, = equivalent, ? inconclusive`, ...note]
     })
   ]
+}
+
+/**
+ * A calibration as figures the docs quote, per test (and profile, where shaped): each metric's
+ * difference in µs with its interval and call (medium-client-cpu), and the verdict (medium-verdict).
+ */
+async function calibrationFigures (rows, calibration) {
+  const { calibrationWords } = await import('../lib/compare/calibration.js')
+  const kebab = (name) => name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)
+  return Object.fromEntries(calibrationWords(calibration).flatMap(({ profile, metrics, verdict }, i) => {
+    const key = `${rows[i].testName}${profile === 'none' ? '' : `-${profile}`}`
+    return [...Object.entries(metrics).map(([name, words]) => [`${key}-${kebab(name)}`, words]), [`${key}-verdict`, verdict]]
+  }))
 }
 
 /** How a comparison ran, in one sentence: generations, batches, load shape, and what the machine was doing. */

@@ -20,8 +20,9 @@ export const CALIBRATION_TESTS = Object.freeze(['medium', 'large'])
 
 /**
  * Per side planted: where the cost must be found (called worse, the interval covering its size) and
- * where it must not show (not called worse). Not "not called at all": a cost can only make a side
- * dearer, and moving the work in time may change the other side a little, which is no planted cost.
+ * where it must not show (not called worse). Not "not called at all": the cost is the side's own
+ * work, and only worse would be it showing; a call either way there is said, as a false call or a
+ * knock-on (the plant also moves when the other side's messages come, and so its wake-ups).
  */
 const EXPECTED = {
   client: { p50: 'found', clientCpu: 'found', serverCpu: 'absent' },
@@ -104,9 +105,9 @@ export function calibrationWords ({ side, rows }) {
     const missed = () => Object.entries(metrics).filter(([, { covers }]) => covers === false)
       .map(([name, { differenceUs, ci }]) => `${NAMES[name]} ${signed(differenceUs)} µs, interval ${signed(ci[0])} to ${signed(ci[1])}`)
     const better = Object.entries(metrics).filter(([, { expected, call }]) => expected === 'absent' && call === 'better')
-      .map(([name]) => `; ${NAMES[name]} called better, which no planted cost does: a knock-on effect or a false call`)
+      .map(([name]) => `; ${NAMES[name]} called better: a false call, or a knock-on of the cost`)
     const verdict = falseCall
-      ? `a false call: the cost showed on ${elsewhere}, where it was not planted`
+      ? `called worse on ${elsewhere}, where it was not planted: a false call, or a knock-on of the cost`
       : !found
           ? 'not found: this run could not tell it'
           : `found where planted, ${sized ? 'about its size' : `but not its size (${missed().join('; ')})`}, and not called worse on ${elsewhere}${better.join('')}`

@@ -266,7 +266,7 @@ describe('npm run compare', () => {
       assert.equal(found.falseCall, other.call === 'worse')
       assert.equal(calibration.lines.length, 1)
       assert.match(calibration.lines[0], new RegExp(`^5 small: planted \\+200 µs in ${where}: p50 [+-][\\d.]+ µs \\([+-][\\d.]+ to [+-][\\d.]+\\) \\w+, tells ±[\\d.]+ µs; ` +
-        '.*: (found where planted, (about its size|but not its size \\(.*\\)), and not called worse on .* CPU.*|not found: this run could not tell it|a false call: .*)$'))
+        '.*: (found where planted, (about its size|but not its size \\(.*\\)), and not called worse on .* CPU.*|not found: this run could not tell it|called worse on .* CPU, where it was not planted: .*)$'))
       // Printed after the verdicts, and in results.md.
       assert.equal(run.stdout.trimEnd().split('\n').at(-1), calibration.lines[0])
       assert.match(fs.readFileSync(path.join(out, 'results.md'), 'utf8'), new RegExp(`^## Calibration\n\n- 5 small: planted \\+200 µs in ${where}: `, 'm'))

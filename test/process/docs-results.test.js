@@ -139,6 +139,26 @@ test('--from-compare records a real comparison as the verdict table and the figu
   })
 })
 
+test('--from-compare records a calibration: its command with the side planted, its lines in the notes, its words as figures', async (t) => {
+  const root = tempProject('<!-- results:calibrated -->\n<!-- /results:calibrated -->\n\nServer CPU <!-- figure:calibrated.small-server-cpu --><!-- /figure -->: ' +
+    '<!-- figure:calibrated.small-verdict --><!-- /figure -->.\n')
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+  const out = path.join(root, 'compare-report')
+  const compare = await runScript('bin/compare.js', ['--calibrate', 'server:200', '--tests', 'small', '--trials', '2', '-n', '20', '--start-warmup', '100ms', '--out', out])
+  assert.equal(compare.code, 0, compare.stderr)
+  const run = await runScript(SCRIPT, ['--root', root, '--from-compare', path.join(out, 'results.json'), '--name', 'calibrated'])
+  assert.equal(run.code, 0, run.stderr)
+  const recorded = JSON.parse(fs.readFileSync(path.join(root, 'docs/results/calibrated.json'), 'utf8'))
+  assert.equal(recorded.command, 'npm run compare -- --calibrate server:200 --tests small --trials 2 -n 20')
+  const { calibration } = JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8'))
+  assert.deepEqual(recorded.notes.filter((note) => note.startsWith('Calibration: ')), calibration.lines.map((line) => `Calibration: ${line}.`))
+  assert.deepEqual(Object.keys(recorded.figures), ['small-p50', 'small-server-cpu', 'small-client-cpu', 'small-verdict'])
+  assert.ok(calibration.lines[0].endsWith(`: ${recorded.figures['small-verdict']}`), recorded.figures['small-verdict'])
+  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8')
+  assert.ok(readme.includes(`Server CPU <!-- figure:calibrated.small-server-cpu -->${recorded.figures['small-server-cpu']}<!-- /figure -->: `), readme)
+  assert.match(recorded.figures['small-server-cpu'], /^[+-][\d.]+ µs \([+-][\d.]+ to [+-][\d.]+\) \w+, tells ±[\d.]+ µs$/)
+})
+
 test('the committed README and docs are up to date with docs/results and every --help', async () => {
   const check = await runScript(SCRIPT, ['--check'])
   assert.equal(check.code, 0, check.stderr)
