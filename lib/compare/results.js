@@ -179,8 +179,9 @@ function summarize (trials, histograms = []) {
  * @returns {string}
  */
 export function ratioText ({ ratio, ci }) {
-  // Two pairs in a big table give intervals like 0.00-1e+24: past 999x the digits say nothing more.
-  const digits = (value) => value >= 1000 ? '>999' : value >= 10 ? value.toFixed(1) : value.toFixed(2)
+  // Below 0.1, two significant digits: 0.04x could be a 22x or a 28x speedup, 0.041x is within 3%.
+  // Two pairs in a big table give intervals like 0.00-1e+24: past 999x or under 0.001x the digits say nothing more.
+  const digits = (value) => value >= 1000 ? '>999' : value >= 10 ? value.toFixed(1) : value >= 0.1 ? value.toFixed(2) : value >= 0.001 ? value.toPrecision(2) : '<0.001'
   return `${digits(ratio)}x${ci ? ` (${digits(ci[0])}-${digits(ci[1])})` : ''}`
 }
 

@@ -194,8 +194,9 @@ test('generations: medians in the figures, every generation kept, simultaneous i
   assert.equal(cellText({ ratio: 1.02, ci: [0.71, 1.46], resolution: 0.374, call: 'inconclusive' }), '1.02x (0.71-1.46) inconclusive, ±37%')
   assert.equal(cellText({ ratio: 1.01, ci: [0.99, 1.03], resolution: 0.021, call: 'equivalent' }), '1.01x (0.99-1.03) equivalent')
   assert.equal(ratioText({ ratio: 12.345, ci: [10, 15] }), '12.3x (10.0-15.0)')
-  assert.equal(ratioText({ ratio: 0.75, ci: [0.0001, 9.9e24] }), '0.75x (0.00->999)')
-  assert.equal(cellText({ ratio: 0.75, ci: [0.0001, 9.9e24], resolution: 1.3e27, call: 'inconclusive' }), '0.75x (0.00->999) inconclusive, ±>999%')
+  assert.equal(ratioText({ ratio: 0.75, ci: [0.0001, 9.9e24] }), '0.75x (<0.001->999)')
+  assert.equal(ratioText({ ratio: 0.0412, ci: [0.0378, 0.1] }), '0.041x (0.038-0.10)', 'two significant digits below 0.1')
+  assert.equal(cellText({ ratio: 0.75, ci: [0.0001, 9.9e24], resolution: 1.3e27, call: 'inconclusive' }), '0.75x (<0.001->999) inconclusive, ±>999%')
 })
 
 test('p99 over every generation\'s messages pooled: the figure and the ratio, not thrown by one generation\'s hiccup; without histograms, each generation\'s own', () => {
