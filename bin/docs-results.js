@@ -66,8 +66,9 @@ const TABLE_FIGURES = {
     'person-codec-speedup': (result) => speedupOf(result, 'person', 'server codec/msg'),
     'people-codec-speedup': (result) => speedupOf(result, 'people', 'server codec/msg'),
     'people-server-cpu-speedup': (result) => speedupOf(result, 'people', 'server CPU/msg'),
-    // From a comparison's figures table: each test's server CPU per message, format by format.
+    // From a comparison's figures table: each test's server CPU and codec time per message, format by format.
     'server-cpu-us': (result) => perFormat(result, 'server CPU µs/msg', 'µs'),
+    'server-codec-us': (result) => perFormat(result, 'server codec µs/msg', 'µs'),
     'wire-bytes': (result) => perFormat(result, 'wire B/msg', 'B')
   },
   size: {
