@@ -31,13 +31,15 @@ export async function runServerCli (argv, env) {
   // Before the listening line, which scripts wait for: by then the file is there.
   const certificateFile = options.tls?.throwaway ? writeThrowaway(options.tls) : null
   if (certificateFile) log(`throwaway certificate ${certificateFile} (SHA-256 ${options.tls.fingerprint}): clients trust it with --ca ${certificateFile}, or skip the check with --insecure`)
-  log(`listening on ${server.url} (rss ${megabytes(process.memoryUsage.rss())} MB${where})`)
-  const startedAt = Date.now()
-  const stopped = await new Promise((resolve) => {
+  // Listened for before the listening line: a starter may send SIGTERM as soon as it reads it.
+  const stopping = new Promise((resolve) => {
     process.once('SIGINT', () => resolve({ signal: 'SIGINT' }))
     process.once('SIGTERM', () => resolve({ signal: 'SIGTERM' }))
     server.lost.then((failure) => resolve({ failure }))
   })
+  log(`listening on ${server.url} (rss ${megabytes(process.memoryUsage.rss())} MB${where})`)
+  const startedAt = Date.now()
+  const stopped = await stopping
   if (certificateFile) fs.rmSync(path.dirname(certificateFile), { recursive: true, force: true })
   if (stopped.failure) process.stderr.write(`error: ${stopped.failure}${options.processes > 1 ? '; stopping the others' : ''}\n`)
   await server.close()

@@ -10,7 +10,7 @@ import { UsageError, oneLine } from '../errors.js'
 import { createWebHandler } from './web.js'
 import { createMetrics, METRICS_CONTENT_TYPE } from './metrics.js'
 import { ServerStats, startSummaries } from './stats.js'
-import { Admission } from './admission.js'
+import { Admission, Refusal } from './admission.js'
 import { openFileLimit } from '../processes.js'
 import { serveConnection, stallOnce } from './connection.js'
 import { Topics } from './fanout.js'
@@ -90,15 +90,22 @@ export async function startServer ({
   const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: compress })
   const afterMessage = stall ? stallOnce(stall) : () => {}
   const context = { stats, maxSchemaBytes, schemaCache: new Map(), afterMessage, topics }
+  let stopping = false
   httpServer.on('upgrade', (request, socket, head) => {
     socket.on('error', () => socket.destroy())
-    admission.admit(request, socket).then((admitted) => wss.handleUpgrade(request, socket, head, (ws) => {
-      admitted.opened()
-      serveConnection(ws, socket, admitted, context)
-    }), (refusal) => {
+    const refuse = (refusal) => {
       stats.count(refusal.counter)
       refuseUpgrade(socket, refusal)
-    })
+    }
+    admission.admit(request, socket).then((admitted) => {
+      // Checked in the turn that upgrades (handleUpgrade opens it there and then): a connection
+      // either opens before shutDown closes the open ones, or is refused.
+      if (stopping) return refuse(new Refusal(503, 'server shutting down'))
+      wss.handleUpgrade(request, socket, head, (ws) => {
+        admitted.opened()
+        serveConnection(ws, socket, admitted, context)
+      })
+    }, refuse)
   })
   const address = await listen(httpServer, host, port, stats, tls ? 'wss' : 'ws').catch(async (err) => {
     await broker?.close()
@@ -111,6 +118,7 @@ export async function startServer ({
     lost, // a broker that goes away; one process has no worker to lose
     metrics: () => registry.getMetricsAsJSON(),
     shutDown: async () => {
+      stopping = true
       stopSummaries()
       await shutDown(httpServer, wss)
       await broker?.close()
@@ -258,6 +266,8 @@ function refuseUpgrade (socket, { status, message, headers }) {
 }
 
 async function shutDown (httpServer, wss) {
+  // No new connections from now on; its callback waits for the open ones to end.
+  const stopped = new Promise((resolve) => httpServer.close(resolve))
   const closed = [...wss.clients].map((ws) => new Promise((resolve) => {
     ws.once('close', resolve)
     ws.close(CLOSE_CODES.shuttingDown, 'server shutting down')
@@ -266,5 +276,5 @@ async function shutDown (httpServer, wss) {
   }))
   await Promise.all(closed)
   await new Promise((resolve) => wss.close(resolve))
-  await new Promise((resolve) => httpServer.close(resolve))
+  await stopped
 }

@@ -27,8 +27,9 @@ type wsConn struct {
 // serveConnection runs a connection until it closes. A panic ends this connection only.
 func (s *server) serveConnection(ws *websocket.Conn, t target) {
 	c := &wsConn{ws: ws, target: t}
-	s.handlers.Add(1)
-	s.conns.Store(c, struct{}{})
+	if s.track(c) {
+		goingAway(ws)
+	}
 	s.metrics.connections.Inc()
 	s.metrics.openConnections.Inc()
 	defer func() {
@@ -40,9 +41,8 @@ func (s *server) serveConnection(ws *websocket.Conn, t target) {
 			s.fanout.unsubscribe(c)
 		}
 		_ = ws.Close()
-		s.conns.Delete(c)
+		s.untrack(c)
 		s.metrics.openConnections.Dec()
-		s.handlers.Done()
 	}()
 	ws.SetReadLimit(s.opts.maxPayload)
 	if t.direction == "fanout" && t.role == "subscriber" {

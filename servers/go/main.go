@@ -121,10 +121,13 @@ type server struct {
 	metrics  *metrics
 	upgrader websocket.Upgrader
 	// open connections and upgrades under way, against --max-connections
-	active   atomic.Int64
-	conns    sync.Map // *wsConn -> struct{}
-	handlers sync.WaitGroup
-	stopping atomic.Bool
+	active atomic.Int64
+	// mu orders upgrades against shutdown: an upgrade either begins before shutdown does or is
+	// refused, and one that opens after shutdown has closed the others closes itself (track).
+	mu       sync.Mutex
+	stopping bool
+	conns    map[*wsConn]struct{}
+	handlers sync.WaitGroup // upgrades under way and open connections: shutdown waits for them
 	fanout   *fanoutHub
 }
 
@@ -134,7 +137,7 @@ func main() {
 	if err != nil {
 		usageError("wsbench-server: %v", err)
 	}
-	s := &server{opts: opts, root: root, metrics: newMetrics()}
+	s := &server{opts: opts, root: root, metrics: newMetrics(), conns: map[*wsConn]struct{}{}}
 	s.fanout = newFanoutHub(s)
 	s.upgrader = websocket.Upgrader{
 		ReadBufferSize:    64 << 10,
@@ -179,10 +182,11 @@ func main() {
 		fmt.Printf("throwaway certificate %s (SHA-256 %s): clients trust it with --ca %s, or skip the check with --insecure\n",
 			certificate.file, certificate.fingerprint, certificate.file)
 	}
-	fmt.Printf("listening on %s://%s (go server, root %s)\n", scheme, net.JoinHostPort(host, strconv.Itoa(addr.Port)), root)
-
+	// Before the ready line: a starter may send SIGTERM as soon as it reads it.
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
+	fmt.Printf("listening on %s://%s (go server, root %s)\n", scheme, net.JoinHostPort(host, strconv.Itoa(addr.Port)), root)
+
 	served := make(chan error, 1)
 	go func() { served <- httpServer.Serve(listener) }()
 	started := time.Now()
@@ -207,26 +211,63 @@ func signalName(sig os.Signal) string {
 }
 
 // shutdown stops listening, closes every connection with 1001 and waits up to 1 s for the peers
-// to answer before cutting what is left.
+// to answer before cutting what is left. Upgrades from now on are refused; one under way is
+// waited for, and closes itself once open.
 func (s *server) shutdown(httpServer *http.Server) {
-	s.stopping.Store(true)
+	s.mu.Lock()
+	s.stopping = true
+	open := make([]*wsConn, 0, len(s.conns))
+	for c := range s.conns {
+		open = append(open, c)
+	}
+	s.mu.Unlock()
 	_ = httpServer.Close() // the listener and plain HTTP connections; upgraded ones are ours
-	closeFrame := websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down")
-	s.conns.Range(func(key, _ any) bool {
-		c := key.(*wsConn)
-		_ = c.ws.WriteControl(websocket.CloseMessage, closeFrame, time.Now().Add(time.Second))
-		return true
-	})
+	for _, c := range open {
+		goingAway(c.ws)
+	}
 	done := make(chan struct{})
 	go func() { s.handlers.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(time.Second):
-		s.conns.Range(func(key, _ any) bool {
-			_ = key.(*wsConn).ws.NetConn().Close()
-			return true
-		})
+		s.mu.Lock()
+		for c := range s.conns {
+			_ = c.ws.NetConn().Close()
+		}
+		s.mu.Unlock()
 	}
+}
+
+// beginUpgrade counts an upgrade among the handlers shutdown waits for; false once it has begun.
+func (s *server) beginUpgrade() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopping {
+		return false
+	}
+	s.handlers.Add(1)
+	return true
+}
+
+// track adds an open connection to those shutdown closes; true when shutdown has closed them
+// already, without this one.
+func (s *server) track(c *wsConn) (missed bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.conns[c] = struct{}{}
+	return s.stopping
+}
+
+func (s *server) untrack(c *wsConn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.conns, c)
+}
+
+// goingAway sends the close frame of a server that stops (docs/protocol.md, "Close codes").
+func goingAway(ws *websocket.Conn) {
+	closeFrame := websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down")
+	_ = ws.WriteControl(websocket.CloseMessage, closeFrame, time.Now().Add(time.Second))
 }
 
 type connKey struct{}
@@ -342,11 +383,12 @@ func (s *server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusUnauthorized, tokenReason, "WWW-Authenticate", "Bearer")
 		return
 	}
-	if s.stopping.Load() {
+	if !s.beginUpgrade() {
 		s.metrics.refusedUpgrades.Inc()
 		refuse(w, http.StatusServiceUnavailable, "server shutting down")
 		return
 	}
+	defer s.handlers.Done()
 	if n := s.active.Add(1); n > s.opts.maxConnections {
 		s.active.Add(-1)
 		s.metrics.refusedUpgrades.Inc()

@@ -44,7 +44,6 @@ final class Connection extends SimpleChannelInboundHandler<WebSocketFrame> {
 
   @Override
   public void handlerAdded(ChannelHandlerContext ctx) {
-    server.webSockets.add(ctx.channel());
     server.metrics.connections.inc();
     server.metrics.openConnections.inc();
     ctx.channel().closeFuture().addListener(closed -> {

@@ -28,7 +28,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A connection's HTTP side: the 408 timer, GET /metrics, and each upgrade's admission (token,
- * stopping, --max-connections, the URL) before the WebSocket handshake hands it to a Connection.
+ * --max-connections, the URL, stopping) before the WebSocket handshake hands it to a Connection.
  */
 final class HttpHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
   private static final String TOKEN_REASON = "missing or wrong token: send Authorization: Bearer <token> or ?token=<token>";
@@ -104,11 +104,6 @@ final class HttpHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
       refuse(ctx, HttpResponseStatus.UNAUTHORIZED, TOKEN_REASON, HttpHeaderNames.WWW_AUTHENTICATE, "Bearer");
       return;
     }
-    if (server.stopping.get()) {
-      server.metrics.refusedUpgrades.inc();
-      refuse(ctx, HttpResponseStatus.SERVICE_UNAVAILABLE, "server shutting down");
-      return;
-    }
     int open = server.active.incrementAndGet();
     if (open > server.options.maxConnections()) {
       server.active.decrementAndGet();
@@ -133,6 +128,11 @@ final class HttpHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
     WebSocketServerHandshaker handshaker = new WebSocketServerHandshakerFactory(request.uri(), null, config).newHandshaker(request);
     if (handshaker == null) {
       WebSocketServerHandshakerFactory.sendUnsupportedVersionResponse(ctx.channel()).addListener(ChannelFutureListener.CLOSE);
+      return;
+    }
+    if (!server.upgrading(ctx.channel())) {
+      server.metrics.refusedUpgrades.inc();
+      refuse(ctx, HttpResponseStatus.SERVICE_UNAVAILABLE, "server shutting down");
       return;
     }
     var pipeline = ctx.pipeline();

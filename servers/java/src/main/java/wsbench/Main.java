@@ -92,9 +92,8 @@ public final class Main {
       System.out.println("throwaway certificate " + tls.file() + " (SHA-256 " + tls.fingerprint() + "): clients trust it with --ca "
           + tls.file() + ", or skip the check with --insecure");
     }
-    System.out.println("listening on " + (tls != null ? "wss" : "ws") + "://" + host + ":" + address.getPort() + " (java server, root " + root + ")");
-    System.out.flush();
     long started = System.nanoTime();
+    // Before the ready line: a starter may send SIGTERM as soon as it reads it.
     for (String name : new String[] {"TERM", "INT"}) {
       Signal.handle(new Signal(name), signal -> {
         stop(server, listener);
@@ -104,12 +103,14 @@ public final class Main {
         Runtime.getRuntime().halt(0);
       });
     }
+    System.out.println("listening on " + (tls != null ? "wss" : "ws") + "://" + host + ":" + address.getPort() + " (java server, root " + root + ")");
+    System.out.flush();
     listener.closeFuture().sync();
   }
 
   /** Stops listening, closes every WebSocket with 1001, and gives the peers 1 s to answer before cutting what is left. */
   private static void stop(Server server, Channel listener) {
-    server.stopping.set(true);
+    server.stopUpgrades();
     listener.close().awaitUninterruptibly();
     server.webSockets.writeAndFlush(new CloseWebSocketFrame(WebSocketCloseStatus.ENDPOINT_UNAVAILABLE, "server shutting down"));
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
