@@ -104,4 +104,27 @@ describe('the benchmarks\' plumbing', () => {
     assert.equal(bad.code, 2)
     assert.equal(bad.stderr, "BENCH_BROKERS: unknown broker 'kafka': expected some of redis, nats, ipc\n")
   })
+
+  test('bench:reconnect: a killed server started again, every connection back and accounted, the busiest 100 ms by the client and by the restarted server', { timeout: 60_000 }, async () => {
+    const env = { BENCH_CONNECTIONS: '100', BENCH_RATE: '100', BENCH_DOWN_MS: '300', BENCH_RUNS: '1' }
+    const run = await runScript('bench/reconnect.js', [], { env })
+    assert.equal(run.code, 0, run.stderr)
+    const [columns, ...rows] = run.stdout.split('\n').filter((line) => line.startsWith('|'))
+      .map((line) => line.split('|').slice(1, -1).map((cell) => cell.trim()))
+    assert.equal(rows.length, 1, run.stdout)
+    const cell = Object.fromEntries(columns.map((column, i) => [column, rows[0][i]]))
+    assert.equal(cell['came back'], '100')
+    const [sent, acked, errors, lost] = cell['sent/acked/errors/lost'].split('/').map(Number)
+    assert.equal(sent, acked + errors + lost)
+    assert.ok(Number(cell['server back after ms']) >= 300)
+    // The dead server refused attempts, as it would have refused some had each been on time.
+    const [, refused, alone] = /^(\d+) \((\d+)\)$/.exec(cell['attempts refused (the backoff alone)']).map(Number)
+    assert.ok(refused > 0 && alone > 0, cell['attempts refused (the backoff alone)'])
+    // The restarted server's count comes from its /metrics: reconnections only, so at most all 100.
+    for (const column of ['busiest 100 ms: client saw open', 'busiest 100 ms: server accepted', 'busiest 100 ms: the backoff alone']) {
+      const [, count, share] = /^(\d+) \(([\d.]+)%\)$/.exec(cell[column])
+      assert.ok(Number(count) >= 1 && Number(count) <= 100, `${column}: ${cell[column]}`)
+      assert.equal(Number(share), Number(count))
+    }
+  })
 })
