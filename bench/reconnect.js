@@ -98,8 +98,8 @@ async function storm () {
 
 const results = startResults('reconnect', 'npm run bench:reconnect')
 const columns = ['run', 'load average', 'server back after ms', 'came back', 'away p50 ms', 'away p99 ms', 'all back ms', 'lost at the drops',
-  'sent/acked/errors/lost', 'attempts refused (the backoff alone)', 'busiest 100 ms: client saw open', 'busiest 100 ms: server accepted',
-  'busiest 100 ms: the backoff alone']
+  'sent/acked/errors/lost', 'attempts refused (the backoff alone)', 'attempts late p50/p99 ms', 'busiest 100 ms: client saw open',
+  'busiest 100 ms: server accepted', 'busiest 100 ms: the backoff alone']
 printRow(columns)
 const rows = []
 let backoff
@@ -120,7 +120,8 @@ for (let run = 1; run <= RUNS;) {
   // Connections still away when the run ended never finished the outage.
   const allBack = r.count < CONNECTIONS ? 'not all' : r.allBackMs
   const row = [run, loadAverage, Math.round(backMs), r.count, r.awayMs.p50, r.awayMs.p99, allBack, r.lost, `${m.sent}/${m.acked}/${m.errors}/${m.lost}`,
-    `${connect.failures.refused ?? 0} (${alone.refused})`, share(r.peakPer100ms), share(accepted), share(alone.peak)].map(String)
+    `${connect.failures.refused ?? 0} (${alone.refused})`, `${Math.round(r.lateMs.p50)}/${Math.round(r.lateMs.p99)}`,
+    share(r.peakPer100ms), share(accepted), share(alone.peak)].map(String)
   printRow(row)
   rows.push(row)
   run++
@@ -133,7 +134,8 @@ results.write({
     `started again on the same port ${DOWN_MS} ms later, ${RUNS} times. load average: the machine's when the server was killed; server back after: ` +
     'from the kill until the new server listened; away: from a connection\'s drop to its new connection; all back: from the first drop ' +
     'until every connection was open again; attempts refused: reconnection attempts made while no server listened (in brackets: as many as ' +
-    'the backoff alone would make); busiest 100 ms: the most ' +
+    'the backoff alone would make); attempts late: how long after its backoff ended each attempt started (the client\'s own pace); ' +
+    'busiest 100 ms: the most ' +
     'reconnections in one 100 ms window of the epoch (and their share of the connections), by when the client saw them open, by when the ' +
     'restarted server accepted them (its wsbench_peak_connections_per_100ms), and as the backoff alone would spread them (every connection ' +
     'dropped at the kill and making each attempt on time, those before the server was back refused)' +

@@ -39,6 +39,11 @@ export class Reconnects {
     this.lost = 0
     /** Reopenings per 100 ms window of the epoch: window -> count. */
     this.windows = new Map()
+    /**
+     * How late each attempt started against its backoff, µs: waiting for its turn, or for a loop
+     * running late. Near nothing, the jitter spread the attempts; far beyond it, the client's pace did.
+     */
+    this.lateness = createLatencyHistogram()
     /** Attempts started in this turn of the event loop, and those due that wait for the next turns, oldest first. */
     this.turnStarts = 0
     this.queued = []
@@ -54,9 +59,12 @@ export class Reconnects {
    * @returns {Promise<void>}
    */
   async wait (attempt) {
-    await sleep(this.delay(attempt))
-    if (this.turnStarts < ATTEMPTS_PER_TURN && this.queued.length === 0) return this.start()
-    await new Promise((resolve) => this.queued.push(resolve))
+    const delay = this.delay(attempt)
+    const due = performance.now() + delay
+    await sleep(delay)
+    if (this.turnStarts < ATTEMPTS_PER_TURN && this.queued.length === 0) this.start()
+    else await new Promise((resolve) => this.queued.push(resolve))
+    this.lateness.recordValue(Math.max(1, Math.round((performance.now() - due) * 1000)))
   }
 
   /** Counts an attempt against this turn's; the count starts over in the next turn (the check phase). */
@@ -118,9 +126,10 @@ export class Reconnects {
 
   /**
    * For the report: how many came back, their time away (total ms, and the histogram), the backoff,
-   * the longest outage until every connection was back, what was lost, and the reopenings per window.
+   * the longest outage until every connection was back, what was lost, the reopenings per window,
+   * and how late the attempts started (the histogram, null before any attempt).
    * @returns {{count: number, gapMs: number, backoff: {baseMs: number, capMs: number}, allBackMs: number, lost: number,
-   *   histogram: string|null, windows: Record<string, number>}}
+   *   histogram: string|null, windows: Record<string, number>, lateness: string|null}}
    */
   result () {
     return {
@@ -130,7 +139,8 @@ export class Reconnects {
       allBackMs: Math.round(this.allBackMs),
       lost: this.lost,
       histogram: this.count > 0 ? encodeHistogram(this.gaps) : null,
-      windows: Object.fromEntries(this.windows)
+      windows: Object.fromEntries(this.windows),
+      lateness: this.lateness.totalCount > 0 ? encodeHistogram(this.lateness) : null
     }
   }
 }

@@ -158,8 +158,9 @@ export function mergeArrivals (parts) {
 }
 
 /**
- * Several parts' reconnects as one: counts, time away and losses summed, histograms added, the
- * reopenings per 100 ms window summed window by window (the parts' clocks agreeing), the longest outage.
+ * Several parts' reconnects as one: counts, time away and losses summed, histograms (time away,
+ * attempts' lateness) added, the reopenings per 100 ms window summed window by window (the parts'
+ * clocks agreeing), the longest outage.
  * @param {Array<object|undefined>} parts each report's `reconnects`
  * @returns {object}
  */
@@ -168,15 +169,19 @@ export function mergeReconnects (parts) {
   const detailed = parts.filter((part) => part?.backoff)
   if (detailed.length === 0) return { count: sum('count'), gapMs: sum('gapMs') }
   const windows = addCounts(detailed.map((part) => part.windows))
-  const histograms = detailed.map((part) => part.histogram).filter(Boolean)
+  const added = (key) => {
+    const histograms = detailed.map((part) => part[key]).filter(Boolean)
+    return histograms.length ? encodeHistogram(addHistograms(histograms)) : null
+  }
   return {
     count: sum('count'),
     gapMs: sum('gapMs'),
     backoff: detailed[0].backoff,
     allBackMs: Math.max(...detailed.map((part) => part.allBackMs)),
     lost: sum('lost'),
-    histogram: histograms.length ? encodeHistogram(addHistograms(histograms)) : null,
-    windows
+    histogram: added('histogram'),
+    windows,
+    lateness: added('lateness')
   }
 }
 

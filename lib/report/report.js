@@ -1,4 +1,4 @@
-import { decodeHistogram, encodeHistogram, latencyBands, summarizeLatency, valueAtPercentile } from '../histogram.js'
+import { decodeHistogram, encodeHistogram, latencyBands, summarizeLatency } from '../histogram.js'
 import { int, ms, round, size } from '../display.js'
 import { describeFanout } from './fanout.js'
 
@@ -153,10 +153,11 @@ function arrivalsLine ({ rate, perConnection, messageRate, planned, opened, fail
     `${int(completed)} completed, ${int(failed)} could not connect, ${int(dropped)} closed by the server`
 }
 
-function reconnectLine ({ count, awayMs, allBackMs, lost, peakPer100ms, backoff }) {
+function reconnectLine ({ count, awayMs, allBackMs, lost, peakPer100ms, backoff, lateMs }) {
+  const late = lateMs ? `; attempts late p50 ${ms(lateMs.p50)}  p99 ${ms(lateMs.p99)} against the backoff` : ''
   return `reconnect ${int(count)} back, away p50 ${ms(awayMs.p50)}  p99 ${ms(awayMs.p99)}  max ${ms(awayMs.max)}; all back ${int(allBackMs)} ms ` +
     `after the first drop; at most ${int(peakPer100ms)} in any 100 ms; ${int(lost)} messages lost at the drops ` +
-    `(backoff: full jitter, base ${int(backoff.baseMs)} ms, cap ${int(backoff.capMs)} ms)`
+    `(backoff: full jitter, base ${int(backoff.baseMs)} ms, cap ${int(backoff.capMs)} ms)${late}`
 }
 
 function connectLine ({ opened, failures, steps }) {
@@ -233,27 +234,33 @@ export function describeStages (stages, histograms) {
 /**
  * --reconnect in the report: how many came back, each one's time away (ms percentiles), the longest
  * outage until every connection was back, the messages lost at the drops, the most reopenings in
- * any 100 ms window (how hard the returning clients hit the server), and the backoff that spread them.
+ * any 100 ms window (how hard the returning clients hit the server), the backoff that spread them,
+ * and how late the attempts started against it (the client's own pace, when far beyond nothing).
  * @param {object|null|undefined} reconnects a run's (Reconnects#result), or a merged one
  * @returns {object}
  */
 export function describeReconnects (reconnects) {
   if (!reconnects?.backoff) return { count: reconnects?.count ?? 0, gapMs: reconnects?.gapMs ?? 0 }
-  const gaps = reconnects.histogram ? decodeHistogram(reconnects.histogram) : null
-  const awayMs = gaps
-    ? { p50: valueAtPercentile(gaps, 50), p99: valueAtPercentile(gaps, 99), max: round(gaps.maxValue / 1000, 3) }
-    : null
   return {
     count: reconnects.count,
     gapMs: reconnects.gapMs,
     backoff: reconnects.backoff,
-    awayMs,
+    awayMs: msPercentiles(reconnects.histogram),
     allBackMs: reconnects.allBackMs,
     lost: reconnects.lost,
     peakPer100ms: Math.max(0, ...Object.values(reconnects.windows)),
+    lateMs: msPercentiles(reconnects.lateness),
     histogram: reconnects.histogram,
-    windows: reconnects.windows
+    windows: reconnects.windows,
+    lateness: reconnects.lateness ?? null
   }
+}
+
+/** p50, p99 and max in ms of an encoded histogram of µs; null without one. */
+function msPercentiles (encoded) {
+  if (!encoded) return null
+  const { p50, p99, max } = summarizeLatency(decodeHistogram(encoded))
+  return { p50, p99, max }
 }
 
 /**

@@ -59,6 +59,10 @@ test('wait: of attempts that came due together, at most 16 start in one turn of 
   for (const { turn } of started) perTurn.set(turn, (perTurn.get(turn) ?? 0) + 1)
   assert.deepEqual([...perTurn.values()], [16, 16, 16, 16, 16, 16, 4], `per turn: ${JSON.stringify([...perTurn])}`)
   assert.deepEqual([...perTurn.keys()], [...perTurn.keys()].map((_, k) => [...perTurn.keys()][0] + k), 'in consecutive turns')
+  // Each started at least the 5 ms the loop was held past its due time late, and the report says so.
+  const lateness = decodeHistogram(reconnects.result().lateness)
+  assert.equal(lateness.totalCount, 100)
+  assert.ok(lateness.minNonZeroValue >= 4900, `${lateness.minNonZeroValue} µs`)
 })
 
 test('wait: no more than a turn takes come due together: each starts as its backoff ends, none waiting for a turn', async () => {

@@ -120,6 +120,8 @@ describe('the benchmarks\' plumbing', () => {
     // The dead server refused attempts, as it would have refused some had each been on time.
     const [, refused, alone] = /^(\d+) \((\d+)\)$/.exec(cell['attempts refused (the backoff alone)']).map(Number)
     assert.ok(refused > 0 && alone > 0, cell['attempts refused (the backoff alone)'])
+    const [late50, late99] = cell['attempts late p50/p99 ms'].split('/').map(Number)
+    assert.ok(late50 >= 0 && late99 >= late50, cell['attempts late p50/p99 ms'])
     // The restarted server's count comes from its /metrics: reconnections only, so at most all 100.
     for (const column of ['busiest 100 ms: client saw open', 'busiest 100 ms: server accepted', 'busiest 100 ms: the backoff alone']) {
       const [, count, share] = /^(\d+) \(([\d.]+)%\)$/.exec(cell[column])

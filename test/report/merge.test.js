@@ -206,10 +206,12 @@ test('connection times: the parts\' histograms added step by step, failures summ
 
 test('reconnects: counts and losses summed, histograms added, reopenings summed window by window, the longest outage', () => {
   const away = (values) => encodeHistogram(histogramOf(values, 1))
-  const reconnects = (windows, allBackMs, values) => ({ count: values.length, gapMs: 10, backoff: { baseMs: 100, capMs: 5000 }, allBackMs, lost: 2, histogram: away(values), windows })
+  const reconnects = (windows, allBackMs, values) => ({
+    count: values.length, gapMs: 10, backoff: { baseMs: 100, capMs: 5000 }, allBackMs, lost: 2, histogram: away(values), windows, lateness: away(values.slice(1))
+  })
   const merged = mergeReconnects([reconnects({ 10: 2, 11: 1 }, 300, [1000, 2000, 3000]), reconnects({ 11: 3 }, 500, [4000, 5000, 6000])])
-  assert.deepEqual({ ...merged, histogram: decodeHistogram(merged.histogram).totalCount }, {
-    count: 6, gapMs: 20, backoff: { baseMs: 100, capMs: 5000 }, allBackMs: 500, lost: 4, histogram: 6, windows: { 10: 2, 11: 4 }
+  assert.deepEqual({ ...merged, histogram: decodeHistogram(merged.histogram).totalCount, lateness: decodeHistogram(merged.lateness).totalCount }, {
+    count: 6, gapMs: 20, backoff: { baseMs: 100, capMs: 5000 }, allBackMs: 500, lost: 4, histogram: 6, windows: { 10: 2, 11: 4 }, lateness: 4
   })
   assert.equal(mergeReports([part({ reconnects: reconnects({ 11: 1 }, 1, [1000]) }), part({ reconnects: reconnects({ 11: 2 }, 1, [1000]) })]).reconnects.peakPer100ms, 3)
   assert.deepEqual(mergeReconnects([{ count: 1, gapMs: 5 }, undefined]), { count: 1, gapMs: 5 }, 'fan-out publishers without the detail')

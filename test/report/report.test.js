@@ -321,11 +321,16 @@ test('connection times: each step\'s count and percentiles in µs, the histogram
 test('--reconnect: time away per connection, the outage until all were back, losses, the busiest 100 ms and the backoff, a console line', () => {
   const gaps = createLatencyHistogram()
   for (const us of [200_000, 400_000, 900_000]) gaps.recordValue(us)
+  const late = createLatencyHistogram()
+  for (const us of [1000, 1000, 1000, 250_000]) late.recordValue(us)
   const report = buildReport(loadResult({
-    reconnects: { count: 3, gapMs: 1500, backoff: { baseMs: 100, capMs: 5000 }, allBackMs: 950, lost: 12, histogram: encodeHistogram(gaps), windows: { 17000000010: 2, 17000000013: 1 } }
+    reconnects: {
+      count: 3, gapMs: 1500, backoff: { baseMs: 100, capMs: 5000 }, allBackMs: 950, lost: 12, histogram: encodeHistogram(gaps), windows: { 17000000010: 2, 17000000013: 1 }, lateness: encodeHistogram(late)
+    }
   }), CONTEXT)
-  const { awayMs, peakPer100ms, allBackMs, lost } = report.reconnects
+  const { awayMs, peakPer100ms, allBackMs, lost, lateMs } = report.reconnects
   assert.deepEqual([Math.round(awayMs.p50), Math.round(awayMs.max), peakPer100ms, allBackMs, lost], [400, 900, 2, 950, 12])
-  assert.match(formatReport(report, latencies()), /^reconnect 3 back, away p50 400\.\d+ {2}p99 9\d\d\.\d+ {2}max 900\.\d+; all back 950 ms after the first drop; at most 2 in any 100 ms; 12 messages lost at the drops \(backoff: full jitter, base 100 ms, cap 5,000 ms\)$/m)
+  assert.deepEqual([Math.round(lateMs.p50), Math.round(lateMs.p99), Math.round(lateMs.max)], [1, 250, 250], 'how late the attempts started')
+  assert.match(formatReport(report, latencies()), /^reconnect 3 back, away p50 400\.\d+ {2}p99 9\d\d\.\d+ {2}max 900\.\d+; all back 950 ms after the first drop; at most 2 in any 100 ms; 12 messages lost at the drops \(backoff: full jitter, base 100 ms, cap 5,000 ms\); attempts late p50 1\.\d+ {2}p99 25\d\.\d+ against the backoff$/m)
   assert.deepEqual(buildReport(loadResult(), CONTEXT).reconnects, { count: 0, gapMs: 0 })
 })
