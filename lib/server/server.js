@@ -90,11 +90,37 @@ export async function startServer ({
   const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: compress })
   const afterMessage = stall ? stallOnce(stall) : () => {}
   const context = { stats, maxSchemaBytes, schemaCache: new Map(), afterMessage, topics }
+  const stopUpgrades = acceptUpgrades(httpServer, wss, admission, context)
+  const address = await listen(httpServer, host, port, stats, tls ? 'wss' : 'ws').catch(async (err) => {
+    await broker?.close()
+    throw err
+  })
+  const stopSummaries = startSummaries(stats, log)
+  return benchServer({
+    address,
+    stats,
+    lost, // a broker that goes away; one process has no worker to lose
+    metrics: () => registry.getMetricsAsJSON(),
+    shutDown: async () => {
+      stopUpgrades()
+      stopSummaries()
+      await shutDown(httpServer, wss)
+      await broker?.close()
+    }
+  })
+}
+
+/**
+ * Takes every upgrade through admission, then opens it and serves the connection, or refuses it
+ * (counted, with its HTTP status) once the server is stopping.
+ * @returns {() => void} stops: upgrades admitted from then on are refused 503
+ */
+function acceptUpgrades (httpServer, wss, admission, context) {
   let stopping = false
   httpServer.on('upgrade', (request, socket, head) => {
     socket.on('error', () => socket.destroy())
     const refuse = (refusal) => {
-      stats.count(refusal.counter)
+      context.stats.count(refusal.counter)
       refuseUpgrade(socket, refusal)
     }
     admission.admit(request, socket).then((admitted) => {
@@ -107,23 +133,7 @@ export async function startServer ({
       })
     }, refuse)
   })
-  const address = await listen(httpServer, host, port, stats, tls ? 'wss' : 'ws').catch(async (err) => {
-    await broker?.close()
-    throw err
-  })
-  const stopSummaries = startSummaries(stats, log)
-  return benchServer({
-    address,
-    stats,
-    lost, // a broker that goes away; one process has no worker to lose
-    metrics: () => registry.getMetricsAsJSON(),
-    shutDown: async () => {
-      stopping = true
-      stopSummaries()
-      await shutDown(httpServer, wss)
-      await broker?.close()
-    }
-  })
+  return () => { stopping = true }
 }
 
 /**
