@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { spawn } from 'node:child_process'
 import { PROJECT_ROOT, startServerProcess } from '../lib/processes.js'
 import { Reconnects } from '../lib/load/reconnects.js'
+import { BUCKET_MS, busiestWindow } from '../lib/report/report.js'
 import { printRow, startResults } from './results.js'
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 5000)
@@ -43,19 +44,19 @@ async function metric (url, name) {
 /**
  * The storm as the backoff alone would make it: every connection dropped at `droppedAt` (epoch ms)
  * and making each attempt on time (Reconnects#delay), those before `backMs` later refused.
- * @returns {{refused: number, peak: number}} the attempts refused, and the busiest 100 ms window of the epoch
+ * @returns {{refused: number, peak: number}} the attempts refused, and the most in any 100 ms (sliding at 10 ms)
  */
 function backoffAlone (backoff, droppedAt, backMs) {
   const reconnects = new Reconnects(backoff)
-  const windows = new Map()
+  const buckets = {}
   let refused = 0
   for (let i = 0; i < CONNECTIONS; i++) {
     let at = reconnects.delay(0)
     for (let attempt = 1; at < backMs; attempt++, refused++) at += reconnects.delay(attempt)
-    const window = Math.floor((droppedAt + at) / 100)
-    windows.set(window, (windows.get(window) ?? 0) + 1)
+    const bucket = Math.floor((droppedAt + at) / BUCKET_MS)
+    buckets[bucket] = (buckets[bucket] ?? 0) + 1
   }
-  return { refused, peak: Math.max(...windows.values()) }
+  return { refused, peak: busiestWindow(buckets) }
 }
 
 const share = (count) => `${count} (${(count / CONNECTIONS * 100).toFixed(1)}%)`
@@ -136,7 +137,7 @@ results.write({
     'until every connection was open again; attempts refused: reconnection attempts made while no server listened (in brackets: as many as ' +
     'the backoff alone would make); attempts late: how long after its backoff ended each attempt started (the client\'s own pace); ' +
     'busiest 100 ms: the most ' +
-    'reconnections in one 100 ms window of the epoch (and their share of the connections), by when the client saw them open, by when the ' +
+    'reconnections in any 100 ms, a window sliding at 10 ms (and their share of the connections), by when the client saw them open, by when the ' +
     'restarted server accepted them (its wsbench_peak_connections_per_100ms), and as the backoff alone would spread them (every connection ' +
     'dropped at the kill and making each attempt on time, those before the server was back refused)' +
     (startedAgain > 0 ? `; ${startedAgain} storms started again, their client unable to open its connections in the first place` : '')]

@@ -5,12 +5,10 @@
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createLatencyHistogram, encodeHistogram } from '../histogram.js'
+import { BUCKET_MS } from '../report/report.js'
 
 /** Backoff defaults: the first attempt within 100 ms of the drop, none waiting longer than 5 s. */
 export const DEFAULT_BACKOFF = Object.freeze({ baseMs: 100, capMs: 5000 })
-
-/** The reopenings are counted in windows this long, to see how hard the server was hit. */
-const WINDOW_MS = 100
 
 /**
  * At most this many attempts start in one turn of the event loop (a few ms of work). A loop that
@@ -37,8 +35,8 @@ export class Reconnects {
     this.allBackMs = 0
     /** Messages outstanding on connections when they dropped. */
     this.lost = 0
-    /** Reopenings per 100 ms window of the epoch: window -> count. */
-    this.windows = new Map()
+    /** Reopenings per 10 ms bucket of the epoch, bucket -> count: any 100 ms slides over them, merges sum them. */
+    this.buckets = new Map()
     /**
      * How late each attempt started against its backoff, µs: waiting for its turn, or for a loop
      * running late. Near nothing, the jitter spread the attempts; far beyond it, the client's pace did.
@@ -104,14 +102,17 @@ export class Reconnects {
     return now
   }
 
-  /** A connection that dropped at `since` is open again. */
-  back (since) {
-    const now = performance.now()
+  /**
+   * A connection that dropped at `since` is open again.
+   * @param {number} since dropped()'s
+   * @param {number} [now] performance.now(), given by tests
+   */
+  back (since, now = performance.now()) {
     this.count++
     this.gapMs += now - since
     this.gaps.recordValue(Math.max(1, Math.round((now - since) * 1000)))
-    const window = Math.floor((performance.timeOrigin + now) / WINDOW_MS)
-    this.windows.set(window, (this.windows.get(window) ?? 0) + 1)
+    const bucket = Math.floor((performance.timeOrigin + now) / BUCKET_MS)
+    this.buckets.set(bucket, (this.buckets.get(bucket) ?? 0) + 1)
     this.settle(now)
   }
 
@@ -126,10 +127,10 @@ export class Reconnects {
 
   /**
    * For the report: how many came back, their time away (total ms, and the histogram), the backoff,
-   * the longest outage until every connection was back, what was lost, the reopenings per window,
+   * the longest outage until every connection was back, what was lost, the reopenings per 10 ms bucket,
    * and how late the attempts started (the histogram, null before any attempt).
    * @returns {{count: number, gapMs: number, backoff: {baseMs: number, capMs: number}, allBackMs: number, lost: number,
-   *   histogram: string|null, windows: Record<string, number>, lateness: string|null}}
+   *   histogram: string|null, buckets: Record<string, number>, lateness: string|null}}
    */
   result () {
     return {
@@ -139,7 +140,7 @@ export class Reconnects {
       allBackMs: Math.round(this.allBackMs),
       lost: this.lost,
       histogram: this.count > 0 ? encodeHistogram(this.gaps) : null,
-      windows: Object.fromEntries(this.windows),
+      buckets: Object.fromEntries(this.buckets),
       lateness: this.lateness.totalCount > 0 ? encodeHistogram(this.lateness) : null
     }
   }

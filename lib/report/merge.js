@@ -159,8 +159,8 @@ export function mergeArrivals (parts) {
 
 /**
  * Several parts' reconnects as one: counts, time away and losses summed, histograms (time away,
- * attempts' lateness) added, the reopenings per 100 ms window summed window by window (the parts'
- * clocks agreeing), the longest outage.
+ * attempts' lateness) added, the reopenings per 10 ms bucket summed bucket by bucket (the parts'
+ * clocks agreeing; the busiest 100 ms is then slid over the sums), the longest outage.
  * @param {Array<object|undefined>} parts each report's `reconnects`
  * @returns {object}
  */
@@ -168,7 +168,7 @@ export function mergeReconnects (parts) {
   const sum = (key) => parts.reduce((total, part) => total + (part?.[key] ?? 0), 0)
   const detailed = parts.filter((part) => part?.backoff)
   if (detailed.length === 0) return { count: sum('count'), gapMs: sum('gapMs') }
-  const windows = addCounts(detailed.map((part) => part.windows))
+  const buckets = addCounts(detailed.map((part) => part.buckets))
   const added = (key) => {
     const histograms = detailed.map((part) => part[key]).filter(Boolean)
     return histograms.length ? encodeHistogram(addHistograms(histograms)) : null
@@ -180,7 +180,7 @@ export function mergeReconnects (parts) {
     allBackMs: Math.max(...detailed.map((part) => part.allBackMs)),
     lost: sum('lost'),
     histogram: added('histogram'),
-    windows,
+    buckets,
     lateness: added('lateness')
   }
 }

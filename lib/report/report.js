@@ -234,7 +234,7 @@ export function describeStages (stages, histograms) {
 /**
  * --reconnect in the report: how many came back, each one's time away (ms percentiles), the longest
  * outage until every connection was back, the messages lost at the drops, the most reopenings in
- * any 100 ms window (how hard the returning clients hit the server), the backoff that spread them,
+ * any 100 ms, sliding over 10 ms buckets (how hard the returning clients hit the server), the backoff that spread them,
  * and how late the attempts started against it (the client's own pace, when far beyond nothing).
  * @param {object|null|undefined} reconnects a run's (Reconnects#result), or a merged one
  * @returns {object}
@@ -248,12 +248,35 @@ export function describeReconnects (reconnects) {
     awayMs: msPercentiles(reconnects.histogram),
     allBackMs: reconnects.allBackMs,
     lost: reconnects.lost,
-    peakPer100ms: Math.max(0, ...Object.values(reconnects.windows)),
+    peakPer100ms: busiestWindow(reconnects.buckets),
     lateMs: msPercentiles(reconnects.lateness),
     histogram: reconnects.histogram,
-    windows: reconnects.windows,
+    buckets: reconnects.buckets,
     lateness: reconnects.lateness ?? null
   }
+}
+
+/** Reopenings are counted in buckets of the epoch this long; WINDOW_BUCKETS of them make the 100 ms window. */
+export const BUCKET_MS = 10
+export const WINDOW_BUCKETS = 100 / BUCKET_MS
+
+/**
+ * The most counted in any 100 ms: the largest sum of WINDOW_BUCKETS consecutive buckets, so a burst
+ * straddling a bucket edge counts whole (fixed windows would split it).
+ * @param {Record<string, number>} buckets bucket index of the epoch -> count (sparse)
+ * @returns {number} 0 without any
+ */
+export function busiestWindow (buckets) {
+  const sorted = Object.entries(buckets).map(([bucket, count]) => [Number(bucket), count]).sort((a, b) => a[0] - b[0])
+  let peak = 0
+  let inWindow = 0
+  let oldest = 0
+  for (const [bucket, count] of sorted) {
+    inWindow += count
+    while (sorted[oldest][0] <= bucket - WINDOW_BUCKETS) inWindow -= sorted[oldest++][1]
+    peak = Math.max(peak, inWindow)
+  }
+  return peak
 }
 
 /** p50, p99 and max in ms of an encoded histogram of µs; null without one. */

@@ -84,7 +84,7 @@ export function createMetrics (stats) {
   })
   new client.Gauge({ // eslint-disable-line no-new -- registered on creation
     name: 'wsbench_peak_connections_per_100ms',
-    help: 'The most WebSocket connections accepted in one 100 ms window of the epoch since the server started (several processes: theirs summed)',
+    help: 'The most WebSocket connections accepted in any 100 ms (a window sliding at 10 ms) since the server started (several processes: theirs summed)',
     registers,
     collect () { this.set(stats.peakOpenedPer100ms) }
   })

@@ -5,8 +5,12 @@
 /** Time between the "while busy" summary lines. */
 export const SUMMARY_INTERVAL_MS = 5000
 
-/** Connections accepted are also counted in windows of the epoch this long, for the busiest one. */
-const OPENED_WINDOW_MS = 100
+/**
+ * Connections accepted are also counted in buckets of the epoch this long, the last OPENED_BUCKETS
+ * of them summed: a 100 ms window sliding at 10 ms, so a burst straddling an edge counts whole.
+ */
+const OPENED_BUCKET_MS = 10
+const OPENED_BUCKETS = 10
 
 /**
  * Bytes in whole megabytes, for the summary lines.
@@ -27,9 +31,13 @@ export class ServerStats {
   constructor () {
     this.openConnections = 0
     this.totalConnections = 0
-    /** The most connections accepted in one 100 ms window of the epoch, and the window being counted. */
+    /**
+     * The most connections accepted in any 100 ms; the last 10 ms buckets (a ring, by bucket index
+     * of the epoch), the newest bucket's index, and the ring's sum.
+     */
     this.peakOpenedPer100ms = 0
-    this.openedWindow = 0
+    this.openedBuckets = new Uint32Array(OPENED_BUCKETS)
+    this.openedBucket = 0
     this.openedInWindow = 0
     /** Upgrades refused: connection limit, or a URL naming no valid test, format or direction. */
     this.refused = 0
@@ -61,16 +69,24 @@ export class ServerStats {
     return this.readMemory()
   }
 
-  /** A WebSocket connection opened; `closed` is called when it goes. */
-  opened () {
+  /**
+   * A WebSocket connection opened; `closed` is called when it goes.
+   * @param {number} [now] Date.now(), given by tests
+   */
+  opened (now = Date.now()) {
     this.openConnections++
     this.totalConnections++
-    // How hard clients coming back together hit it (a reconnect storm), by when it accepted them.
-    const window = Math.floor(Date.now() / OPENED_WINDOW_MS)
-    if (window !== this.openedWindow) {
-      this.openedWindow = window
-      this.openedInWindow = 0
+    // How hard clients coming back together hit it (a reconnect storm), by when it accepted them:
+    // buckets older than 100 ms leave the ring (at most all of them, however long it was quiet).
+    const bucket = Math.floor(now / OPENED_BUCKET_MS)
+    const ring = this.openedBuckets
+    for (let next = this.openedBucket + 1; next <= bucket && next <= this.openedBucket + OPENED_BUCKETS; next++) {
+      this.openedInWindow -= ring[next % OPENED_BUCKETS]
+      ring[next % OPENED_BUCKETS] = 0
     }
+    // A clock stepped back counts in the newest bucket.
+    this.openedBucket = Math.max(this.openedBucket, bucket)
+    ring[this.openedBucket % OPENED_BUCKETS]++
     this.peakOpenedPer100ms = Math.max(this.peakOpenedPer100ms, ++this.openedInWindow)
   }
 

@@ -67,7 +67,7 @@ test('closed loop, 3 connections x 4 in flight: every message acked and recorded
   assert.equal(result.target, null)
   assert.equal(result.failure, null)
   assert.equal(result.interrupted, false)
-  assert.deepEqual(result.reconnects, { count: 0, gapMs: 0, backoff: { baseMs: 100, capMs: 5000 }, allBackMs: 0, lost: 0, histogram: null, windows: {}, lateness: null })
+  assert.deepEqual(result.reconnects, { count: 0, gapMs: 0, backoff: { baseMs: 100, capMs: 5000 }, allBackMs: 0, lost: 0, histogram: null, buckets: {}, lateness: null })
   assert.deepEqual(result.errorReplies, [])
   const { payloadPerMessage, written, read } = result.bytes
   assert.equal(payloadPerMessage, Buffer.byteLength(jsonCodec.encode(jsonCodec.prepare(loadPayload(small)))))
@@ -172,12 +172,12 @@ test('--reconnect: a dropped connection comes back and the run goes on to its co
   assert.ok(result.messages.lost >= 1)
   assert.equal(result.reconnects.count, 1)
   // The backoff given; the one drop's time away, the outage, the messages it took, its reopening's window.
-  const { backoff, gapMs, allBackMs, lost, histogram, windows, lateness } = result.reconnects
+  const { backoff, gapMs, allBackMs, lost, histogram, buckets, lateness } = result.reconnects
   assert.deepEqual(backoff, { baseMs: 20, capMs: 40 })
   assert.ok(gapMs >= 0 && gapMs < 1000 && Math.abs(allBackMs - gapMs) <= 1, `${gapMs} ms away, all back after ${allBackMs} ms`)
   assert.equal(lost, result.messages.lost, 'every lost message was outstanding at the drop')
   assert.equal(decodeHistogram(histogram).totalCount, 1)
-  assert.deepEqual(Object.values(windows), [1])
+  assert.deepEqual(Object.values(buckets), [1])
   assert.equal(decodeHistogram(lateness).totalCount, 1, 'the one attempt, timed against its backoff')
   assert.equal(server.connections(), 2)
   assert.equal(result.failure, null)

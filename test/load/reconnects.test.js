@@ -1,7 +1,9 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { performance } from 'node:perf_hooks'
 import { DEFAULT_BACKOFF, Reconnects } from '../../lib/load/reconnects.js'
 import { decodeHistogram } from '../../lib/histogram.js'
+import { busiestWindow } from '../../lib/report/report.js'
 
 test('delay: full jitter, uniform up to base x 2^attempt and never past the cap', () => {
   const reconnects = new Reconnects({ baseMs: 100, capMs: 1000 })
@@ -16,7 +18,7 @@ test('delay: full jitter, uniform up to base x 2^attempt and never past the cap'
   assert.deepEqual(new Reconnects().backoff, DEFAULT_BACKOFF)
 })
 
-test('an outage: from the first drop until every connection is back; time away per connection, losses, reopenings per 100 ms', async () => {
+test('an outage: from the first drop until every connection is back; time away per connection, losses, reopenings per 10 ms', async () => {
   const reconnects = new Reconnects()
   const first = reconnects.dropped(3)
   const second = reconnects.dropped(2)
@@ -29,13 +31,27 @@ test('an outage: from the first drop until every connection is back; time away p
   assert.equal(result.lost, 5)
   assert.ok(result.allBackMs >= 5, `${result.allBackMs} ms`)
   assert.equal(decodeHistogram(result.histogram).totalCount, 2)
-  assert.equal(Object.values(result.windows).reduce((sum, n) => sum + n, 0), 2)
-  for (const window of Object.keys(result.windows)) assert.ok(Math.abs(Number(window) * 100 - Date.now()) < 1000, 'windows of the epoch, 100 ms each')
+  assert.equal(Object.values(result.buckets).reduce((sum, n) => sum + n, 0), 2)
+  for (const bucket of Object.keys(result.buckets)) assert.ok(Math.abs(Number(bucket) * 10 - Date.now()) < 1000, 'buckets of the epoch, 10 ms each')
   // One that never comes back ends the outage too, without counting as back.
   reconnects.dropped(0)
   reconnects.gone()
   assert.equal(reconnects.result().count, 2)
   assert.equal(reconnects.away, 0)
+})
+
+test('reopenings: a burst straddling a 100 ms edge of the epoch counts whole; those more than 100 ms before drop out', () => {
+  const reconnects = new Reconnects()
+  // performance.now() of epoch ms `epoch`, whatever the process's time origin.
+  const at = (epoch) => epoch - performance.timeOrigin
+  const edge = Math.ceil((performance.timeOrigin + 10_000) / 100) * 100
+  for (let i = 0; i < 6; i++) reconnects.back(reconnects.dropped(0), at(edge - 25 + i * 10)) // 30 ms before the edge to 25 after
+  const { buckets } = reconnects.result()
+  assert.equal(Object.keys(buckets).length, 6, 'one 10 ms bucket each')
+  assert.equal(busiestWindow(buckets), 6, 'fixed windows of the epoch would have seen 3')
+  // 150 ms later, four more: the six left the window, so the busiest is still six, not ten.
+  for (let i = 0; i < 4; i++) reconnects.back(reconnects.dropped(0), at(edge + 125 + i))
+  assert.equal(busiestWindow(reconnects.result().buckets), 6)
 })
 
 test('wait: of attempts that came due together, at most 16 start in one turn of the event loop, the rest in the turns after, in the order they came due', async () => {

@@ -204,16 +204,20 @@ test('connection times: the parts\' histograms added step by step, failures summ
   assert.equal(mergeConnectTimes([null, undefined]), null)
 })
 
-test('reconnects: counts and losses summed, histograms added, reopenings summed window by window, the longest outage', () => {
+test('reconnects: counts and losses summed, histograms added, reopenings summed bucket by bucket, the longest outage', () => {
   const away = (values) => encodeHistogram(histogramOf(values, 1))
-  const reconnects = (windows, allBackMs, values) => ({
-    count: values.length, gapMs: 10, backoff: { baseMs: 100, capMs: 5000 }, allBackMs, lost: 2, histogram: away(values), windows, lateness: away(values.slice(1))
+  const reconnects = (buckets, allBackMs, values) => ({
+    count: values.length, gapMs: 10, backoff: { baseMs: 100, capMs: 5000 }, allBackMs, lost: 2, histogram: away(values), buckets, lateness: away(values.slice(1))
   })
   const merged = mergeReconnects([reconnects({ 10: 2, 11: 1 }, 300, [1000, 2000, 3000]), reconnects({ 11: 3 }, 500, [4000, 5000, 6000])])
   assert.deepEqual({ ...merged, histogram: decodeHistogram(merged.histogram).totalCount, lateness: decodeHistogram(merged.lateness).totalCount }, {
-    count: 6, gapMs: 20, backoff: { baseMs: 100, capMs: 5000 }, allBackMs: 500, lost: 4, histogram: 6, windows: { 10: 2, 11: 4 }, lateness: 4
+    count: 6, gapMs: 20, backoff: { baseMs: 100, capMs: 5000 }, allBackMs: 500, lost: 4, histogram: 6, buckets: { 10: 2, 11: 4 }, lateness: 4
   })
-  assert.equal(mergeReports([part({ reconnects: reconnects({ 11: 1 }, 1, [1000]) }), part({ reconnects: reconnects({ 11: 2 }, 1, [1000]) })]).reconnects.peakPer100ms, 3)
+  // The busiest 100 ms of the summed buckets, sliding: 10 ms buckets 7-16 hold 1 + 3 + 4, bucket 5 has left.
+  const peak = (a, b) => mergeReports([part({ reconnects: reconnects(a, 1, [1000]) }), part({ reconnects: reconnects(b, 1, [1000]) })]).reconnects.peakPer100ms
+  assert.equal(peak({ 5: 2, 12: 1 }, { 14: 3, 16: 4 }), 8)
+  assert.equal(peak({ 5: 2, 12: 1 }, { 14: 3 }), 6, 'within 100 ms of each other, the six count together')
+  assert.equal(peak({ 95: 2, 98: 1 }, { 101: 3, 104: 4 }), 10, 'across an edge of the epoch\'s 100 ms: whole')
   assert.deepEqual(mergeReconnects([{ count: 1, gapMs: 5 }, undefined]), { count: 1, gapMs: 5 }, 'fan-out publishers without the detail')
 })
 

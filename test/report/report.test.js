@@ -325,7 +325,7 @@ test('--reconnect: time away per connection, the outage until all were back, los
   for (const us of [1000, 1000, 1000, 250_000]) late.recordValue(us)
   const report = buildReport(loadResult({
     reconnects: {
-      count: 3, gapMs: 1500, backoff: { baseMs: 100, capMs: 5000 }, allBackMs: 950, lost: 12, histogram: encodeHistogram(gaps), windows: { 17000000010: 2, 17000000013: 1 }, lateness: encodeHistogram(late)
+      count: 3, gapMs: 1500, backoff: { baseMs: 100, capMs: 5000 }, allBackMs: 950, lost: 12, histogram: encodeHistogram(gaps), buckets: { 170000000100: 2, 170000000130: 1 }, lateness: encodeHistogram(late)
     }
   }), CONTEXT)
   const { awayMs, peakPer100ms, allBackMs, lost, lateMs } = report.reconnects

@@ -29,10 +29,18 @@ test('createMetrics: counters read from ServerStats when scraped, by format and 
   assert.equal(valueOf(text, 'wsbench_open_connections'), 4)
   assert.equal(valueOf(text, 'wsbench_unauthorized_upgrades_total'), 5)
   assert.equal(valueOf(text, 'wsbench_peak_connections_per_100ms'), 6)
+  assert.match(text, /^# HELP wsbench_peak_connections_per_100ms .*any 100 ms \(a window sliding at 10 ms\)/m, 'HELP says the window slides')
   assert.ok(valueOf(text, 'process_cpu_seconds_total') > 0)
   assert.ok(valueOf(text, 'process_resident_memory_bytes') > 0)
   stats.forTarget('json', 'small').messages = 9
   assert.equal(valueOf(await registry.metrics(), 'wsbench_messages_total', { format: 'json', test: 'small' }), 9, 'a second scrape reads the new count')
+})
+
+test('wsbench_peak_connections_per_100ms: a burst straddling a 100 ms edge of the epoch is counted whole', async () => {
+  const stats = new ServerStats()
+  const registry = createMetrics(stats)
+  for (const at of [1_700_000_000_080, 1_700_000_000_095, 1_700_000_000_105, 1_700_000_000_120]) stats.opened(at)
+  assert.equal(valueOf(await registry.metrics(), 'wsbench_peak_connections_per_100ms'), 4, 'fixed windows would read 2')
 })
 
 test('GET /metrics on the server port: what a run sent, decode errors, connections, refusals; CPU grows', async () => {

@@ -67,16 +67,28 @@ test('a snapshot is plain data; sum sets every counter to the snapshots\' sum an
   assert.equal(summed.forTarget('json', 'small').codecMs, 7.5, 'one process fewer: only the other\'s codec ms')
 })
 
-test('opened: the most connections accepted in one 100 ms window of the epoch, summed over processes', () => {
+test('opened: the most connections accepted in any 100 ms, sliding at 10 ms; summed over processes', () => {
   const stats = new ServerStats()
-  for (let i = 0; i < 10; i++) stats.opened()
-  // Ten at once fall in one window, or two when they straddle its edge.
-  assert.ok(stats.peakOpenedPer100ms >= 5 && stats.peakOpenedPer100ms <= 10, `${stats.peakOpenedPer100ms}`)
-  const peak = stats.peakOpenedPer100ms
-  stats.opened()
-  assert.ok(stats.peakOpenedPer100ms <= peak + 1)
-  assert.equal(stats.totalConnections, 11)
+  // Six from 25 ms before a 100 ms edge of the epoch to 25 after: fixed windows would see 3.
+  for (let i = 0; i < 6; i++) stats.opened(1_700_000_000_000 - 25 + i * 10)
+  assert.equal(stats.peakOpenedPer100ms, 6)
+  assert.equal(stats.openedInWindow, 6)
+  // 85 ms after the first, its 10 ms bucket is still in the window; 95 ms after, it has left.
+  stats.opened(1_700_000_000_000 - 25 + 85)
+  assert.equal(stats.peakOpenedPer100ms, 7)
+  stats.opened(1_700_000_000_000 - 25 + 95)
+  assert.equal(stats.openedInWindow, 7, 'the first bucket dropped out as the newest came in')
+  assert.equal(stats.peakOpenedPer100ms, 7)
+  // Long quiet: every bucket drops out, however many edges passed.
+  stats.opened(1_700_000_010_000)
+  assert.equal(stats.openedInWindow, 1)
+  // A clock stepped back counts in the newest bucket.
+  stats.opened(1_700_000_005_000)
+  assert.equal(stats.openedInWindow, 2)
+  assert.equal(stats.peakOpenedPer100ms, 7)
+  assert.equal(stats.totalConnections, 10)
   const summed = new ServerStats()
   summed.sum([stats.snapshot(), stats.snapshot()])
-  assert.equal(summed.peakOpenedPer100ms, 2 * stats.peakOpenedPer100ms)
+  assert.equal(summed.peakOpenedPer100ms, 14, 'an upper bound: each process may have peaked at another time')
+  assert.deepEqual(Object.keys(stats.snapshot()).filter((key) => key.startsWith('opened')), [], 'the ring stays in its process')
 })
