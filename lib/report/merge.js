@@ -168,6 +168,8 @@ export function mergeReconnects (parts) {
   const sum = (key) => parts.reduce((total, part) => total + (part?.[key] ?? 0), 0)
   const detailed = parts.filter((part) => part?.backoff)
   if (detailed.length === 0) return { count: sum('count'), gapMs: sum('gapMs') }
+  // Reports written before reopenings were counted per 10 ms had them per fixed 100 ms (windows): those cannot slide.
+  if (detailed.some((part) => !part.buckets)) throw new UsageError('cannot merge a report of --reconnect written by an older version (reopenings per fixed 100 ms): run its client again')
   const buckets = addCounts(detailed.map((part) => part.buckets))
   const added = (key) => {
     const histograms = detailed.map((part) => part[key]).filter(Boolean)

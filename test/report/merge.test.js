@@ -219,6 +219,9 @@ test('reconnects: counts and losses summed, histograms added, reopenings summed 
   assert.equal(peak({ 5: 2, 12: 1 }, { 14: 3 }), 6, 'within 100 ms of each other, the six count together')
   assert.equal(peak({ 95: 2, 98: 1 }, { 101: 3, 104: 4 }), 10, 'across an edge of the epoch\'s 100 ms: whole')
   assert.deepEqual(mergeReconnects([{ count: 1, gapMs: 5 }, undefined]), { count: 1, gapMs: 5 }, 'fan-out publishers without the detail')
+  const { buckets: _, ...older } = { ...reconnects({}, 1, [1000]), windows: { 3: 1 } }
+  assert.throws(() => mergeReconnects([reconnects({ 10: 1 }, 1, [1000]), older]),
+    { name: 'UsageError', message: 'cannot merge a report of --reconnect written by an older version (reopenings per fixed 100 ms): run its client again' })
 })
 
 test('arrivals: parts that all ran arrivals add their rates and counts; otherwise none', () => {
