@@ -8,7 +8,7 @@ import { formatNames } from '../codecs/registry.js'
 import { BACKENDS, PROFILES, resolveNetwork } from '../network/profiles.js'
 import { CODEC_MODULE_OPTION, PAYLOAD_OPTIONS, codecModulesFor, commandLine, duration, futureInstant, parseWsUrl, payloadFiles, positiveNumber, wholeNumber } from './parser.js'
 import { programName } from './program.js'
-import { DEFAULT_BACKOFF } from '../load/reconnects.js'
+import { ATTEMPTS_PER_TURN, DEFAULT_BACKOFF } from '../load/reconnects.js'
 import { StagedSchedule } from '../load/schedule.js'
 
 /**
@@ -74,7 +74,7 @@ export async function parseClientArgs (argv, format) {
       insecure: { describe: 'wss:// without verifying the certificate (self-signed servers)', type: 'boolean', default: false },
       ca: { describe: 'wss://: also trust this certificate (PEM): the server\'s own or its CA\'s (NODE_EXTRA_CA_CERTS works too)', type: 'string' },
       ack: { describe: 'what counts as the reply (up): ACK, any, or text:<reply>', default: 'ACK', type: 'string' },
-      reconnect: { describe: 'when a connection drops, reconnect (within --timeout) and go on; each attempt after a random wait up to --reconnect-base x 2^attempt (full jitter), at most --reconnect-cap', type: 'boolean', default: false },
+      reconnect: { describe: `when a connection drops, reconnect (within --timeout) and go on; each attempt after a random wait up to --reconnect-base x 2^attempt (full jitter), at most --reconnect-cap, and at most ${ATTEMPTS_PER_TURN} attempts starting in one turn of the event loop`, type: 'boolean', default: false },
       'reconnect-base': { describe: '--reconnect: the first attempt\'s longest wait', default: `${DEFAULT_BACKOFF.baseMs}ms`, type: 'string' },
       'reconnect-cap': { describe: '--reconnect: no wait longer than this', default: `${DEFAULT_BACKOFF.capMs / 1000}s`, type: 'string' },
       timeout: { describe: 'per-message timeout in ms; a message with no reply by then is lost', default: 10000 },

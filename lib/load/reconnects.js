@@ -17,7 +17,7 @@ export const DEFAULT_BACKOFF = Object.freeze({ baseMs: 100, capMs: 5000 })
  * kernel as they went but their upgrade requests written only once it ended, all together. The
  * restarted server then met a third of the connections in 100 ms however spread their due times.
  */
-const ATTEMPTS_PER_TURN = 16
+export const ATTEMPTS_PER_TURN = 16
 
 /** Every connection of a run that dropped and came back: when, how long it was away, what was lost. */
 export class Reconnects {
