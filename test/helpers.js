@@ -1,4 +1,5 @@
 // Shared by the tests: real processes, real sockets, real browsers, no mocks.
+import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import net from 'node:net'
 import os from 'node:os'
@@ -157,4 +158,23 @@ export async function runWithoutPrograms (script, args = []) {
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true })
   }
+}
+
+/**
+ * The --start-at contract, asserted so that no load can break it: every part measured from the
+ * instant it was given and none before it, and merge's windows are exactly what the parts' own
+ * starts and ends say. How late a busy machine starts them is a speed figure: bench:hosts reports
+ * it ('start vs --start-at ms', the spread), a test cannot bound it.
+ * @param {{startAt: number, startedAt: number, durationMs: number}[]} parts
+ * @param {number} startAt epoch ms
+ * @param {{startSpreadMs: number, overlapMs: number, overlapping: boolean}} windows merge's
+ */
+export function assertStartedTogether (parts, startAt, windows) {
+  for (const part of parts) {
+    assert.equal(part.startAt, startAt)
+    assert.ok(part.startedAt >= startAt, `started ${startAt - part.startedAt} ms before --start-at`)
+  }
+  const starts = parts.map((p) => p.startedAt)
+  const overlapMs = Math.round(Math.min(...parts.map((p) => p.startedAt + p.durationMs)) - Math.max(...starts))
+  assert.deepEqual(windows, { startSpreadMs: Math.max(...starts) - Math.min(...starts), overlapMs: Math.max(0, overlapMs), overlapping: overlapMs > 0 })
 }

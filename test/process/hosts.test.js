@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { createTestHosts, leftovers } from '../../lib/network/hosts.js'
 import { PROJECT_ROOT, watchOutput } from '../../lib/processes.js'
-import { hostsUnavailable, runScript } from '../helpers.js'
+import { assertStartedTogether, hostsUnavailable, runScript } from '../helpers.js'
 
 const unavailable = await hostsUnavailable()
 
@@ -26,8 +26,10 @@ test('two client hosts: their own source addresses, one start, merged counts equ
   assert.equal(merged.messages.sent, merged.messages.acked, 'every message acknowledged')
   assert.deepEqual(hosts.map((h) => h.connections), [3, 3])
   assert.equal(merged.connections, 6)
-  assert.ok(merged.windows.startSpreadMs < 50 && merged.windows.overlapping, JSON.stringify(merged.windows))
-  for (const host of hosts) assert.ok(host.startedAt - host.startAt < 50, `${host.host} started ${host.startedAt - host.startAt} ms late`)
+  // One --start-at for both, none measuring before it; how late a loaded machine starts them is
+  // bench:hosts' figure, not a bound here.
+  assert.ok(hosts[0].startAt > 0, 'a --start-at instant')
+  assertStartedTogether(hosts, hosts[0].startAt, merged.windows)
   assert.ok(server.peakRssMb > 0 && hosts.every((h) => h.peakRssMb > 0), 'peak memory of the server and of each host')
   assert.deepEqual((await leftovers()).filter((name) => !before.has(name)), [], 'no namespace or link left behind')
 })
