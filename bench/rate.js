@@ -1,7 +1,9 @@
-// npm run bench:rate — open-loop accuracy: for each target rate and pacing, test 3 protobuf for
-// BENCH_SECONDS (4) against node server.js with 8 connections: the send rate achieved, the send lag
-// (due time to send), the corrected latency's p50 against the uncorrected one's (the generator's
-// own lateness between them), and the client's CPU. Then a stall: the server stopped (SIGSTOP) for
+// npm run bench:rate — open-loop accuracy and what it costs: for each target rate and pacing, test 3
+// protobuf for BENCH_SECONDS (4) against node server.js with 8 connections: the send rate achieved,
+// the send lag (due time to send), the corrected latency's p50 against the uncorrected one's (the
+// generator's own lateness between them), the client's CPU, the part of it its pacing spent
+// (cpu.pacingUs) and its excess over timer pacing at the same rate. Precise pacing's other windows
+// at the low rates are the trade-off its default was chosen from. Then a stall: the server stopped (SIGSTOP) for
 // 500 ms at 1000/s, which the corrected p99 must still charge in full. Beside them, the machine's
 // own floor: how often a thread that only reads the clock is kept off its CPU for over 200 µs.
 // A send lag's p99 moves from one run to the next with the machine's scheduling: each rate and
@@ -14,8 +16,11 @@ import { printRow, startResults } from './results.js'
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4)
 const RUNS = Number(process.env.BENCH_RUNS ?? 3)
 const RATES = (process.env.BENCH_RATES ?? '1000,5000,20000,50000').split(',').map(Number)
-/** Timer pacing, as before precise pacing, at these rates: the lateness it removes. */
-const TIMER_RATES = [1000, 5000]
+/** Every rate runs these; the first is the default. Timer is what the others' CPU is held against. */
+const PACINGS = ['precise', 'spin', 'timer']
+/** Precise pacing's other windows (µs), at these rates: the trade-off its default was chosen from. */
+const WINDOWS = [0, 50, 200]
+const WINDOW_RATES = [1000, 5000]
 const CONNECTIONS = 8
 const STALL_MS = 500
 
@@ -30,7 +35,7 @@ console.log(\`a thread that only reads the clock was kept off its CPU over 200 �
 
 const results = startResults('rate', 'npm run bench:rate')
 const columns = ['target msgs/s', 'pacing', 'sent msgs/s', 'send lag p50', 'send lag p99', `send lag p99 over ${RUNS} runs`, 'corrected - uncorrected p50',
-  'p50 corrected', 'p99 corrected', 'client CPU', 'saturated']
+  'p50 corrected', 'p99 corrected', 'client CPU', 'pacing CPU', 'CPU vs timer', 'saturated']
 const rows = []
 const server = await startServerProcess()
 console.log(`# bench:rate — test 3 protobuf, ${CONNECTIONS} connections, ${SECONDS} s per rate; ${os.cpus().length} x ${os.cpus()[0].model}, Node ${process.version}`)
@@ -40,20 +45,20 @@ let stall
 let floor
 try {
   for (const rate of RATES) {
-    for (const pacing of ['precise', ...(TIMER_RATES.includes(rate) ? ['timer'] : [])]) {
-      const runs = []
-      for (let run = 0; run < RUNS; run++) runs.push(await client(rate, pacing, SECONDS))
-      runs.sort((a, b) => a.sendLagMs.p99 - b.sendLagMs.p99)
-      const r = runs[Math.floor((RUNS - 1) / 2)]
-      const gap = r.latencyMs.p50 - r.uncorrectedLatencyMs.p50
-      rows.push([rate.toLocaleString('en-US'), pacing, Math.round(r.target.sendRate).toLocaleString('en-US'),
-        microseconds(r.sendLagMs.p50), microseconds(r.sendLagMs.p99), `${microseconds(runs[0].sendLagMs.p99)} to ${microseconds(runs.at(-1).sendLagMs.p99)}`, `${gap >= 0 ? '+' : ''}${gap.toFixed(3)} ms`,
-        `${r.latencyMs.p50} ms`, `${r.latencyMs.p99} ms`, `${r.generator.cpuShare} cores`, r.generator.saturated ? 'yes' : 'no'])
+    // Timer first: the others' CPU is held against it. Each pacing's runs alternate with the others'.
+    const pacings = ['timer', ...PACINGS.filter((p) => p !== 'timer'), ...(WINDOW_RATES.includes(rate) ? WINDOWS.map((w) => `precise:${w}`) : [])]
+    const runs = new Map(pacings.map((pacing) => [pacing, []]))
+    for (let run = 0; run < RUNS; run++) {
+      for (const pacing of pacings) runs.get(pacing).push(await client(rate, pacing, SECONDS))
+    }
+    const timerCpu = medianRun(runs.get('timer')).generator.cpuShare
+    for (const pacing of [...PACINGS, ...pacings.filter((p) => !PACINGS.includes(p))]) {
+      rows.push(row(rate, pacing, runs.get(pacing), timerCpu))
       printRow(rows.at(-1))
     }
   }
   // The stall: stopped after the first second of a 3 s run at 1000/s, for STALL_MS.
-  const running = client(1000, 'precise', 3)
+  const running = client(1000, PACINGS[0], 3)
   await sleep(1000)
   process.kill(server.child.pid, 'SIGSTOP')
   await sleep(STALL_MS)
@@ -69,12 +74,33 @@ results.write({
   columns,
   rows,
   notes: [
-    `test 3 protobuf, ${CONNECTIONS} connections, ${SECONDS} s per target rate (open loop, --rate), ${RUNS} runs of each, the one with the median send lag p99 shown; precise pacing (a pacing thread, the default) and, at ${TIMER_RATES.join(' and ')}/s, Node's timers (--pacing timer). ` +
-      'Send lag: from each message\'s due time to its send. Corrected latency counts from the due time, uncorrected from the actual send: the difference of their p50s is the generator\'s own lateness. Client CPU: the client process, all its threads, per wall time.',
+    `test 3 protobuf, ${CONNECTIONS} connections, ${SECONDS} s per target rate (open loop, --rate), ${RUNS} runs of each (the pacings taking turns), the one with the median send lag p99 shown; ` +
+      `--pacing ${PACINGS.join(', ')} at every rate, and precise pacing's other windows (${WINDOWS.map((w) => `precise:${w}`).join(', ')}) at ${WINDOW_RATES.join(' and ')}/s. ` +
+      'Send lag: from each message\'s due time to its send. Corrected latency counts from the due time, uncorrected from the actual send: the difference of their p50s is the generator\'s own lateness. ' +
+      'Client CPU: the client process, all its threads, per wall time; pacing CPU: the part of it the pacing spent (its thread and its waiting turns, cpu.pacingUs); CPU vs timer: client CPU over timer pacing\'s median run at the same rate.',
     `Stall: the server stopped (SIGSTOP) for ${STALL_MS} ms one second into 3 s at 1000/s: corrected p99 ${stall.latencyMs.p99} ms, uncorrected p99 ${stall.uncorrectedLatencyMs.p99} ms; every message accounted: ${accounted(stall)}.`,
     `Machine floor: ${floor}.`
   ]
 })
+
+/** The run with the median send lag p99. */
+function medianRun (runs) {
+  return runs.toSorted((a, b) => a.sendLagMs.p99 - b.sendLagMs.p99)[Math.floor((runs.length - 1) / 2)]
+}
+
+/** A table row: a pacing's median run at a rate, with the range of its runs and its CPU against timer pacing's. */
+function row (rate, pacing, runs, timerCpu) {
+  const r = medianRun(runs)
+  const lags = runs.map((run) => run.sendLagMs.p99)
+  const gap = r.latencyMs.p50 - r.uncorrectedLatencyMs.p50
+  const excess = r.generator.cpuShare - timerCpu
+  return [rate.toLocaleString('en-US'), pacing, Math.round(r.target.sendRate).toLocaleString('en-US'),
+    microseconds(r.sendLagMs.p50), microseconds(r.sendLagMs.p99), `${microseconds(Math.min(...lags))} to ${microseconds(Math.max(...lags))}`,
+    `${gap >= 0 ? '+' : ''}${gap.toFixed(3)} ms`, `${r.latencyMs.p50} ms`, `${r.latencyMs.p99} ms`, `${r.generator.cpuShare} cores`,
+    `${(r.cpu.pacingUs / 1000 / r.durationMs).toFixed(2)} cores`,
+    pacing === 'timer' ? '' : `${excess >= 0 ? '+' : ''}${excess.toFixed(2)} cores, ${(r.generator.cpuShare / timerCpu).toFixed(2)}x`,
+    r.generator.saturated ? 'yes' : 'no']
+}
 
 /** One client run, its --json report. */
 async function client (rate, pacing, seconds) {

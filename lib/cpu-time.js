@@ -35,10 +35,8 @@ export class CpuClock {
     if (!tasks) return null
     const now = new Map()
     for (const task of tasks) {
-      try {
-        // The first field is the time on a CPU.
-        now.set(task, Number(fs.readFileSync(`/proc/${this.pid}/task/${task}/schedstat`, 'latin1').split(' ', 1)[0]))
-      } catch {} // it ended between the listing and the read: counted below as ended
+      const ns = threadCpuNs(task, this.pid)
+      if (ns !== null) now.set(task, ns) // else it ended between the listing and the read: counted below as ended
     }
     for (const [task, ns] of this.threads) if (!now.has(task)) this.ended += ns
     this.threads = now
@@ -62,6 +60,21 @@ export class CpuClock {
         return false // it ended between the listing and the read
       }
     })
+  }
+}
+
+/**
+ * The CPU time one thread has run, in nanoseconds.
+ * @param {number|string} tid its thread id
+ * @param {number|string} [pid] its process (this one by default)
+ * @returns {number|null} null where the kernel does not say (not Linux, or the thread is gone)
+ */
+export function threadCpuNs (tid, pid = 'self') {
+  try {
+    // The first field is the time on a CPU.
+    return Number(fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'latin1').split(' ', 1)[0])
+  } catch {
+    return null
   }
 }
 

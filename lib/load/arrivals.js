@@ -9,7 +9,7 @@ import { Channel } from './channel.js'
 import { compression, connect, negotiated } from './connection.js'
 import { ConnectTimes } from './connect-times.js'
 import { frameSource, replyJudge } from './messages.js'
-import { PrecisePacer, TimerPacer } from './pacer.js'
+import { createPacer } from './pacer.js'
 import { Recorder } from './recorder.js'
 import { OpenLoopSchedule, StagedSchedule } from './schedule.js'
 import { Timers } from './timers.js'
@@ -22,7 +22,7 @@ import { Timers } from './timers.js'
  * @returns {Promise<import('./engine.js').LoadResult & {arrivals: object}>}
  */
 export async function runArrivals (options) {
-  const pacer = options.pacing === 'timer' ? new TimerPacer() : new PrecisePacer()
+  const pacer = createPacer(options.pacing, options.pacingReason)
   await pacer.start()
   const run = new Arrivals(options, pacer)
   const stop = () => run.stop()
@@ -55,7 +55,7 @@ class Arrivals {
     }
     // With --rate each connection runs an open loop: its messages' due times, earliest first.
     this.dueQueue = options.rate > 0 ? new DueQueue(1000 / options.rate) : null
-    this.recorder = new Recorder(this.dueQueue !== null)
+    this.recorder = new Recorder(this.dueQueue !== null, pacer)
     this.connectTimes = new ConnectTimes()
     /** Connections open now, each with the messages it has still to send. */
     this.live = new Map()

@@ -10,7 +10,7 @@ import { compression, connect, negotiated } from './connection.js'
 import { ConnectTimes } from './connect-times.js'
 import { Reconnects } from './reconnects.js'
 import { frameSource, replyJudge } from './messages.js'
-import { PrecisePacer, TimerPacer } from './pacer.js'
+import { createPacer } from './pacer.js'
 import { Phase } from './phase.js'
 import { Recorder } from './recorder.js'
 
@@ -42,9 +42,10 @@ import { Recorder } from './recorder.js'
  * @property {string} [ca] a certificate (PEM) to trust beside Node's roots: the server's own, or its CA
  * @property {boolean} [reconnect] when a connection drops, reconnect and go on (its in-flight messages are lost)
  * @property {{baseMs: number, capMs: number}} [backoff] --reconnect's waits: full jitter up to base x 2^attempt, at most cap
- * @property {'precise'|'timer'} [pacing] how an open loop is woken when a message is due: precise (default,
- *   a thread of its own: sends within tens of µs of their due time) or Node's timers (late by up to a
- *   millisecond or more, but no CPU spent waiting: compare's batches, which measure CPU)
+ * @property {string} [pacing] how an open loop is woken when a message is due (lib/load/pacer.js): precise
+ *   (default; precise:<µs> sets its window), spin, or timer (Node's timers, late by up to a millisecond or
+ *   more, but no CPU spent waiting: compare's batches, which measure CPU)
+ * @property {string|null} [pacingReason] why that pacing, when the run chose it (lib/load/pacer.js defaultPacing)
  */
 
 /**
@@ -215,7 +216,7 @@ export class Run {
    */
   async runPhase (spec) {
     if ((spec.rate > 0 || spec.stages) && !this.traffic.pacer) {
-      const pacer = this.options.pacing === 'timer' ? new TimerPacer() : new PrecisePacer()
+      const pacer = createPacer(this.options.pacing, this.options.pacingReason)
       await pacer.start()
       this.traffic.pacer = pacer
     }

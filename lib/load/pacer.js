@@ -1,20 +1,30 @@
 // What wakes the open loop when its next message is due. Node's timers fire at millisecond
 // granularity, up to a millisecond or more late, and the corrected latency charges that lateness
-// to the server (at 1000/s on loopback it was ~0.7 ms of a 1 ms p50). The precise pacer lets this
-// thread's event loop sleep, reading replies, while a thread of its own sleeps (Atomics.wait) until
-// shortly before the due time and wakes it; the last stretch it waits in turns of its event loop,
-// which still read replies, and sends on time. Those turns cost CPU: docs/method.md says how much.
+// to the server (at 1000/s on loopback it was ~0.7 ms of a 1 ms p50). The thread pacers let this
+// thread's event loop sleep, reading replies, while a thread of their own sleeps (Atomics.wait)
+// until shortly before the due time and wakes it; the last stretch it waits in turns of its event
+// loop, which still read replies, and sends on time. Those turns are CPU spent on waiting, not on
+// messages: how much is bounded (precise) or not (spin), and counted apart (usage()).
 import { Worker } from 'node:worker_threads'
 import { performance } from 'node:perf_hooks'
+import { threadCpuNs } from '../cpu-time.js'
+import { availableCpu } from '../cpu-quota.js'
+import { PacingBudget } from './budget.js'
 
 /**
- * The thread wakes this thread this long before the due time, which it then waits for in turns of
- * its event loop, reading replies meanwhile. It must cover the thread's oversleep (Atomics.wait
- * overshoots by ~0.1-0.2 ms here) and the time a sleeping event loop takes to wake, so it is
- * measured as it goes: it tracks the 99.5th percentile of how late wake-ups arrive, plus a margin.
+ * Precise pacing's default: the thread posts this long before the due time, the longest the
+ * event loop then waits for it. Chosen from npm run bench:rate (docs/method.md, "Pacing").
  */
-const EARLY = { initialMs: 0.5, minMs: 0.1, maxMs: 1, marginMs: 0.05, stepMs: 0.1 }
-/** A late arrival raises the lead by a step, others lower it by this share of one: 1 in 200 then arrive late. */
+export const PRECISE_WINDOW_US = 100
+/** The share of one core precise pacing may spend, its thread's wake-ups and its waiting (lib/load/budget.js). */
+export const PRECISE_BUDGET = 0.1
+
+/**
+ * Spin pacing (the pacing before the budget): the lead tracks the 99.5th percentile of how late
+ * the thread's posts arrive, plus a margin, within these bounds, whatever it costs.
+ */
+const SPIN = { initialMs: 0.5, minMs: 0.1, maxMs: 1, marginMs: 0.05, stepMs: 0.1 }
+/** A late arrival raises spin's lead by a step, others lower it by this share of one: 1 in 200 then arrive late. */
 const DOWN_SHARE = 1 / 199
 
 /** The longest a turn of the event loop waits for the due time before it lets replies be read. */
@@ -31,10 +41,16 @@ const LOADS_BETWEEN_READS = 200
 const SEQUENCE = 0
 const POST_AT = 0
 
-/** The thread: waits for a time to post at, sleeps until it, and posts its sequence number. */
+/**
+ * The thread: first posts its thread id (its CPU is read from /proc by it), then waits for a time
+ * to post at, sleeps until it, and posts its sequence number.
+ */
 const THREAD = `
 const { parentPort, workerData } = require('node:worker_threads')
 const { performance } = require('node:perf_hooks')
+let tid = null
+try { tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop()) } catch {}
+parentPort.postMessage({ tid })
 const words = new Int32Array(workerData.shared, 0, 1)
 const times = new Float64Array(workerData.shared, 8, 1)
 const offset = Number(process.hrtime.bigint()) / 1e6 - performance.now()
@@ -50,28 +66,87 @@ for (;;) {
 `
 
 /**
- * Precise wake-ups: a thread of its own wakes this one shortly before the due time, which it then
- * waits for in turns of its event loop. One wake-up at a time, each replacing the last. start()
- * before the first, close() at the end.
+ * Reads a --pacing setting: precise (its default window), precise:<µs> (the window), spin or timer.
+ * @param {string} text
+ * @returns {{kind: 'precise', windowUs: number}|{kind: 'spin'|'timer'}|null} null when it is none of them
  */
-export class PrecisePacer {
-  constructor () {
-    this.kind = 'precise'
+export function parsePacing (text) {
+  if (text === 'spin' || text === 'timer') return { kind: text }
+  const match = /^precise(?::(\d+(?:\.\d+)?))?$/.exec(text)
+  if (!match) return null
+  const windowUs = match[1] === undefined ? PRECISE_WINDOW_US : Number(match[1])
+  return windowUs <= 1000 ? { kind: 'precise', windowUs } : null
+}
+
+/**
+ * The pacing a run takes when --pacing is not given: precise, unless this process has no CPU to
+ * spare for a pacing thread and its waiting, then timer: under a CPU quota below one core (a
+ * container's or pod's limit), or with a thread that sends (--workers) for every core it may use.
+ * @param {number} workers the run's --workers
+ * @param {{cores: number, quota: number|null}} [cpu] what this process may use (lib/cpu-quota.js)
+ * @returns {{pacing: string, reason: string|null}} reason: why not precise, one line for the report
+ */
+export function defaultPacing (workers, cpu = availableCpu()) {
+  if (cpu.quota !== null && cpu.quota < 1) {
+    return { pacing: 'timer', reason: `the default under a CPU quota of ${round2(cpu.quota)} cores, below one (cgroup)` }
+  }
+  if (workers >= cpu.cores) {
+    const threads = workers === 1 ? 'one sending thread' : `--workers ${workers}`
+    return { pacing: 'timer', reason: `the default with ${threads} on ${round2(cpu.cores)} core(s): none to spare for pacing threads` }
+  }
+  return { pacing: 'precise', reason: null }
+}
+
+const round2 = (value) => Math.round(value * 100) / 100
+
+/**
+ * The pacer a --pacing setting names (the default: precise), not started.
+ * @param {string} [pacing]
+ * @param {string|null} [reason] why this pacing, when chosen for the run (defaultPacing), for its report
+ * @returns {ThreadPacer|TimerPacer}
+ */
+export function createPacer (pacing = 'precise', reason = null) {
+  const setting = parsePacing(pacing)
+  if (!setting) throw new Error(`unknown pacing ${pacing}`)
+  const pacer = setting.kind === 'timer' ? new TimerPacer() : new ThreadPacer(setting)
+  pacer.reason = reason
+  return pacer
+}
+
+/**
+ * Wake-ups from a thread of its own, which wakes this one shortly before the due time, which it
+ * then waits for in turns of its event loop. One wake-up at a time, each replacing the last.
+ * start() before the first, close() at the end.
+ */
+export class ThreadPacer {
+  /**
+   * @param {{kind: 'precise', windowUs: number}|{kind: 'spin'}} [setting] precise: a fixed lead
+   *   within PRECISE_BUDGET; spin: a lead that follows the thread's lateness at any cost
+   */
+  constructor (setting = { kind: 'precise', windowUs: PRECISE_WINDOW_US }) {
+    this.kind = setting.kind
+    this.name = setting.kind === 'precise' && setting.windowUs !== PRECISE_WINDOW_US ? `precise:${setting.windowUs}` : setting.kind
+    /** Why this pacing, when the run chose it (see defaultPacing). */
+    this.reason = null
     this.shared = new SharedArrayBuffer(16)
     this.words = new Int32Array(this.shared, 0, 1)
     this.times = new Float64Array(this.shared, 8, 1)
     this.times[POST_AT] = Infinity
-    /** How long before the due time the thread posts (see EARLY). */
-    this.earlyMs = EARLY.initialMs
+    /** Precise: what its pacing may spend (null: spin's, which spends what it takes). */
+    this.budget = setting.kind === 'precise'
+      ? new PacingBudget(PRECISE_BUDGET, setting.windowUs / 1000, () => this.usage().threadMs)
+      : null
+    /** How long before the due time the thread posts. */
+    this.earlyMs = this.budget?.lead() ?? SPIN.initialMs
     /** This thread's performance.now() plus this is the clock the pacing thread reads. */
     this.offset = 0
     this.worker = null
+    this.tid = null
     this.callback = null
     this.dueAt = Infinity
     this.immediate = null
-    /** Time spent waiting in turns of the event loop for a due time, all told: busy, but not work. */
+    /** Time spent waiting in turns of the event loop for due times, all told: CPU, but not work. */
     this.waitedMs = 0
-    this.waitingSince = null
     this.onPost = (sequence) => this.posted(sequence)
     this.onTurn = () => this.turn()
   }
@@ -79,9 +154,11 @@ export class PrecisePacer {
   /** Starts the pacing thread; resolves once it runs. */
   async start () {
     this.offset = Number(process.hrtime.bigint()) / 1e6 - performance.now()
+    this.budget?.accrue(performance.now())
     this.worker = new Worker(THREAD, { eval: true, workerData: { shared: this.shared } })
+    const { tid } = await new Promise((resolve, reject) => this.worker.once('message', resolve).once('error', reject))
+    this.tid = tid
     this.worker.on('message', this.onPost)
-    await new Promise((resolve, reject) => this.worker.once('online', resolve).once('error', reject))
     this.worker.unref()
   }
 
@@ -93,12 +170,19 @@ export class PrecisePacer {
   wakeAt (at, callback) {
     this.callback = callback
     this.dueAt = at
-    if (at - performance.now() <= this.earlyMs) {
+    const now = performance.now()
+    let postAt = at - this.earlyMs
+    if (this.budget) {
+      this.budget.accrue(now)
+      this.earlyMs = this.budget.lead()
+      postAt = Math.max(at - this.earlyMs, this.budget.affordableAt(now))
+    }
+    if (postAt <= now) {
       this.postAt(Infinity)
-      this.waitTurns()
+      this.immediate ??= setImmediate(this.onTurn)
     } else {
       this.clearImmediate()
-      this.postAt(at - this.earlyMs + this.offset)
+      this.postAt(postAt + this.offset)
     }
   }
 
@@ -113,19 +197,6 @@ export class PrecisePacer {
   clearImmediate () {
     clearImmediate(this.immediate)
     this.immediate = null
-    this.stopWaiting()
-  }
-
-  /** Waits for the due time in turns of the event loop. */
-  waitTurns () {
-    this.waitingSince ??= performance.now()
-    this.immediate ??= setImmediate(this.onTurn)
-  }
-
-  stopWaiting () {
-    if (this.waitingSince === null) return
-    this.waitedMs += performance.now() - this.waitingSince
-    this.waitingSince = null
   }
 
   /** Tells the thread when to post (Infinity: never), waking it from any wait for the last time. */
@@ -142,28 +213,42 @@ export class PrecisePacer {
   /** A post from the thread; stale when a later wakeAt or cancel replaced its time. */
   posted (sequence) {
     if (sequence !== Atomics.load(this.words, SEQUENCE) || this.callback === null) return
-    // How late after the thread was to post it arrived, against the lead it had.
-    const late = performance.now() - (this.dueAt - this.earlyMs) + EARLY.marginMs
-    const step = late > this.earlyMs ? EARLY.stepMs : -EARLY.stepMs * DOWN_SHARE
-    this.earlyMs = Math.min(EARLY.maxMs, Math.max(EARLY.minMs, this.earlyMs + step))
-    this.postAt(Infinity)
-    this.waitTurns()
+    if (this.kind === 'spin') {
+      // How late after the thread was to post it arrived, against the lead it had.
+      const late = performance.now() - (this.dueAt - this.earlyMs) + SPIN.marginMs
+      const step = late > this.earlyMs ? SPIN.stepMs : -SPIN.stepMs * DOWN_SHARE
+      this.earlyMs = Math.min(SPIN.maxMs, Math.max(SPIN.minMs, this.earlyMs + step))
+    }
+    this.disarm()
+    this.budget?.woke()
+    this.turn()
+  }
+
+  /**
+   * After a post: no wake-up pending. The thread waits on the sequence already, so it is not woken
+   * to be told (a wake-up costs ~30 µs of CPU here, one per message): the next wakeAt wakes it.
+   */
+  disarm () {
+    this.times[POST_AT] = Infinity
+    this.worker.unref()
   }
 
   /** One turn of the event loop before the due time: replies read, then the clock checked again. */
   turn () {
     this.immediate = null
     if (this.callback === null) return
-    // Each turn also waits a little here: a turn per microsecond would make garbage (an Immediate
-    // each) and so collections, which make sends late.
-    const until = Math.min(this.dueAt, performance.now() + TURN_MS)
-    let now = performance.now()
+    // Each turn waits a little here, not a turn per microsecond: each would make garbage (an
+    // Immediate) and so collections, which make sends late.
+    const from = performance.now()
+    const until = Math.min(this.dueAt, from + TURN_MS)
+    let now = from
     while (now < until) now = this.readClockSoon()
+    this.waitedMs += now - from
+    this.budget?.waited(now - from)
     if (now < this.dueAt) {
       this.immediate = setImmediate(this.onTurn)
       return
     }
-    this.stopWaiting()
     const callback = this.callback
     this.callback = null
     this.dueAt = Infinity
@@ -174,6 +259,16 @@ export class PrecisePacer {
   readClockSoon () {
     for (let i = 0; i < LOADS_BETWEEN_READS; i++) Atomics.load(this.words, SEQUENCE)
     return performance.now()
+  }
+
+  /**
+   * What pacing has cost so far, all told: the turns' waiting on this thread, and the pacing
+   * thread's own CPU (null where /proc does not give it).
+   * @returns {{waitedMs: number, threadMs: number|null}}
+   */
+  usage () {
+    const ns = this.tid === null ? null : threadCpuNs(this.tid)
+    return { waitedMs: this.waitedMs, threadMs: ns === null ? null : ns / 1e6 }
   }
 
   /** Ends the thread. */
@@ -191,14 +286,15 @@ export class PrecisePacer {
 export class TimerPacer {
   constructor () {
     this.kind = 'timer'
+    this.name = 'timer'
+    /** @see ThreadPacer#reason */
+    this.reason = null
     this.timer = null
-    /** @see PrecisePacer#waitedMs: timers wait asleep. */
-    this.waitedMs = 0
   }
 
   async start () {}
 
-  /** @see PrecisePacer#wakeAt */
+  /** @see ThreadPacer#wakeAt */
   wakeAt (at, callback) {
     this.cancel()
     // Node's timers run on the event loop's millisecond clock and may fire a little before `at`:
@@ -213,6 +309,11 @@ export class TimerPacer {
   cancel () {
     clearTimeout(this.timer)
     this.timer = null
+  }
+
+  /** @see ThreadPacer#usage: timers wait asleep, with no thread of their own. */
+  usage () {
+    return { waitedMs: 0, threadMs: 0 }
   }
 
   async close () {

@@ -31,7 +31,7 @@ const STOP_GRACE_MS = 2000
  * @property {((channel: import('./channel.js').Channel, lost: number) => void)|null} reconnect --reconnect: bring a
  *   closed channel back (null: a close fails the run)
  * @property {(progress: object) => void} [onTick] once a second while recording
- * @property {import('./pacer.js').PrecisePacer|import('./pacer.js').TimerPacer|null} pacer wakes an open
+ * @property {import('./pacer.js').ThreadPacer|import('./pacer.js').TimerPacer|null} pacer wakes an open
  *   loop when its next message is due, started already (null: no phase of the run has a rate)
  */
 
@@ -254,7 +254,13 @@ export class Phase {
         read: bytes.reduce((sum, { read }) => sum + read, 0)
       },
       target: this.schedule
-        ? { rate: this.schedule.rate, sendRate: this.sendRate(), pacing: this.pacer.kind, ...this.schedule.stages?.() }
+        ? {
+            rate: this.schedule.rate,
+            sendRate: this.sendRate(),
+            pacing: this.pacer.name,
+            pacingReason: this.pacer.reason,
+            ...this.schedule.stages?.()
+          }
         : null,
       ...this.recorder?.result()
     }

@@ -16,7 +16,8 @@ const PROCESS_ID = `${os.hostname()}:${process.pid}`
 export class Recorder {
   /**
    * @param {boolean} openLoop whether messages have a schedule (then latency also counts from the actual send)
-   * @param {{waitedMs: number}|null} [pacer] the open loop's pacer: its waiting turns count as idle, not busy
+   * @param {{usage: () => {waitedMs: number, threadMs: number|null}}|null} [pacer] the open loop's pacer: its
+   *   waiting turns count as idle, not busy, and its CPU is reported apart
    */
   constructor (openLoop, pacer = null) {
     // Latency in µs: from the scheduled send (open loop), with the actual send in `uncorrected`.
@@ -40,7 +41,7 @@ export class Recorder {
     this.cpuAtStart = null
     this.loopAtStart = null
     this.pacer = pacer
-    this.waitedAtStart = 0
+    this.pacingAtStart = null
     // A timer every LOOP_SAMPLE_MS records how long each interval really took: past it, the loop was late.
     this.loopDelay = monitorEventLoopDelay({ resolution: LOOP_SAMPLE_MS })
   }
@@ -61,7 +62,7 @@ export class Recorder {
     this.startedAt = Date.now()
     this.cpuAtStart = process.cpuUsage()
     this.loopAtStart = performance.eventLoopUtilization()
-    this.waitedAtStart = this.pacer?.waitedMs ?? 0
+    this.pacingAtStart = this.pacer?.usage() ?? null
     this.loopDelay.enable()
   }
 
@@ -126,11 +127,22 @@ export class Recorder {
     this.perSecond.reset()
   }
 
+  /**
+   * What pacing cost over the phase, ms: its waiting in turns of this event loop, and its thread's
+   * CPU (none without a pacer; the waiting alone where the thread's is unknown).
+   * @returns {{waitedMs: number, threadMs: number}}
+   */
+  pacingCost () {
+    if (!this.pacer) return { waitedMs: 0, threadMs: 0 }
+    const { waitedMs, threadMs } = this.pacer.usage()
+    const start = this.pacingAtStart
+    return { waitedMs: waitedMs - start.waitedMs, threadMs: threadMs === null ? 0 : threadMs - start.threadMs }
+  }
+
   /** The share of the phase the event loop worked: busy, less the pacer's waiting for due times. */
-  loopBusy () {
+  loopBusy (waitedMs) {
     const { idle, active } = performance.eventLoopUtilization(this.loopAtStart)
-    const waited = (this.pacer?.waitedMs ?? 0) - this.waitedAtStart
-    return idle + active > 0 ? Math.max(0, active - waited) / (idle + active) : 0
+    return idle + active > 0 ? Math.max(0, active - waitedMs) / (idle + active) : 0
   }
 
   /** What the phase's result takes from the recording (see LoadResult in engine.js). */
@@ -138,6 +150,7 @@ export class Recorder {
     // Callers close the last, partial second first (it belongs in the series); never lose it if not.
     if (this.hasOpenSecond()) this.foldSecond()
     const cpu = process.cpuUsage(this.cpuAtStart)
+    const pacing = this.pacingCost()
     this.loopDelay.disable()
     const wallUs = Math.max(1, (Date.now() - this.startedAt) * 1000)
     const delayMs = (nanoseconds) => Math.max(0, round(nanoseconds / 1e6 - LOOP_SAMPLE_MS, 2))
@@ -147,10 +160,16 @@ export class Recorder {
       uncorrectedHistogram: this.uncorrected,
       sendLagHistogram: this.sendLag,
       stageHistograms: this.stageHistograms,
-      cpu: { userUs: cpu.user, systemUs: cpu.system, process: PROCESS_ID },
+      // Pacing's CPU is in user and system, and reported apart: it is waiting, not messages.
+      cpu: {
+        userUs: cpu.user,
+        systemUs: cpu.system,
+        pacingUs: Math.round((pacing.waitedMs + pacing.threadMs) * 1000),
+        process: PROCESS_ID
+      },
       generator: {
         cpuShare: round((cpu.user + cpu.system) / wallUs, 2),
-        loopBusy: round(this.loopBusy(), 2),
+        loopBusy: round(this.loopBusy(pacing.waitedMs), 2),
         loopDelayMs: { p99: delayMs(this.loopDelay.percentile(99)), max: delayMs(this.loopDelay.max) }
       },
       timeSeries: this.timeSeries

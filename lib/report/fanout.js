@@ -10,7 +10,7 @@ import { UsageError } from '../errors.js'
  * The report's `fanout` from what a run measured.
  * @param {object} measured the run's fanout (see FanoutResult in lib/load/subscribers.js), with
  *   `published` (the publisher's count, or the END's) and `subscriberBytesRead` (their sockets' bytes read)
- * @param {{role: string, headerBytes: number, cpu: {userUs: number, systemUs: number}|null}} context
+ * @param {{role: string, headerBytes: number, cpu: {userUs: number, systemUs: number, pacingUs?: number}|null}} context
  * @returns {object}
  */
 export function describeFanout (measured, { role, headerBytes, cpu }) {
@@ -49,7 +49,10 @@ export function describeFanout (measured, { role, headerBytes, cpu }) {
     // Read by the subscribers on their sockets after the upgrade, per frame they got (warm-up and END
     // too): WebSocket framing, the fan-out header and any compression included.
     wire: { read, frames, perDelivery: frames > 0 ? round(read / frames, 1) : null },
-    cpuPerDeliveryUs: cpu && delivered > 0 ? round((cpu.userUs + cpu.systemUs) / delivered, 2) : null
+    // Less a publisher's pacing: waiting for due times, not delivering.
+    cpuPerDeliveryUs: cpu && delivered > 0
+      ? round((cpu.userUs + cpu.systemUs - (cpu.pacingUs ?? 0)) / delivered, 2)
+      : null
   }
 }
 

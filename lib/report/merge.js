@@ -26,6 +26,8 @@ export function mergeReports (reports) {
   const startedAt = Math.min(...reports.map((r) => r.startedAt))
   const endedAt = Math.max(...reports.map((r) => r.startedAt + r.durationMs))
   const targets = reports.map((r) => r.target).filter(Boolean)
+  // A target's figure all parts share, else null (mixed pacings, or from before it was reported).
+  const same = (pick) => targets.every((t) => pick(t) === pick(first.target)) ? pick(first.target) ?? null : null
   const stages = mergeStages(reports)
   const result = {
     messages: {
@@ -55,7 +57,8 @@ export function mergeReports (reports) {
       ? {
           rate: sum((r) => r.target.rate),
           sendRate: Math.round(sum((r) => r.target.sendRate) * 10) / 10,
-          pacing: targets.every((t) => t.pacing === first.target.pacing) ? first.target.pacing : null,
+          pacing: same((t) => t.pacing),
+          pacingReason: same((t) => t.pacingReason),
           ...stages
         }
       : null,
@@ -260,9 +263,10 @@ export function busiestGenerator (generators) {
 
 /**
  * CPU of the parts: processes add up; threads of one process (--workers) each measured the whole
- * process over nearly the same span, so that process counts once, with its largest figures.
+ * process over nearly the same span, so that process counts once, with its largest figures. Each
+ * thread paced its own loop, so pacing adds up over the threads of a process too.
  * @param {object[]} reports
- * @returns {{userUs: number, systemUs: number, process: string}|null} null when a part has no CPU figure
+ * @returns {{userUs: number, systemUs: number, pacingUs: number, process: string}|null} null when a part has no CPU figure
  */
 function mergeCpu (reports) {
   if (!reports.every((r) => r.cpu)) return null
@@ -270,12 +274,16 @@ function mergeCpu (reports) {
   for (const { cpu } of reports) {
     const key = cpu.process ?? Symbol('a process without a name')
     const seen = byProcess.get(key)
-    if (!seen || cpu.userUs + cpu.systemUs > seen.userUs + seen.systemUs) byProcess.set(key, cpu)
+    const pacingUs = (seen?.pacingUs ?? 0) + (cpu.pacingUs ?? 0)
+    const largest = !seen || cpu.userUs + cpu.systemUs > seen.userUs + seen.systemUs ? cpu : seen
+    byProcess.set(key, { ...largest, pacingUs })
   }
   const parts = [...byProcess.values()]
+  const total = (figure) => parts.reduce((sum, cpu) => sum + cpu[figure], 0)
   return {
-    userUs: parts.reduce((total, cpu) => total + cpu.userUs, 0),
-    systemUs: parts.reduce((total, cpu) => total + cpu.systemUs, 0),
+    userUs: total('userUs'),
+    systemUs: total('systemUs'),
+    pacingUs: total('pacingUs'),
     process: parts.length === 1 ? parts[0].process : `${parts.length} processes`
   }
 }

@@ -115,11 +115,11 @@ export const SATURATED_LOOP_DELAY_MS = 50
 export const JUDGED_PHASE_MS = 1000
 /**
  * An open loop that sent 1% of its messages this late behind their due time could not keep its
- * schedule: precise pacing keeps the p99 near 0.3 ms on an idle generator here (a busy machine's
- * scheduling adds a millisecond or two), timer pacing near 2 ms, its timers' own lateness
- * (docs/method.md).
+ * schedule: a pacing thread (precise or spin) keeps the p99 near 0.3 ms on an idle generator here
+ * (a busy machine's scheduling adds a millisecond or two), timer pacing near 2 ms, its timers' own
+ * lateness (docs/method.md).
  */
-export const SATURATED_SEND_LAG_MS = { precise: 5, timer: 10 }
+export const SATURATED_SEND_LAG_MS = { thread: 5, timer: 10 }
 
 /**
  * The generator's figures with the call: saturated when its event loop was busy nearly all the
@@ -129,12 +129,12 @@ export const SATURATED_SEND_LAG_MS = { precise: 5, timer: 10 }
  * @param {{cpuShare: number, loopBusy: number, loopDelayMs: {p99: number, max: number}}} generator
  * @param {number} durationMs the measured phase
  * @param {{p99: number}|null} [sendLagMs] open loop: the send lag
- * @param {'precise'|'timer'} [pacing] open loop: how it was paced
+ * @param {string} [pacing] open loop: how it was paced (--pacing: precise, precise:<µs>, spin or timer)
  * @returns {{cpuShare: number, loopBusy: number, loopDelayMs: {p99: number, max: number}, saturated: boolean}}
  */
 export function judgeGenerator (generator, durationMs, sendLagMs = null, pacing = null) {
   const busy = generator.loopBusy >= SATURATED_LOOP_BUSY || generator.loopDelayMs.p99 >= SATURATED_LOOP_DELAY_MS ||
-    (sendLagMs?.p99 ?? 0) >= SATURATED_SEND_LAG_MS[pacing ?? 'precise']
+    (sendLagMs?.p99 ?? 0) >= SATURATED_SEND_LAG_MS[pacing === 'timer' ? 'timer' : 'thread']
   return { ...generator, saturated: busy && durationMs >= JUDGED_PHASE_MS }
 }
 
@@ -186,28 +186,32 @@ function compressionLine ({ accepted }) {
     : 'compress  permessage-deflate offered, but REFUSED by the server: every frame went uncompressed'
 }
 
-function cpuLine ({ userUs, systemUs, perMessageUs }) {
-  return `cpu       ${(userUs / 1000).toFixed(1)} ms user  ${(systemUs / 1000).toFixed(1)} ms system  ` +
-    `${perMessageUs ?? 'n/a'} µs/msg (this client process, measured phase)`
+function cpuLine ({ userUs, systemUs, pacingUs, perMessageUs }) {
+  const pacing = pacingUs ? `, of which pacing ${(pacingUs / 1000).toFixed(1)} ms` : ''
+  return `cpu       ${(userUs / 1000).toFixed(1)} ms user  ${(systemUs / 1000).toFixed(1)} ms system${pacing}  ` +
+    `${perMessageUs ?? 'n/a'} µs/msg (this client process, measured phase${pacingUs ? ', pacing left out' : ''})`
 }
 
 /**
- * CPU time with its cost per sent message.
- * @param {{userUs: number, systemUs: number, process?: string}} cpu
+ * CPU time with its cost per sent message: sending and receiving, the pacer's waiting and its
+ * thread left out (they are the open loop's clock, not the messages' cost).
+ * @param {{userUs: number, systemUs: number, pacingUs?: number, process?: string}} cpu pacingUs: none in reports from before it
  * @param {number} sent
- * @returns {{userUs: number, systemUs: number, perMessageUs: number|null, process?: string}}
+ * @returns {{userUs: number, systemUs: number, pacingUs: number, perMessageUs: number|null, process?: string}}
  */
-export function cpuPerMessage ({ userUs, systemUs, process }, sent) {
-  return { userUs, systemUs, perMessageUs: sent > 0 ? round((userUs + systemUs) / sent, 2) : null, process }
+export function cpuPerMessage ({ userUs, systemUs, pacingUs = 0, process }, sent) {
+  const perMessageUs = sent > 0 ? round(Math.max(0, userUs + systemUs - pacingUs) / sent, 2) : null
+  return { userUs, systemUs, pacingUs, perMessageUs, process }
 }
 
 /**
  * The target rate against what was sent: met within 1%, or missed by how much.
- * @param {{rate: number, sendRate: number, pacing?: 'precise'|'timer'}} target pacing: unknown in reports from before it was chosen
+ * @param {{rate: number, sendRate: number, pacing?: string, pacingReason?: string|null}} target pacing: --pacing's,
+ *   unknown in reports from before it was chosen; pacingReason: why, when the run chose it
  */
-export function describeTarget ({ rate, sendRate, pacing = null }) {
+export function describeTarget ({ rate, sendRate, pacing = null, pacingReason = null }) {
   const missedByPercent = round(Math.max(0, (rate - sendRate) / rate * 100), 1)
-  return { rate, sendRate, pacing, met: missedByPercent <= 1, missedByPercent }
+  return { rate, sendRate, pacing, pacingReason, met: missedByPercent <= 1, missedByPercent }
 }
 
 /**
@@ -371,6 +375,7 @@ export function formatReport (report, histogram) {
     `messages  sent ${int(m.sent)}  acked ${int(m.acked)}  errors ${int(m.errors)}  lost ${int(m.lost)}`,
     `elapsed   ${(report.durationMs / 1000).toFixed(2)} s  rate ${int(report.rate)} msg/s`,
     ...(target ? [target] : []),
+    ...(report.target?.pacingReason ? [`pacing    ${report.target.pacing}: ${report.target.pacingReason}`] : []),
     `bytes     payload ${payloadSizeText(b)}${b.headerPerMessage ? ` + ${b.headerPerMessage} B fan-out header` : ''}  written ${size(b.written)}  read ${size(b.read)} (on the socket, frames included)`,
     ...(report.payload ? [`payload   ${describePayload(report.payload)}`] : []),
     ...(report.compression ? [compressionLine(report.compression)] : []),

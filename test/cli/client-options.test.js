@@ -37,6 +37,7 @@ describe('parseClientArgs: defaults', () => {
         rate: undefined,
         stages: undefined,
         pacing: 'precise',
+        pacingReason: null,
         warmup: { messages: 0 },
         startAt: undefined,
         headers: {},

@@ -4,7 +4,7 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { performance } from 'node:perf_hooks'
-import { PrecisePacer, TimerPacer } from '../../lib/load/pacer.js'
+import { PRECISE_WINDOW_US, ThreadPacer, TimerPacer, createPacer, defaultPacing, parsePacing } from '../../lib/load/pacer.js'
 
 const LIMIT = { timeout: 10_000 }
 
@@ -13,10 +13,10 @@ function wake (pacer, at) {
   return new Promise((resolve) => pacer.wakeAt(at, () => resolve(performance.now())))
 }
 
-for (const Pacer of [PrecisePacer, TimerPacer]) {
-  describe(Pacer.name, () => {
+for (const [name, Pacer] of [['precise', ThreadPacer], ['spin', ThreadPacer], ['timer', TimerPacer]]) {
+  describe(name, () => {
     test('wakes no earlier than asked, each time, however near or far the time', LIMIT, async (t) => {
-      const pacer = new Pacer()
+      const pacer = new Pacer({ kind: name, windowUs: 100 })
       await pacer.start()
       t.after(() => pacer.close())
       for (const aheadMs of [5, 0.3, 0.05, 0, -1, 2]) {
@@ -26,7 +26,7 @@ for (const Pacer of [PrecisePacer, TimerPacer]) {
     })
 
     test('a later wakeAt replaces the one before; cancel forgets it', LIMIT, async (t) => {
-      const pacer = new Pacer()
+      const pacer = new Pacer({ kind: name, windowUs: 100 })
       await pacer.start()
       t.after(() => pacer.close())
       const calls = []
@@ -43,7 +43,7 @@ for (const Pacer of [PrecisePacer, TimerPacer]) {
     })
 
     test('close ends it with a wake-up pending, which never comes', LIMIT, async () => {
-      const pacer = new Pacer()
+      const pacer = new Pacer({ kind: name, windowUs: 100 })
       await pacer.start()
       let called = false
       const at = performance.now() + 20
@@ -57,3 +57,40 @@ for (const Pacer of [PrecisePacer, TimerPacer]) {
     })
   })
 }
+
+test('parsePacing reads precise, precise:<µs>, spin and timer; anything else is none', () => {
+  assert.deepEqual(parsePacing('precise'), { kind: 'precise', windowUs: PRECISE_WINDOW_US })
+  assert.deepEqual(parsePacing('precise:250'), { kind: 'precise', windowUs: 250 })
+  assert.deepEqual(parsePacing('precise:0'), { kind: 'precise', windowUs: 0 })
+  assert.deepEqual(parsePacing('spin'), { kind: 'spin' })
+  assert.deepEqual(parsePacing('timer'), { kind: 'timer' })
+  for (const bad of ['sometimes', 'precise:', 'precise:-1', 'precise:2000', 'timer:5', 'PRECISE']) assert.equal(parsePacing(bad), null, bad)
+  assert.equal(createPacer('precise:250').name, 'precise:250', 'the report names a window that is not the default')
+  assert.equal(createPacer('precise:' + PRECISE_WINDOW_US).name, 'precise')
+})
+
+test('defaultPacing: precise where CPU is to spare; timer under a quota below one core, or a sending thread for every core', () => {
+  assert.deepEqual(defaultPacing(1, { cores: 2, quota: null }), { pacing: 'precise', reason: null })
+  assert.deepEqual(defaultPacing(1, { cores: 1.5, quota: 1.5 }), { pacing: 'precise', reason: null })
+  assert.deepEqual(defaultPacing(1, { cores: 0.5, quota: 0.5 }),
+    { pacing: 'timer', reason: 'the default under a CPU quota of 0.5 cores, below one (cgroup)' })
+  assert.deepEqual(defaultPacing(2, { cores: 2, quota: null }),
+    { pacing: 'timer', reason: 'the default with --workers 2 on 2 core(s): none to spare for pacing threads' })
+  assert.deepEqual(defaultPacing(1, { cores: 1, quota: null }),
+    { pacing: 'timer', reason: 'the default with one sending thread on 1 core(s): none to spare for pacing threads' })
+  assert.equal(defaultPacing(3, { cores: 8, quota: null }).pacing, 'precise')
+})
+
+test('usage: the waiting turns and the pacing thread\'s own CPU, counted as they come', LIMIT, async (t) => {
+  const spin = new ThreadPacer({ kind: 'spin' })
+  await spin.start()
+  t.after(() => spin.close())
+  const before = spin.usage()
+  for (let i = 1; i <= 20; i++) await wake(spin, performance.now() + 2)
+  const after = spin.usage()
+  // Spin waits out its lead (0.1-1 ms) in turns before the due time, whenever the post comes in time.
+  assert.ok(after.waitedMs > before.waitedMs, `waited ${after.waitedMs - before.waitedMs} ms`)
+  if (before.threadMs === null) return t.diagnostic('no per-thread CPU from the kernel here')
+  assert.ok(after.threadMs > before.threadMs, 'the thread woke 20 times: its CPU grew')
+  assert.deepEqual(new TimerPacer().usage(), { waitedMs: 0, threadMs: 0 }, 'timers wait asleep')
+})

@@ -18,7 +18,8 @@ const codec = await createCodec('json', small)
 class HandPacer {
   constructor () {
     this.kind = 'precise'
-    this.waitedMs = 0
+    this.name = 'precise'
+    this.reason = null
     this.asked = []
     this.callback = null
     this.next = null
@@ -31,6 +32,8 @@ class HandPacer {
   }
 
   cancel () { this.callback = null }
+
+  usage () { return { waitedMs: 0, threadMs: 0 } }
 
   async close () { this.cancel() }
 

@@ -87,13 +87,14 @@ test('time series: entries of one second from several parts are added up, in tim
 test('targets add up when every part had one; CPU counts each process once; errors and reconnects add up', () => {
   const withTarget = (rate, sendRate, cpu, extra = {}) => part({ target: { rate, sendRate, pacing: 'precise' }, cpu, ...extra })
   const merged = mergeReports([
-    withTarget(100, 99.96, { userUs: 1000, systemUs: 100, process: 'a:1' }, { errorReplies: ['ERR one'], reconnects: { count: 1, gapMs: 5 } }),
-    withTarget(100, 90.01, { userUs: 1500, systemUs: 100, process: 'a:1' }, { errorReplies: ['ERR two'] }),
-    withTarget(50, 50, { userUs: 700, systemUs: 0, process: 'b:2' })
+    withTarget(100, 99.96, { userUs: 1000, systemUs: 100, pacingUs: 100, process: 'a:1' }, { errorReplies: ['ERR one'], reconnects: { count: 1, gapMs: 5 } }),
+    withTarget(100, 90.01, { userUs: 1500, systemUs: 100, pacingUs: 200, process: 'a:1' }, { errorReplies: ['ERR two'] }),
+    withTarget(50, 50, { userUs: 700, systemUs: 0, pacingUs: 50, process: 'b:2' })
   ])
-  assert.deepEqual(merged.target, { rate: 250, sendRate: 240, pacing: 'precise', met: false, missedByPercent: 4 })
+  assert.deepEqual(merged.target, { rate: 250, sendRate: 240, pacing: 'precise', pacingReason: null, met: false, missedByPercent: 4 })
   // Threads of one process (a:1) each measured the whole process: its largest figure counts once.
-  assert.deepEqual(merged.cpu, { userUs: 2200, systemUs: 100, perMessageUs: 76.67, process: '2 processes' })
+  // Each thread paced its own loop: pacing adds up over a process's threads, and is left out per message.
+  assert.deepEqual(merged.cpu, { userUs: 2200, systemUs: 100, pacingUs: 350, perMessageUs: 65, process: '2 processes' })
   assert.deepEqual(merged.errorReplies, ['ERR one', 'ERR two'])
   assert.deepEqual(merged.reconnects, { count: 1, gapMs: 5 })
   assert.equal(mergeReports([withTarget(100, 100, null), part()]).target, null, 'a part without a target: none')

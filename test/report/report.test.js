@@ -54,7 +54,7 @@ test('buildReport: what ran, exact accounting, latency from the histogram, rate 
   assert.deepEqual(report.latencyMs, { min: 0.8, mean: 1.02, stdev: 0.66, p50: 0.8, p90: 0.8, p99: 3, p999: 3, max: 3 })
   assert.equal(report.uncorrectedLatencyMs, null)
   assert.equal(report.uncorrectedHistogram, null)
-  assert.deepEqual(report.cpu, { userUs: 20_000, systemUs: 5000, perMessageUs: 250, process: 'host:1' })
+  assert.deepEqual(report.cpu, { userUs: 20_000, systemUs: 5000, pacingUs: 0, perMessageUs: 250, process: 'host:1' })
   assert.deepEqual([report.ok, report.failure, report.interrupted, report.target], [true, null, false, null])
   assert.equal(report.timeSeries, result.timeSeries)
   // The whole histogram travels, exactly: a merge adds it up later.
@@ -133,7 +133,7 @@ test('buildReport: with a target rate, latency from the schedule and from the ac
   const uncorrected = createLatencyHistogram()
   for (let i = 0; i < 100; i++) uncorrected.recordValue(700)
   const report = buildReport(loadResult({ target: { rate: 500, sendRate: 404 }, uncorrectedHistogram: uncorrected }), CONTEXT)
-  assert.deepEqual(report.target, { rate: 500, sendRate: 404, pacing: null, met: false, missedByPercent: 19.2 })
+  assert.deepEqual(report.target, { rate: 500, sendRate: 404, pacing: null, pacingReason: null, met: false, missedByPercent: 19.2 })
   assert.equal(report.uncorrectedLatencyMs.p99, 0.7)
   assert.equal(report.latencyMs.p99, 3)
   assert.equal(decodeHistogram(report.uncorrectedHistogram).totalCount, 100)
@@ -188,7 +188,7 @@ test('formatReport: shaping, target, send lag, uncorrected latency, reconnects, 
     histogram,
     uncorrectedHistogram: uncorrected,
     sendLagHistogram: sendLag,
-    target: { rate: 500, sendRate: 404, pacing: 'timer' },
+    target: { rate: 500, sendRate: 404, pacing: 'timer', pacingReason: 'the default under a CPU quota of 0.5 cores, below one (cgroup)' },
     reconnects: { count: 1, gapMs: 12 },
     messages: { sent: 101, acked: 100, errors: 0, lost: 1 }
   }), { ...CONTEXT, test: custom, network: NETWORK, lossy })
@@ -196,6 +196,8 @@ test('formatReport: shaping, target, send lag, uncorrected latency, reconnects, 
   assert.equal(lines[0], 'protobuf · test custom (order.json) · up · 2 connection(s) × 4 in flight · network: 3g (up 768 kbit/s, down 1600 kbit/s, rtt 150 ms, proxy)')
   assert.equal(lines[1], 'shaping   userspace shaping proxy, each connection a link of its own')
   assert.ok(lines.includes('target    500 msg/s, sent at 404 msg/s: MISSED by 19.2% (timer pacing)'))
+  assert.equal(lines[lines.indexOf('target    500 msg/s, sent at 404 msg/s: MISSED by 19.2% (timer pacing)') + 1],
+    'pacing    timer: the default under a CPU quota of 0.5 cores, below one (cgroup)', 'why, when the run chose it, on a line of its own')
   assert.ok(lines.includes('send lag  p50 0.002  p99 0.002  max 0.002  (due time to send, where a connection had room: the generator\'s own lateness, counted in the latency above)'))
   assert.equal(report.sendLagMs.p99, 0.002)
   assert.equal(report.target.pacing, 'timer')
@@ -236,9 +238,9 @@ test('describeNetwork: none, or the profile with its figures and backend', () =>
 })
 
 test('describeTarget: met within 1%, else missed by how much; sending faster is met', () => {
-  assert.deepEqual(describeTarget({ rate: 1000, sendRate: 990, pacing: 'precise' }), { rate: 1000, sendRate: 990, pacing: 'precise', met: true, missedByPercent: 1 })
-  assert.deepEqual(describeTarget({ rate: 1000, sendRate: 989 }), { rate: 1000, sendRate: 989, pacing: null, met: false, missedByPercent: 1.1 })
-  assert.deepEqual(describeTarget({ rate: 1000, sendRate: 1200 }), { rate: 1000, sendRate: 1200, pacing: null, met: true, missedByPercent: 0 })
+  assert.deepEqual(describeTarget({ rate: 1000, sendRate: 990, pacing: 'precise' }), { rate: 1000, sendRate: 990, pacing: 'precise', pacingReason: null, met: true, missedByPercent: 1 })
+  assert.deepEqual(describeTarget({ rate: 1000, sendRate: 989 }), { rate: 1000, sendRate: 989, pacing: null, pacingReason: null, met: false, missedByPercent: 1.1 })
+  assert.deepEqual(describeTarget({ rate: 1000, sendRate: 1200 }), { rate: 1000, sendRate: 1200, pacing: null, pacingReason: null, met: true, missedByPercent: 0 })
 })
 
 test('testLabel: number and name, the name alone, or the name and file of a user\'s payload', () => {
@@ -249,8 +251,10 @@ test('testLabel: number and name, the name alone, or the name and file of a user
   assert.equal(testLabel({ id: null, name: 'custom', file: 'order.json' }), 'custom (order.json)')
 })
 
-test('cpuPerMessage: user plus system over the messages sent, none when nothing was sent', () => {
-  assert.deepEqual(cpuPerMessage({ userUs: 300, systemUs: 100, process: 'h:1' }, 3), { userUs: 300, systemUs: 100, perMessageUs: 133.33, process: 'h:1' })
+test('cpuPerMessage: user plus system over the messages sent, pacing left out; none when nothing was sent', () => {
+  assert.deepEqual(cpuPerMessage({ userUs: 300, systemUs: 100, process: 'h:1' }, 3), { userUs: 300, systemUs: 100, pacingUs: 0, perMessageUs: 133.33, process: 'h:1' })
+  assert.deepEqual(cpuPerMessage({ userUs: 300, systemUs: 100, pacingUs: 250, process: 'h:1' }, 3),
+    { userUs: 300, systemUs: 100, pacingUs: 250, perMessageUs: 50, process: 'h:1' }, 'a pacer\'s waiting and thread are not a message\'s cost')
   assert.equal(cpuPerMessage({ userUs: 300, systemUs: 100 }, 0).perMessageUs, null)
 })
 

@@ -1,0 +1,91 @@
+// Precise pacing's budget on explicit times and a thread clock the test sets: what it spends never
+// runs ahead of what accrued, the wait shrinks before wake-ups thin out, and a wake-up's cost is
+// measured from the thread's CPU.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { PacingBudget } from '../../lib/load/budget.js'
+
+/** A budget whose thread costs `wakeMs` of CPU per wake-up, as the kernel would report it. */
+function budgetOf (share, windowMs, wakeMs) {
+  const thread = { ms: 0 }
+  const budget = new PacingBudget(share, windowMs, () => thread.ms)
+  budget.accrue(0)
+  return { budget, woke: () => { thread.ms += wakeMs; budget.woke() } }
+}
+
+/**
+ * Paces `rate` messages a second for `seconds` as ThreadPacer does: a wake-up no earlier than the
+ * budget pays for, every message due by then sent, the rest of the lead waited.
+ * @returns {{wakes: number, spentMs: number, lagsMs: number[], endMs: number}} endMs: when the last message went
+ */
+function pace (share, windowMs, wakeMs, rate, seconds) {
+  const { budget, woke } = budgetOf(share, windowMs, wakeMs)
+  const interval = 1000 / rate
+  let now = 0
+  let next = 0
+  let wakes = 0
+  let waitedMs = 0
+  const lagsMs = []
+  while (next * interval < seconds * 1000) {
+    const due = next * interval
+    budget.accrue(now)
+    const lead = budget.lead()
+    const postAt = Math.max(due - lead, budget.affordableAt(now))
+    if (postAt > now) {
+      now = postAt
+      woke()
+      wakes++
+    }
+    if (now < due) {
+      budget.waited(due - now)
+      waitedMs += due - now
+      now = due
+    }
+    while (next * interval <= now && next * interval < seconds * 1000) lagsMs.push(now - next++ * interval)
+  }
+  return { wakes, spentMs: wakes * wakeMs + waitedMs, lagsMs, endMs: now }
+}
+
+test('at a low rate every message has its own wake-up and waits out the window on time', () => {
+  const { wakes, spentMs, lagsMs } = pace(0.1, 0.1, 0.04, 200, 2)
+  assert.equal(wakes, 399, 'the first message is due at once')
+  assert.ok(lagsMs.every((lag) => lag === 0), 'the thread posts a window early and the wait ends at the due time')
+  assert.ok(spentMs <= 0.1 * 2000 + 0.14, `${spentMs} ms within 10% of a core`)
+})
+
+test('whatever the rate, pacing spends no more than its share of a core, and wake-ups thin out to what it pays for', () => {
+  for (const rate of [1000, 5000, 20_000, 100_000]) {
+    const { wakes, spentMs, lagsMs, endMs } = pace(0.1, 0.1, 0.04, rate, 2)
+    // What accrued until the last send, plus what it starts with (one window and one wake-up).
+    assert.ok(spentMs <= 0.1 * endMs + 0.14 + 1e-9, `${rate}/s: spent ${spentMs} ms in ${endMs} ms`)
+    assert.ok(wakes <= (0.1 * endMs + 0.14) / 0.04, `${rate}/s: ${wakes} wake-ups`)
+    assert.equal(lagsMs.length, rate * 2, 'every message is sent')
+  }
+  // At 20,000/s: 5,000 wake-ups at most, four messages due by each; the budget, not the rate, decides.
+  const { lagsMs } = pace(0.1, 0.1, 0.04, 20_000, 2)
+  assert.ok(Math.max(...lagsMs) <= 0.4 + 1e-9, `late by at most the time the budget takes to pay a wake-up: ${Math.max(...lagsMs)} ms`)
+})
+
+test('the wait before a due time is what remains after paying for the wake-up, never more than the window', () => {
+  const { budget, woke } = budgetOf(0.1, 0.1, 0.04)
+  assert.equal(budget.lead(), 0.1, 'it starts with one window and one wake-up')
+  woke()
+  budget.waited(0.1)
+  budget.accrue(0.5) // +0.05 ms
+  assert.ok(Math.abs(budget.lead() - 0.01) < 1e-9, `0.05 accrued, less a wake-up: ${budget.lead()}`)
+  budget.accrue(100)
+  assert.equal(budget.lead(), 0.1, 'a long idle stretch saves no more than one window')
+})
+
+test('a wake-up\'s cost is the thread\'s CPU per post, measured every 100 ms; unknown, the estimate stays', () => {
+  const { budget, woke } = budgetOf(0.1, 0.1, 0.2)
+  budget.accrue(1) // the first reading, at 0, was taken at start
+  for (let i = 0; i < 10; i++) woke()
+  budget.accrue(101)
+  assert.ok(Math.abs(budget.wakeMs - 0.2) < 1e-9, `${budget.wakeMs} ms per wake-up`)
+  const blind = new PacingBudget(0.1, 0.1, () => null)
+  blind.accrue(0)
+  blind.woke()
+  blind.accrue(200)
+  assert.equal(blind.wakeMs, 0.04, 'no reading: the estimate as measured here')
+})
