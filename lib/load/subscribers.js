@@ -196,7 +196,10 @@ export class Subscribers {
       }
     }
     if (!header.measured) return
-    if (!this.recording) this.startRecording()
+    if (!this.recording) {
+      this.liveness.measured(header.seq, header.publishedAtUs)
+      this.startRecording()
+    }
     const seq = header.seq
     const counts = this.counts
     if (!subscriber.take(seq)) {

@@ -1,11 +1,13 @@
 // Process-level: the fan-out client (client_json.js, client_protobuf.js) as a child process
-// against node server.js in another; its reports, split runs merged by bin/merge.js, and bad input.
+// against node server.js in another; its reports, split runs merged by bin/merge.js, and bad input;
+// and one against a server in this process, through a relay that can stall connections.
 import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { startServerProcess, runScript } from '../helpers.js'
+import { startServerProcess, runScript, startRelay } from '../helpers.js'
+import { startServer } from '../../lib/server/server.js'
 
 describe('fan-out clients against node server.js', () => {
   let server
@@ -54,4 +56,27 @@ describe('fan-out clients against node server.js', () => {
       assert.ok(stderr.includes(message), stderr)
     }
   })
+})
+
+test('client_json.js --direction fanout --stages (up from 0 and down to 0, no --rate), 3 subscribers stalled on the way: liveness catches them (pinged, closed for the link, back with what they missed); exit 0', async (t) => {
+  const server = await startServer({ port: 0, replay: 1000 })
+  t.after(() => server.close())
+  // Every connection goes through this relay: the 10 subscribers open first, the publisher last.
+  const relay = await startRelay(server)
+  t.after(() => relay.close())
+  const running = runScript('client_json.js', ['3', '--direction', 'fanout', '--connections', '10', '--stages', '500ms:100,1500ms:0',
+    '--warmup', '10', '--heartbeat', '200ms', '--timeout', '3000', '--url', relay.url, '--json'])
+  // 10 warm-up publishes (at 100/s) and 30 measured in (the ramp at its top), the first 3 subscribers' bytes stop both ways, for good.
+  while (server.stats.forTarget('json', 'medium').messages < 10 + 30) await new Promise((resolve) => setTimeout(resolve, 5))
+  const stalled = relay.pairs.slice(0, 3)
+  for (const [socket, upstream] of stalled) { socket.unpipe(); upstream.unpipe() }
+  t.after(() => { for (const pair of stalled) for (const end of pair) end.destroy() })
+  const { code, stdout, stderr } = await running
+  assert.equal(code, 0, stderr)
+  const f = JSON.parse(stdout).fanout
+  assert.deepEqual([f.subscribers, f.published, f.expected, f.delivered, f.lost, f.duplicates], [10, 100, 1000, 1000, 0, 0], JSON.stringify(f))
+  assert.ok(f.recovered > 0, 'what the stalled ones missed came replayed')
+  assert.deepEqual(f.liveness.closes, { link: 3, server: 0, generator: 0 }, JSON.stringify(f.liveness))
+  assert.ok(f.liveness.pings >= 3, JSON.stringify(f.liveness))
+  assert.equal(f.reconnects.count, 3)
 })
