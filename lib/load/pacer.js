@@ -8,7 +8,7 @@
 import { Worker } from 'node:worker_threads'
 import { performance } from 'node:perf_hooks'
 import { threadCpuNs } from '../cpu-time.js'
-import { availableCpu } from '../cpu-quota.js'
+import { availableCpu } from './cpu-quota.js'
 import { PacingBudget } from './budget.js'
 
 /**
@@ -83,7 +83,7 @@ export function parsePacing (text) {
  * spare for a pacing thread and its waiting, then timer: under a CPU quota below one core (a
  * container's or pod's limit), or with a thread that sends (--workers) for every core it may use.
  * @param {number} workers the run's --workers
- * @param {{cores: number, quota: number|null}} [cpu] what this process may use (lib/cpu-quota.js)
+ * @param {{cores: number, quota: number|null}} [cpu] what this process may use (lib/load/cpu-quota.js)
  * @returns {{pacing: string, reason: string|null}} reason: why not precise, one line for the report
  */
 export function defaultPacing (workers, cpu = availableCpu()) {
