@@ -19,7 +19,7 @@ const RATES = (process.env.BENCH_RATES ?? '1000,5000,20000,50000').split(',').ma
 /** Every rate runs these; the first is the default. Timer is what the others' CPU is held against. */
 const PACINGS = ['precise', 'spin', 'timer']
 /** Precise pacing's other windows (µs), at these rates: the trade-off its default was chosen from. */
-const WINDOWS = [0, 50, 200]
+const WINDOWS = [0, 100, 500]
 const WINDOW_RATES = [1000, 5000]
 const CONNECTIONS = 8
 const STALL_MS = 500
@@ -31,6 +31,19 @@ const end = performance.now() + 2000
 let last = performance.now(); let over200 = 0; let over1000 = 0
 while (last < end) { const now = performance.now(); const gap = now - last; if (gap > 0.2) over200++; if (gap > 1) over1000++; last = now }
 console.log(\`a thread that only reads the clock was kept off its CPU over 200 µs \${over200 / 2} times a second, over 1 ms \${over1000 / 2}\`)
+`
+
+/**
+ * A thread that sleeps 1 ms at a time (Atomics.wait, as the pacing thread does) for 3 s: how late
+ * it wakes. Run beside a client at 1000/s: a sleeping pacer's floor on this machine, which no
+ * window covers at its budget.
+ */
+const SLEEP_PROBE = `
+const { performance } = require('node:perf_hooks')
+const word = new Int32Array(new SharedArrayBuffer(4)); const lates = []; const end = performance.now() + 3000
+while (performance.now() < end) { const t = performance.now(); Atomics.wait(word, 0, 0, 1); lates.push(performance.now() - t - 1) }
+lates.sort((a, b) => a - b); const q = (f) => Math.round(lates[Math.floor(f * (lates.length - 1))] * 1000)
+console.log(\`a thread sleeping 1 ms at a time beside a client at 1000/s woke late by p50 \${q(0.5)} µs, p99 \${q(0.99)} µs, p99.9 \${q(0.999)} µs, over 1 ms \${(lates.filter((l) => l > 1).length / 3).toFixed(1)} times a second\`)
 `
 
 const results = startResults('rate', 'npm run bench:rate')
@@ -65,7 +78,8 @@ try {
   process.kill(server.child.pid, 'SIGCONT')
   stall = await running
   console.log(`\nstall: server stopped ${STALL_MS} ms at 1000/s: corrected p99 ${stall.latencyMs.p99} ms, uncorrected p99 ${stall.uncorrectedLatencyMs.p99} ms, every message accounted: ${accounted(stall)}`)
-  floor = (await runScript('-e', [CLOCK_PROBE])).stdout.trim()
+  const [sleeper] = await Promise.all([runScript('-e', [SLEEP_PROBE]), client(1000, 'timer', 3)])
+  floor = `${(await runScript('-e', [CLOCK_PROBE])).stdout.trim()}; ${sleeper.stdout.trim()}`
   console.log(`machine floor: ${floor}`)
 } finally {
   await server.stop()

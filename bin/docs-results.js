@@ -92,8 +92,16 @@ const TABLE_FIGURES = {
     // At 1000/s: the generator's own lateness with Node's timers, and what each pacing costs the client.
     'timer-lateness': (result) => rateCell(result, '1,000', 'timer', 'corrected - uncorrected p50').replace(/^\+/, ''),
     'timer-p50': (result) => rateCell(result, '1,000', 'timer', 'p50 corrected'),
-    'precise-cpu': (result) => rateCell(result, '1,000', 'precise', 'client CPU'),
-    'timer-cpu': (result) => rateCell(result, '1,000', 'timer', 'client CPU'),
+    'precise-lag-p50': (result) => rateCell(result, '1,000', 'precise', 'send lag p50'),
+    'precise-lag-p99': (result) => rateCell(result, '1,000', 'precise', 'send lag p99'),
+    'spin-lag-p99': (result) => rateCell(result, '1,000', 'spin', 'send lag p99'),
+    'precise-excess': (result) => rateCell(result, '1,000', 'precise', 'CPU vs timer'),
+    'spin-excess': (result) => rateCell(result, '1,000', 'spin', 'CPU vs timer'),
+    'precise-5000': (result) => rateCell(result, '5,000', 'precise', 'CPU vs timer'),
+    'precise-lag-p50-5000': (result) => rateCell(result, '5,000', 'precise', 'send lag p50'),
+    'precise-20000': (result) => rateCell(result, '20,000', 'precise', 'CPU vs timer'),
+    // How late a thread asleep in Atomics.wait wakes here: the floor under a sleeping pacer's p99.
+    'sleeper-floor': ({ notes }) => /a thread sleeping 1 ms at a time.*?times a second/.exec(notes.join(' '))[0],
     // The send lag's p99 of the runs the report called saturated: a generator past its CPU.
     'saturated-lag-p99': ({ columns, rows }) => rows.filter((row) => row[columns.indexOf('saturated')] === 'yes')
       .map((row) => `${(Number.parseFloat(row[columns.indexOf('send lag p99')]) / 1000).toFixed(1)} ms at ${row[0]}/s`).join(', ')

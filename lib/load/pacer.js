@@ -15,9 +15,9 @@ import { PacingBudget } from './budget.js'
  * Precise pacing's default: the thread posts this long before the due time, the longest the
  * event loop then waits for it. Chosen from npm run bench:rate (docs/method.md, "Pacing").
  */
-export const PRECISE_WINDOW_US = 100
+export const PRECISE_WINDOW_US = 200
 /** The share of one core precise pacing may spend, its thread's wake-ups and its waiting (lib/load/budget.js). */
-export const PRECISE_BUDGET = 0.1
+export const PRECISE_BUDGET = 0.15
 
 /**
  * Spin pacing (the pacing before the budget): the lead tracks the 99.5th percentile of how late
