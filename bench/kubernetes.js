@@ -3,7 +3,9 @@
 // built with podman (deploy/podman-image.js) and imported into containerd, a namespace that
 // enforces the restricted pod-security level, the manifests applied with the small-node overlay
 // (deploy/kubernetes-small-node) a step at a time as deploy/README.md does, the Indexed Job of
-// clients run against the server, their reports merged by the merge Job. Then everything is torn
+// clients run against the server, their reports merged by the merge Job; before them, one client
+// process on this host with the pods' own arguments against the same server pod: the figure their
+// latency is held against. Then everything is torn
 // down and the machine checked: anything left (a process, a network namespace, a bridge, an
 // iptables chain, a mount) fails the run. Ctrl-C tears down what was made. Writes
 // docs/results/kubernetes.json.
@@ -14,7 +16,7 @@ import path from 'node:path'
 import { parseAllDocuments } from 'yaml'
 import { commandLine } from '../lib/cli/parser.js'
 import { UsageError, runMain } from '../lib/errors.js'
-import { PROJECT_ROOT } from '../lib/processes.js'
+import { PROJECT_ROOT, runNodeScript } from '../lib/processes.js'
 import { throwawayCertificate } from '../lib/server/tls.js'
 import { buildImage, command, podmanEnvironment, step, stopCommands } from '../deploy/podman-image.js'
 import { KUBECTL, OneNodeCluster, buildBinaries, buildPauseImage, clusterUnavailableReason } from './one-node-cluster.js'
@@ -24,6 +26,8 @@ const NAMESPACE = 'ws-bench'
 const OVERLAY = path.join(PROJECT_ROOT, 'deploy/kubernetes-small-node')
 /** Time from setting START_AT to it: every client pod starts, connects and warms up (10 s) before it. */
 const START_LEAD_MS = 30_000
+/** The host's reference client measures this long (after the pods' own warm-up). */
+const REFERENCE_DURATION = '30s'
 
 runMain(async () => {
   await commandLine(process.argv, 'Usage: npm run bench:kubernetes\n\nBrings up a one-node Kubernetes cluster here (root; Debian\'s etcd-server, containerd, runc, containernetworking-plugins, podman), ' +
@@ -147,7 +151,8 @@ metadata:
   fs.mkdirSync(tls)
   fs.writeFileSync(path.join(tls, 'tls.crt'), cert)
   fs.writeFileSync(path.join(tls, 'tls.key'), key, { mode: 0o600 })
-  await kubectl(['create', 'secret', 'generic', 'ws-bench-token', `--from-literal=token=${crypto.randomUUID()}`])
+  const token = crypto.randomUUID()
+  await kubectl(['create', 'secret', 'generic', 'ws-bench-token', `--from-literal=token=${token}`])
   await kubectl(['create', 'secret', 'tls', 'ws-bench-tls', `--cert=${path.join(tls, 'tls.crt')}`, `--key=${path.join(tls, 'tls.key')}`])
   // The claim's volume: a directory of this host (no storage class offers ReadWriteMany here), bound to that claim only.
   const resultsDir = path.join(cluster.runDir, 'results')
@@ -171,6 +176,8 @@ spec:
     await applyOverlay('results,server')
     await explained(cluster, kubectl(['rollout', 'status', 'deployment/ws-bench-server', '--timeout=120s']))
   })
+  const rendered = await renderedOverlay()
+  const reference = await timed('reference', () => hostReference(kubectl, rendered.find((doc) => doc.metadata.name === 'ws-bench-clients'), token))
   // Whole seconds, as `date -u +%FT%TZ` prints it in deploy/README.md.
   const startAt = new Date(Math.ceil((Date.now() + START_LEAD_MS) / 1000) * 1000).toISOString().replace('.000Z', 'Z')
   await timed('clients', async () => {
@@ -187,12 +194,38 @@ spec:
   const files = fs.readdirSync(resultsDir).filter((name) => /^host-\d+\.json$/.test(name)).sort((a, b) => parseInt(a.slice(5)) - parseInt(b.slice(5)))
   const reports = files.map((name) => ({ part: name, ...JSON.parse(fs.readFileSync(path.join(resultsDir, name), 'utf8')) }))
   const merged = JSON.parse(fs.readFileSync(path.join(resultsDir, 'merged.json'), 'utf8'))
-  const rendered = await renderedOverlay()
   const requests = Object.fromEntries(rendered.filter((doc) => ['Deployment', 'Job'].includes(doc.kind)).map((doc) =>
     [doc.metadata.name, doc.spec.template.spec.containers[0].resources?.requests ?? null]))
   // The rules the probe broke, without the advice that follows each: "allowPrivilegeEscalation != false (container ... must set ...)".
   const brokenRules = /violates PodSecurity "[^"]+": (.*)$/.exec(refusal)[1].split(/\), (?=[a-z])/i).map((rule) => rule.replace(/ \(.*$/, ''))
-  return { reports, merged, startAt, refusal: brokenRules.join('; '), requests }
+  return { reports, merged, startAt, refusal: brokenRules.join('; '), requests, reference }
+}
+
+/**
+ * One client process on this host with the client pods' own arguments (rate, connections, test,
+ * format, pacing), against the server pod over the pod network before the Job runs: the same rate
+ * from one process, without the pods beside it. Its TLS certificate names the Service, so the
+ * host, which dials the pod's address, skips the name check (--insecure).
+ * @returns {Promise<{report: object, args: string[]}>}
+ */
+async function hostReference (kubectl, job, token) {
+  const podIp = (await kubectl(['get', 'pods', '-l', 'app.kubernetes.io/component=server', '-o', 'jsonpath={.items[0].status.podIP}'])).trim()
+  const container = job.spec.template.spec.containers[0]
+  const format = container.env.find((entry) => entry.name === 'FORMAT').value
+  const replaced = { '--url': `wss://${podIp}:7070`, '--duration': REFERENCE_DURATION }
+  const dropped = new Set(['--ca', '--start-at', '--out'])
+  const args = ['--insecure']
+  for (let i = 0; i < container.args.length; i++) {
+    const arg = container.args[i].replace('$(FORMAT)', format)
+    // An option to drop or replace takes its value with it.
+    if (dropped.has(arg) || arg in replaced) i++
+    if (arg in replaced) args.push(arg, replaced[arg])
+    else if (!dropped.has(arg)) args.push(arg)
+  }
+  step(`the host's reference client: node client.js ${args.join(' ')}`)
+  const { code, stdout, stderr } = await runNodeScript('client.js', args, { env: { BENCH_TOKEN: token } })
+  if (code !== 0) throw new Error(`the host's reference client failed: ${stderr.trim().split('\n').at(-1)}`)
+  return { report: JSON.parse(stdout), args }
 }
 
 /** Waits until a Job is Complete; a Failed one fails the run with its pods' last log lines. */
@@ -209,16 +242,19 @@ async function jobFinished (cluster, name) {
   }
 }
 
-/** The results table: each client pod, and the merge. */
-function record (results, { reports, merged, startAt, refusal, requests, versions }, timings) {
+/** The results table: each client pod, the merge, and the host's reference client. */
+function record (results, { reports, merged, startAt, refusal, requests, versions, reference }, timings) {
   const columns = ['part', 'sent', 'acked', 'errors', 'lost', 'msgs/s', 'p50 ms', 'p99 ms', 'start vs START_AT ms']
   const startAtMs = Date.parse(startAt)
   const row = (part, r, start) => [part, r.messages.sent, r.messages.acked, r.messages.errors, r.messages.lost,
     Math.round(r.rate), r.latencyMs.p50.toFixed(3), r.latencyMs.p99.toFixed(3), start]
   const rows = [
     ...reports.map((r) => row(`client pod ${r.part.replace(/\D/g, '')}`, r, r.startedAt - startAtMs)),
-    row(`merged (${merged.mergedFrom})`, merged, `spread ${merged.windows.startSpreadMs}`)
+    row(`merged (${merged.mergedFrom})`, merged, `spread ${merged.windows.startSpreadMs}`),
+    row('host process (reference)', reference.report, '')
   ]
+  const worstPod = Math.max(...reports.map((r) => r.latencyMs.p99))
+  const againstHost = `${(worstPod / reference.report.latencyMs.p99).toFixed(2)}x`
   printTable(columns, rows)
   const ok = merged.messages.errors === 0 && merged.messages.lost === 0 && merged.messages.acked === merged.messages.sent
   const seconds = (key) => typeof timings[key] === 'number' ? `${timings[key]} s` : timings[key]
@@ -233,14 +269,20 @@ function record (results, { reports, merged, startAt, refusal, requests, version
       `${reports.length} client pods of the Indexed Job against one server pod through its Service and CoreDNS, over wss://; each measured from START_AT (${startAt}); ` +
         `the merge Job added their reports; every message acknowledged: ${ok ? 'yes' : 'NO'}; the measured phases started within ${merged.windows.startSpreadMs} ms of each other ` +
         `and overlapped for ${merged.windows.overlapMs} ms. Client pods, server and cluster share the machine's ${os.cpus().length} cores.`,
+      `Reference: one client process on the host with the pods' arguments (node client.js ${reference.args.join(' ')}), against the same server pod over the pod network ` +
+        `before the Job ran, without the pods beside it: p99 ${reference.report.latencyMs.p99.toFixed(3)} ms (${reference.report.target?.pacing ?? 'no'} pacing); ` +
+        `the worst pod's p99 is ${againstHost} that.`,
       `Timings: binaries ${timings.binaries === 'cached' ? 'cached' : `built in ${seconds('binaries')}`}, image ${seconds('image')}, cluster up ${seconds('cluster')}, ` +
-        `server ready ${seconds('server')}, clients ${seconds('clients')} (START_AT ${START_LEAD_MS / 1000} s ahead, then the manifest's measured minute), ` +
+        `server ready ${seconds('server')}, reference ${seconds('reference')}, clients ${seconds('clients')} (START_AT ${START_LEAD_MS / 1000} s ahead, then the manifest's measured minute), ` +
         `merge ${seconds('merge')}, teardown ${seconds('teardown')} (nothing left behind); load average ${os.loadavg()[0].toFixed(2)} at the end.`
     ],
     figures: {
       clients: String(reports.length),
       acked: merged.messages.acked.toLocaleString('en-US'),
-      'start-skew': `${merged.windows.startSpreadMs} ms`
+      'start-skew': `${merged.windows.startSpreadMs} ms`,
+      'pod-p99': `${worstPod.toFixed(1)} ms`,
+      'host-p99': `${reference.report.latencyMs.p99.toFixed(1)} ms`,
+      'against-host': againstHost
     }
   })
   return ok ? 0 : 1

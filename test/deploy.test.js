@@ -483,16 +483,21 @@ const overlay = kustomization('kubernetes-small-node')
 const baseDocs = [...volumeDocs, ...serverDocs, ...clientDocs, ...mergeDocs]
 /** A CPU quantity in cores: "2", "500m". */
 const cores = (quantity) => String(quantity).endsWith('m') ? Number(String(quantity).slice(0, -1)) / 1000 : Number(quantity)
-/** The overlay's JSON patches applied to copies of the base's documents, as kustomize does (replace only). */
+/** The overlay's JSON patches applied to copies of the base's documents, as kustomize does (replace, and add to a list's end). */
 function patchedDocs () {
   const docs = structuredClone(baseDocs)
   for (const { target, patch } of overlay.patches) {
     const matches = docs.filter((doc) => doc.kind === target.kind && doc.metadata.name === target.name)
     assert.equal(matches.length, 1, `the patch's target ${target.kind}/${target.name} is in the base`)
     for (const { op, path: pointer, value } of parseAllDocuments(patch)[0].toJS()) {
-      assert.equal(op, 'replace', `${target.name}: only replace (${pointer})`)
+      assert.ok(op === 'replace' || (op === 'add' && pointer.endsWith('/-')), `${target.name}: replace, or add at a list's end (${op} ${pointer})`)
       const keys = pointer.split('/').slice(1)
       const parent = keys.slice(0, -1).reduce((node, key) => node?.[key], matches[0])
+      if (op === 'add') {
+        assert.ok(Array.isArray(parent), `${target.name}: ${pointer} adds to a list of the base`)
+        parent.push(value)
+        continue
+      }
       assert.ok(parent && keys.at(-1) in parent, `${target.name}: ${pointer} is in the base`)
       parent[keys.at(-1)] = value
     }
@@ -511,9 +516,9 @@ test('the kustomization lists the four manifests, and every object is labelled w
   }
 })
 
-test('the small-node overlay fits the server and every client pod on 2 cores beside a control plane, changing only their requests', () => {
+test('the small-node overlay fits the server and every client pod on 2 cores beside a control plane, changing only their requests and the clients\' pacing', () => {
   for (const { patch } of overlay.patches) {
-    for (const { path: pointer } of parseAllDocuments(patch)[0].toJS()) assert.match(pointer, /^\/spec\/template\/spec\/containers\/0\/resources\/requests$/)
+    for (const { path: pointer } of parseAllDocuments(patch)[0].toJS()) assert.match(pointer, /^\/spec\/template\/spec\/containers\/0\/(resources\/requests|args\/-)$/)
   }
   const docs = patchedDocs()
   const requests = (name) => docs.find((doc) => doc.metadata.name === name && doc.kind !== 'Service').spec.template.spec.containers[0].resources.requests
@@ -525,9 +530,11 @@ test('the small-node overlay fits the server and every client pod on 2 cores bes
     const patched = docs.find((doc) => doc.metadata.name === name && doc.kind !== 'Service')
     const original = baseDocs.find((doc) => doc.metadata.name === name && doc.kind !== 'Service')
     assert.ok(!('cpu' in (patched.spec.template.spec.containers[0].resources.limits ?? {})), `${name}: no CPU limit (it would throttle)`)
-    const { resources: _a, ...patchedRest } = patched.spec.template.spec.containers[0]
-    const { resources: _b, ...originalRest } = original.spec.template.spec.containers[0]
-    assert.deepEqual(patchedRest, originalRest, `${name}: only resources differ`)
+    const { resources: _a, args: patchedArgs, ...patchedRest } = patched.spec.template.spec.containers[0]
+    const { resources: _b, args: originalArgs, ...originalRest } = original.spec.template.spec.containers[0]
+    assert.deepEqual(patchedRest, originalRest, `${name}: only resources and arguments differ`)
+    // Timer pacing: a 200m request does not pay for precise pacing's thread and waiting (docs/method.md).
+    assert.deepEqual(patchedArgs, name === 'ws-bench-clients' ? [...originalArgs, '--pacing', 'timer'] : originalArgs, `${name}: its arguments`)
   }
 })
 
