@@ -1,6 +1,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { performance } from 'node:perf_hooks'
 import { Recorder } from '../../lib/load/recorder.js'
+import { ThreadPacer } from '../../lib/load/pacer.js'
 import { decodeHistogram } from '../../lib/histogram.js'
 
 test('each latency is recorded once: in its second, and in the phase\'s histogram as the second closes', () => {
@@ -70,4 +72,28 @@ test('a recorder serves phase after phase: each start empties it, and without a 
   recorder.series = true
   recorder.start()
   assert.equal(recorder.result().stageHistograms, null, 'a phase without a ramp has no stages, whatever came before')
+})
+
+test('a pacer\'s waiting is reported apart (cpu.pacingUs) and is not busy; work between its waiting turns is', { timeout: 10_000 }, async (t) => {
+  const pacer = new ThreadPacer({ kind: 'spin' })
+  await pacer.start()
+  t.after(() => pacer.close())
+  const recorder = new Recorder(true, pacer)
+  recorder.start()
+  const loopBefore = performance.eventLoopUtilization()
+  const waitedBefore = pacer.usage().waitedMs
+  // Spin waits a lead of 0.1-1 ms before each due time in turns of the loop; work done in between
+  // (as replies are read) stays busy.
+  for (let i = 0; i < 40; i++) {
+    setImmediate(() => { const until = performance.now() + 0.2; while (performance.now() < until); })
+    await new Promise((resolve) => pacer.wakeAt(performance.now() + 2, resolve))
+  }
+  const { idle, active } = performance.eventLoopUtilization(loopBefore)
+  const waited = pacer.usage().waitedMs - waitedBefore
+  const { cpu, generator } = recorder.result()
+  assert.ok(waited > 0, 'it waited in turns')
+  assert.ok(cpu.pacingUs >= Math.floor(waited * 1000), `pacing ${cpu.pacingUs} µs holds the ${waited} ms waited, and the thread's CPU`)
+  const expected = (active - waited) / (idle + active)
+  assert.ok(Math.abs(generator.loopBusy - expected) <= 0.02, `busy ${generator.loopBusy}: the loop's busy time less the waiting, ${expected.toFixed(3)}`)
+  assert.ok(generator.loopBusy >= 0.5 * 40 * 0.2 / (idle + active), 'the work between turns counts as busy')
 })
