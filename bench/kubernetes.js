@@ -177,7 +177,12 @@ spec:
     await explained(cluster, kubectl(['rollout', 'status', 'deployment/ws-bench-server', '--timeout=120s']))
   })
   const rendered = await renderedOverlay()
-  const reference = await timed('reference', () => hostReference(kubectl, rendered.find((doc) => doc.metadata.name === 'ws-bench-clients'), token))
+  const job = rendered.find((doc) => doc.metadata.name === 'ws-bench-clients')
+  // One pod's load, then all the pods' load, each from one process: what the pods are held against.
+  const reference = await timed('reference', async () => ({
+    pod: await hostReference(kubectl, job, token, 1),
+    all: await hostReference(kubectl, job, token, job.spec.completions)
+  }))
   // Whole seconds, as `date -u +%FT%TZ` prints it in deploy/README.md.
   const startAt = new Date(Math.ceil((Date.now() + START_LEAD_MS) / 1000) * 1000).toISOString().replace('.000Z', 'Z')
   await timed('clients', async () => {
@@ -203,16 +208,18 @@ spec:
 
 /**
  * One client process on this host with the client pods' own arguments (rate, connections, test,
- * format, pacing), against the server pod over the pod network before the Job runs: the same rate
- * from one process, without the pods beside it. Its TLS certificate names the Service, so the
- * host, which dials the pod's address, skips the name check (--insecure).
+ * format, pacing), their rate and connections times `scale`, against the server pod over the pod
+ * network before the Job runs: a pod's load (1), or all of theirs (the Job's completions), from
+ * one process without pods. Its TLS certificate names the Service, so the host, which dials the
+ * pod's address, skips the name check (--insecure).
  * @returns {Promise<{report: object, args: string[]}>}
  */
-async function hostReference (kubectl, job, token) {
+async function hostReference (kubectl, job, token, scale) {
   const podIp = (await kubectl(['get', 'pods', '-l', 'app.kubernetes.io/component=server', '-o', 'jsonpath={.items[0].status.podIP}'])).trim()
   const container = job.spec.template.spec.containers[0]
   const format = container.env.find((entry) => entry.name === 'FORMAT').value
-  const replaced = { '--url': `wss://${podIp}:7070`, '--duration': REFERENCE_DURATION }
+  const scaled = (option) => String(Number(container.args[container.args.indexOf(option) + 1]) * scale)
+  const replaced = { '--url': `wss://${podIp}:7070`, '--duration': REFERENCE_DURATION, '--rate': scaled('--rate'), '--connections': scaled('--connections') }
   const dropped = new Set(['--ca', '--start-at', '--out'])
   const args = ['--insecure']
   for (let i = 0; i < container.args.length; i++) {
@@ -251,10 +258,11 @@ function record (results, { reports, merged, startAt, refusal, requests, version
   const rows = [
     ...reports.map((r) => row(`client pod ${r.part.replace(/\D/g, '')}`, r, r.startedAt - startAtMs)),
     row(`merged (${merged.mergedFrom})`, merged, `spread ${merged.windows.startSpreadMs}`),
-    row('host process (reference)', reference.report, '')
+    row('host process, one pod\'s load', reference.pod.report, ''),
+    row(`host process, all ${reports.length} pods' load`, reference.all.report, '')
   ]
   const worstPod = Math.max(...reports.map((r) => r.latencyMs.p99))
-  const againstHost = `${(worstPod / reference.report.latencyMs.p99).toFixed(2)}x`
+  const ratio = (p99, { report }) => `${(p99 / report.latencyMs.p99).toFixed(2)}x`
   printTable(columns, rows)
   const ok = merged.messages.errors === 0 && merged.messages.lost === 0 && merged.messages.acked === merged.messages.sent
   const seconds = (key) => typeof timings[key] === 'number' ? `${timings[key]} s` : timings[key]
@@ -269,9 +277,11 @@ function record (results, { reports, merged, startAt, refusal, requests, version
       `${reports.length} client pods of the Indexed Job against one server pod through its Service and CoreDNS, over wss://; each measured from START_AT (${startAt}); ` +
         `the merge Job added their reports; every message acknowledged: ${ok ? 'yes' : 'NO'}; the measured phases started within ${merged.windows.startSpreadMs} ms of each other ` +
         `and overlapped for ${merged.windows.overlapMs} ms. Client pods, server and cluster share the machine's ${os.cpus().length} cores.`,
-      `Reference: one client process on the host with the pods' arguments (node client.js ${reference.args.join(' ')}), against the same server pod over the pod network ` +
-        `before the Job ran, without the pods beside it: p99 ${reference.report.latencyMs.p99.toFixed(3)} ms (${reference.report.target?.pacing ?? 'no'} pacing); ` +
-        `the worst pod's p99 is ${againstHost} that.`,
+      'References: one client process on the host with the pods\' arguments against the same server pod over the pod network, before the Job ran: ' +
+        `one pod's load (node client.js ${reference.pod.args.join(' ')}), p99 ${reference.pod.report.latencyMs.p99.toFixed(3)} ms, ` +
+        `and all ${reports.length} pods' load (${reference.all.args.slice(reference.all.args.indexOf('--rate'), reference.all.args.indexOf('--rate') + 4).join(' ')}), ` +
+        `p99 ${reference.all.report.latencyMs.p99.toFixed(3)} ms, with ${reference.pod.report.target?.pacing ?? 'no'} pacing as the pods had. ` +
+        `The worst pod's p99 is ${ratio(worstPod, reference.pod)} the first; the merged p99 is ${ratio(merged.latencyMs.p99, reference.all)} the second.`,
       `Timings: binaries ${timings.binaries === 'cached' ? 'cached' : `built in ${seconds('binaries')}`}, image ${seconds('image')}, cluster up ${seconds('cluster')}, ` +
         `server ready ${seconds('server')}, reference ${seconds('reference')}, clients ${seconds('clients')} (START_AT ${START_LEAD_MS / 1000} s ahead, then the manifest's measured minute), ` +
         `merge ${seconds('merge')}, teardown ${seconds('teardown')} (nothing left behind); load average ${os.loadavg()[0].toFixed(2)} at the end.`
@@ -281,8 +291,11 @@ function record (results, { reports, merged, startAt, refusal, requests, version
       acked: merged.messages.acked.toLocaleString('en-US'),
       'start-skew': `${merged.windows.startSpreadMs} ms`,
       'pod-p99': `${worstPod.toFixed(1)} ms`,
-      'host-p99': `${reference.report.latencyMs.p99.toFixed(1)} ms`,
-      'against-host': againstHost
+      'host-p99': `${reference.pod.report.latencyMs.p99.toFixed(1)} ms`,
+      'against-host': ratio(worstPod, reference.pod),
+      'merged-p99': `${merged.latencyMs.p99.toFixed(1)} ms`,
+      'host-all-p99': `${reference.all.report.latencyMs.p99.toFixed(1)} ms`,
+      'against-host-all': ratio(merged.latencyMs.p99, reference.all)
     }
   })
   return ok ? 0 : 1
