@@ -285,7 +285,6 @@ export class ThreadPacer {
 /** Wake-ups from Node's timers: no thread and no CPU between them, but late by up to a millisecond or more. */
 export class TimerPacer {
   constructor () {
-    this.kind = 'timer'
     this.name = 'timer'
     /** @see ThreadPacer#reason */
     this.reason = null

@@ -17,7 +17,6 @@ const codec = await createCodec('json', small)
 /** A pacer the test drives: it keeps the last wake-up asked for, and fires it when told. */
 class HandPacer {
   constructor () {
-    this.kind = 'precise'
     this.name = 'precise'
     this.reason = null
     this.asked = []
