@@ -14,6 +14,7 @@ const PARSERS = {
   client: ['client-options.js', 'parseClientArgs', 'client.js', 'null'],
   server: ['server-options.js', 'parseServerArgs', 'server.js', '{}'],
   compare: ['compare-options.js', 'parseCompareArgs', 'bin/compare.js', ''],
+  capacity: ['capacity-options.js', 'parseCapacityArgs', 'bin/capacity.js', ''],
   merge: ['merge-options.js', 'parseMergeArgs', 'bin/merge.js', ''],
   'shaping-proxy': ['proxy-options.js', 'parseProxyArgs', 'bin/shaping-proxy.js', '']
 }

@@ -9,6 +9,7 @@ const NAME = 'ws-json-vs-protobuf'
 /** Each command: its entry point, and what it does. */
 const COMMANDS = {
   compare: ['./compare.js', 'the main job: JSON vs protobuf on an embedded server, with verdicts'],
+  capacity: ['./capacity.js', 'how many msgs/s one server core takes per format within a latency objective'],
   server: ['../server.js', 'the benchmark server: decodes each format and replies ACK'],
   client: ['../client.js', 'a load client in any --format'],
   'client-json': ['../client_json.js', 'a load client sending JSON'],

@@ -162,18 +162,32 @@ function programCommand (program, args, cpus) {
  * @returns {{server: string, clients: string}|null} null with fewer than two CPUs, or no taskset (util-linux)
  */
 export function cpuPinning (statusFile = '/proc/self/status') {
+  const cpus = allowedCpus(statusFile)
+  if (cpus.length < 2 || !hasTaskset()) return null
+  return { server: String(cpus[0]), clients: String(cpus[1]) }
+}
+
+/**
+ * The CPUs this process may run on (its affinity), from the kernel's status.
+ * @param {string} [statusFile]
+ * @returns {number[]} ascending; empty when the status cannot be read
+ */
+export function allowedCpus (statusFile = '/proc/self/status') {
   let list
   try {
     list = fs.readFileSync(statusFile, 'utf8').match(/^Cpus_allowed_list:\s*(\S+)/m)?.[1]
   } catch {
-    return null
+    return []
   }
-  const cpus = (list ?? '').split(',').flatMap((part) => {
+  return (list ?? '').split(',').flatMap((part) => {
     const [first, last = first] = part.split('-').map(Number)
     return Array.from({ length: last - first + 1 }, (_, i) => first + i)
   }).filter(Number.isInteger)
-  if (cpus.length < 2 || spawnSync('taskset', ['-V']).status !== 0) return null
-  return { server: String(cpus[0]), clients: String(cpus[1]) }
+}
+
+/** @returns {boolean} whether taskset (util-linux) is here to pin processes with */
+export function hasTaskset () {
+  return spawnSync('taskset', ['-V']).status === 0
 }
 
 /** Each broker's server program and the Debian package that has it. */

@@ -11,6 +11,22 @@ import { CODEC_MODULE_OPTION, PAYLOAD_OPTIONS, codecModulesFor, commaList, comma
 import { programName } from './program.js'
 import { REFERENCE_SERVERS, REFERENCE_SERVER_NAMES } from '../server/reference.js'
 
+/** The server the formats meet: compare's and capacity's. */
+export const SERVER_OPTIONS = {
+  server: { describe: `the server the formats are compared on: node (server.js), or a reference server of servers/ (built when its sources changed): ${REFERENCE_SERVERS.map((server) => `${server.name} (formats ${server.formats.join(', ')})`).join(', ')}`, choices: ['node', ...REFERENCE_SERVER_NAMES], default: 'node' },
+  'server-command': { describe: 'any server that keeps docs/protocol.md: its program and arguments, space-separated, run as is (no shell: its CPU is read from the process started)', type: 'string' },
+  'server-args': { describe: 'options for every --server process, space-separated, after an equals sign: --server-args=\'--json-library gson\' (servers/java/README.md)', type: 'string' }
+}
+
+/**
+ * yargs would take `--server-args --json-library gson` for options of the command's own, and say
+ * so unclearly: the server's options come after an equals sign.
+ * @param {string[]} argv
+ */
+export function refuseSpacedServerArgs (argv) {
+  if (argv.includes('--server-args')) throw new UsageError('--server-args takes the server\'s options after an equals sign, as one argument: --server-args=\'--json-library gson\'')
+}
+
 /**
  * Parses `npm run compare`'s command line. Messages per batch stay undefined unless given, so
  * each test gets batches that suit its speed (see planRow in lib/compare/lockstep.js).
@@ -23,8 +39,7 @@ import { REFERENCE_SERVERS, REFERENCE_SERVER_NAMES } from '../server/reference.j
  */
 export async function parseCompareArgs (argv) {
   const program = programName('npm run compare --')
-  // yargs would take `--server-args --json-library gson` for options of compare's own, and say so unclearly.
-  if (argv.includes('--server-args')) throw new UsageError('--server-args takes the server\'s options after an equals sign, as one argument: --server-args=\'--json-library gson\'')
+  refuseSpacedServerArgs(argv)
   const args = await commandLine(argv, `Usage: ${program} [options]\n\n` +
     'Starts a server, runs the JSON and the protobuf client (or the --formats chosen) on each test and\n' +
     'network profile, prints one side-by-side table and writes results.json, results.md and report.html.')
@@ -33,6 +48,7 @@ export async function parseCompareArgs (argv) {
       formats: { describe: `comma-separated formats, the first is the baseline of the ratios (one named twice: an A/A run): ${formatNames().join(', ')}, or one a --codec-module adds`, default: DEFAULT_FORMATS.join(','), type: 'string' },
       ...CODEC_MODULE_OPTION,
       tests: { describe: 'comma-separated tests, by number or name', default: ALL_TESTS.join(','), type: 'string' },
+      ...SERVER_OPTIONS,
       throttle: { describe: 'comma-separated network profiles (none = no shaping)', default: 'none', type: 'string' },
       compress: { describe: 'permessage-deflate on server and clients', type: 'boolean', default: false },
       tls: { describe: 'wss://: servers with a throwaway certificate that the clients verify (TLS\'s cost in every figure, its records in the wire bytes)', type: 'boolean', default: false },
@@ -45,9 +61,6 @@ export async function parseCompareArgs (argv) {
       equivalence: { describe: 'equivalent: the whole interval within ± this percentage of 1', default: DEFAULT_EQUIVALENCE * 100, type: 'string', nargs: 1 },
       'start-warmup': { describe: 'how long each client sends each format before the warm-up generations (and until it has spent 0.3 s of its CPU on it, or this if less, for at most 3x this): 5s, 500ms [default: 2s, or a reference server\'s own (servers/NAME/server.json): the JVM compiles for longer]', type: 'string', nargs: 1 },
       pin: { describe: 'server and clients on CPUs of their own (taskset), so they never share a core: --no-pin to let them', type: 'boolean', default: true },
-      server: { describe: `the server the formats are compared on: node (server.js), or a reference server of servers/ (built when its sources changed): ${REFERENCE_SERVERS.map((server) => `${server.name} (formats ${server.formats.join(', ')})`).join(', ')}`, choices: ['node', ...REFERENCE_SERVER_NAMES], default: 'node' },
-      'server-command': { describe: 'any server that keeps docs/protocol.md: its program and arguments, space-separated, run as is (no shell: its CPU is read from the process started)', type: 'string' },
-      'server-args': { describe: 'options for every --server process, space-separated, after an equals sign: --server-args=\'--json-library gson\' (servers/java/README.md)', type: 'string' },
       messages: { alias: 'n', describe: 'messages per batch [default: about 25 ms of the slower format\'s traffic, at most 200]' },
       inflight: { alias: 'i', describe: 'messages outstanding per connection [default: 1]' },
       connections: { alias: 'c', describe: 'parallel connections per client (fanout: subscribers)', default: 1 },
@@ -143,7 +156,7 @@ function plantOf (value) {
  * --server-args are options for the server's command line (a user's command holds its own).
  * @returns {{kind: string, args: string[]}|{kind: 'command', command: string[]}}
  */
-function serverOf (args, given, { formats, calibrate, custom }) {
+export function serverOf (args, given, { formats, calibrate, custom }) {
   if (args.serverCommand !== undefined && given('server')) throw new UsageError('give either --server or --server-command, not both')
   if (args.serverCommand !== undefined && args.serverArgs !== undefined) throw new UsageError('--server-args go with --server: put the options in --server-command itself')
   const serverArgs = args.serverArgs?.trim().split(/\s+/).filter(Boolean) ?? []

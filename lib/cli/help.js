@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs'
 import { dispatched } from './program.js'
 
 /** The commands with prebuilt help, by the name of their help file. */
-export const HELP_COMMANDS = Object.freeze(['client_json', 'client_protobuf', 'client', 'server', 'compare', 'merge', 'shaping-proxy'])
+export const HELP_COMMANDS = Object.freeze(['client_json', 'client_protobuf', 'client', 'server', 'compare', 'capacity', 'merge', 'shaping-proxy'])
 
 /** The width yargs wraps help to when it is not told a terminal's (and the prebuilt text's). */
 const HELP_WIDTH = 100

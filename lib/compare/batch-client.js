@@ -88,6 +88,7 @@ async function handle (message) {
     case 'connect': return connect(message)
     case 'warm': return warm(message)
     case 'batch': return batch(message)
+    case 'probe': return probe(message)
     case 'report': return { type: 'report', reports: Object.fromEntries([...rows].map(([key, row]) => [key, report(row)])) }
     case 'close':
       await disconnect()
@@ -132,8 +133,9 @@ async function connect ({ format, url }) {
       network: shaping ? { ...network, backend: shaping.backend, reason: shaping.reason } : null,
       shaping
     }
-    // Timer pacing: a pacing thread's spinning would be client CPU, the same for every format.
-    const row = new Row(runs.get(key), { ...load, url, pacing: 'timer' }, where)
+    // compare's batches: timer pacing, as a pacing thread's waiting would be client CPU, the same
+    // for every format. capacity's probes name theirs: their latency counts from the due time.
+    const row = new Row(runs.get(key), { ...load, url, pacing: load.pacing ?? 'timer' }, where)
     rows.set(key, row)
     if (load.direction !== 'fanout') row.connections = await openRun(loadOptions(row.run, row.settings, where))
   }
@@ -238,6 +240,38 @@ async function batch ({ key, count, rate, measured }) {
   }
   return { type: 'batch', sent: result.messages.sent, durationMs: result.durationMs, cpuUs: cpuUsOf(result) }
 }
+
+/**
+ * One of capacity's probes: `count` messages at `rate` per second, recorded apart from everything
+ * else (the row's report is compare's). Answers with what the search judges the step by: every
+ * message accounted for, the latency percentiles asked for (µs, from the due time), the send
+ * rate and acked rate achieved, and how hard the generator worked (send lag, loop, CPU).
+ * @param {{key: string, count: number, rate: number, percentiles: number[]}} request
+ */
+async function probe ({ key, count, rate, percentiles }) {
+  const row = connectedRow(key)
+  const before = row.connections.errorReplies.length
+  const result = await row.connections.runPhase({ count, rate, recording: true, series: false })
+  const { histogram, sendLagHistogram, generator, cpu, durationMs, messages, target } = result
+  return {
+    type: 'probe',
+    messages: { ...messages },
+    durationMs,
+    ackedRate: durationMs > 0 ? messages.acked * 1000 / durationMs : 0,
+    sendRate: target?.sendRate ?? null,
+    latencyUs: atPercentiles(histogram, percentiles),
+    sendLagUs: sendLagHistogram && atPercentiles(sendLagHistogram, percentiles),
+    generator: generator && { cpuShare: generator.cpuShare, loopBusy: generator.loopBusy },
+    cpuUs: cpu ? cpu.userUs + cpu.systemUs : 0,
+    pacingUs: cpu?.pacingUs ?? 0,
+    errorReply: result.errorReplies[before] ?? null,
+    failure: result.failure
+  }
+}
+
+/** A histogram's values at each percentile (µs), by percentile; null where it holds none. */
+const atPercentiles = (histogram, percentiles) =>
+  Object.fromEntries(percentiles.map((p) => [p, histogram.totalCount > 0 ? histogram.getValueAtPercentile(p) : null]))
 
 /** A fan-out batch: subscribers and publisher connect, publish `count` at `rate`, and close. */
 async function fanoutBatch (row, count, rate, measured, codecBefore) {

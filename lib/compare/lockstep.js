@@ -21,18 +21,18 @@
 // become spread between generations, which the intervals count, instead of a bias they cannot see;
 // at random, not in turn, so that nothing a process does every other time can keep to one format.
 // A row starts once the row before it has gone quiet (settle).
-import { once } from 'node:events'
 import { setTimeout } from 'node:timers/promises'
 import http from 'node:http'
 import https from 'node:https'
 import tls from 'node:tls'
 import { performance } from 'node:perf_hooks'
 import parsePrometheusTextFormat from 'parse-prometheus-text-format'
-import { forkNodeScript, pinProcess, startServerProcess } from '../processes.js'
+import { pinProcess, startServerProcess } from '../processes.js'
 import { CpuClock, loadAverage, machineCpuNs } from '../cpu-time.js'
 import { METRICS_PATH } from '../protocol.js'
 import { UsageError } from '../errors.js'
 import { trialOrder } from './statistics.js'
+import { BatchClient, HEAP_FLAGS } from './client-handle.js'
 
 /** A closed-loop batch lasts about this long for the slower format (at least one message). */
 export const BATCH_MS = 25
@@ -76,27 +76,6 @@ export const START_WARMUP_CPU_MS = 300
  * little CPU and long to come back (the default run's clients took 2.2-2.5x under their CPU floor).
  */
 const START_WARMUP_LONGEST = 3
-/**
- * V8's heap as a process under steady load has it, for the Node servers and the clients. The
- * schedule idles every process between its turns, and V8 sizes its young generation by the
- * allocation rate it sees: it shrank and grew it in the middle of runs, and one process's
- * scavenges per generation went from 1-3 to 7-24 for the same format (p99 moved with them). So the
- * young generation stays at V8's own maximum (16 MB semi-spaces on 64-bit). And the old generation
- * starts at 256 MB: the default limit was reached about 100 s into every run, so the servers' one
- * major collection fell in one of the last generations, in whichever format's batch it met, and
- * after it V8 shrank their young generation (three times the scavenges): that generation's p99
- * deviated 57% from the row's mean, against 26% in the others. A default run now makes no major
- * collection outside the people test's own; a longer one makes few (docs/method.md).
- */
-const HEAP_FLAGS = ['--min-semi-space-size=16', '--initial-old-space-size=256']
-/**
- * Node's flags for the batch clients. A client idles through the other rows and formats' turns, as
- * no real client does, and V8's memory reducer takes idleness as the moment to shrink the heap: a
- * major collection whose marking threads (50 ms of them in a people client) ran on the clients'
- * core in another client's batch, holding each of its replies to the scheduler's 4 ms tick for a
- * whole generation's p99.
- */
-const CLIENT_NODE_FLAGS = ['--no-memory-reducer', ...HEAP_FLAGS]
 /**
  * A row whose messages average more than this many bytes has servers of its own: decoding one
  * outlasts young-generation collections, so its garbage reaches the old generation and is
@@ -437,7 +416,7 @@ class MachineWatch {
  */
 async function openClients ({ formats, codecModules, rows, load }) {
   // They start on every CPU, each making its row ready at once; then they move to the clients' CPU.
-  const fork = (name) => new BatchClient(forkNodeScript('lib/compare/batch-client.js', { nodeFlags: CLIENT_NODE_FLAGS }), name)
+  const fork = (name) => new BatchClient(name)
   const clients = rows.map((row) => formats.map((_, i) => fork(`client ${i + 1} of ${row.label}`)))
   const opened = await Promise.allSettled(rows.flatMap(({ key, test, custom, profile }, r) => {
     const plan = { formats, codecModules, load, rows: [{ key, test, custom, profile }] }
@@ -626,58 +605,4 @@ function getText (url, ca) {
     })
     request.on('error', reject)
   })
-}
-
-/** The parent's handle on one batch client process (lib/compare/batch-client.js). */
-class BatchClient {
-  /**
-   * @param {import('node:child_process').ChildProcess} child
-   * @param {string} name how errors name it
-   */
-  constructor (child, name) {
-    this.child = child
-    this.name = name
-    /** The format it is in this generation. */
-    this.format = null
-    this.pid = child.pid
-    this.clock = new CpuClock(child.pid)
-    this.stderr = ''
-    child.stderr.setEncoding('utf8').on('data', (chunk) => { this.stderr += chunk })
-    this.exited = once(child, 'exit')
-  }
-
-  /** Sends one request and waits for its answer; an error from the client fails the comparison. */
-  async ask (request) {
-    this.child.send(request)
-    const answer = await Promise.race([
-      once(this.child, 'message').then(([message]) => message),
-      this.exited.then(([code]) => ({ type: 'error', message: `exited with ${code}: ${this.stderr.trim().split('\n').at(-1) ?? ''}` }))
-    ])
-    if (answer.type === 'error') throw new UsageError(`${this.name}${this.format ? ` (${this.format})` : ''} failed: ${answer.message}`)
-    return answer
-  }
-
-  /** Makes it one format for a generation, loading the server at `url`. */
-  async connect (format, url) {
-    this.format = format
-    await this.ask({ type: 'connect', format, url })
-  }
-
-  /** Runs one batch: closed loop with rate null. */
-  batch (key, count, rate, measured) {
-    return this.ask({ type: 'batch', key, count, rate, measured })
-  }
-
-  /** @returns {Promise<Record<string, object|null>>} one report per row key */
-  async reports () {
-    return (await this.ask({ type: 'report' })).reports
-  }
-
-  /** Ends the process: it exits once its channel closes. */
-  async close () {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return
-    if (this.child.connected) this.child.disconnect()
-    else this.child.kill()
-    await this.exited
-  }
 }

@@ -42,7 +42,7 @@ export async function runClientProcess (format, args, cpus) {
  * @param {string[]} profiles
  * @returns {Promise<Array<import('./lockstep.js').LockstepRow & {label: string, testName: string}>>}
  */
-async function rowsToRun (tests, custom, profiles) {
+export async function rowsToRun (tests, custom, profiles) {
   // A user's payload is loaded here too, so a broken file or schema fails once, before any server starts.
   const chosen = custom
     ? [{ test: null, custom, info: await loadCustomTest(custom) }]
@@ -256,7 +256,7 @@ export async function writeComparison (directory, results) {
  * A throwaway certificate for the comparison's servers, in files of its own until `remove()`.
  * @returns {Promise<{cert: string, certFile: string, keyFile: string, remove: () => Promise<void>}>}
  */
-async function certificateFiles () {
+export async function certificateFiles () {
   const { throwawayCertificate } = await import('../server/tls.js')
   const { cert, key } = await throwawayCertificate()
   const directory = await fs.mkdtemp(path.join(os.tmpdir(), 'ws-bench-compare-tls-'))
@@ -272,7 +272,7 @@ async function certificateFiles () {
  * @param {{kind: string, command?: string[]}} server
  * @returns {Promise<string[]|null>}
  */
-async function serverCommand (server) {
+export async function serverCommand (server) {
   if (server.kind === 'command') return server.command
   if (server.kind === 'node') return null
   const { buildReferenceServer } = await import('../server/reference.js')

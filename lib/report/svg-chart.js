@@ -100,6 +100,45 @@ export function timeSeriesChart ({ title, yLabel, series, marks = [] }) {
 }
 
 /**
+ * Latency against offered rate, one line per series (a format's p50 or p99 at each probe), the
+ * latency axis log-scaled (it grows by orders of magnitude past the knee), with a dashed
+ * horizontal line (the objective) and dashed vertical marks (each format's capacity).
+ * @param {object} chart
+ * @param {string} chart.title
+ * @param {Array<{name: string, points: Array<{rate: number, ms: number}>}>} chart.series
+ * @param {{ms: number, label: string}} chart.limit
+ * @param {Array<{rate: number, label: string}>} [chart.marks]
+ * @returns {string} an `<svg>` element
+ */
+export function rateChart ({ title, series, limit, marks = [] }) {
+  const drawn = series.filter((s) => s.points.length > 0)
+  const values = [...drawn.flatMap((s) => s.points.map((p) => p.ms)), limit.ms].filter((ms) => ms > 0)
+  const [low, high] = [Math.floor(Math.log10(Math.min(...values))), Math.ceil(Math.log10(Math.max(...values)))]
+  const decades = Math.max(1, high - low)
+  const rates = [...drawn.flatMap((s) => s.points.map((p) => p.rate)), ...marks.map((m) => m.rate)]
+  const top = niceCeiling(Math.max(...rates, 1))
+  const x = (rate) => MARGIN.left + rate / top * PLOT_WIDTH
+  const y = (ms) => MARGIN.top + PLOT_HEIGHT - (Math.log10(Math.max(ms, 10 ** low)) - low) / decades * PLOT_HEIGHT
+  const xTicks = Array.from({ length: 5 }, (_, i) => ({ at: x(top * i / 4), label: formatNumber(top * i / 4) }))
+  const yTickList = Array.from({ length: decades + 1 }, (_, i) => 10 ** (low + i))
+    .map((ms) => ({ at: y(ms), label: formatNumber(ms) }))
+  const lines = drawn.map((s, index) => {
+    const points = [...s.points].sort((a, b) => a.rate - b.rate)
+    const d = points.map((p, i) => `${i === 0 ? 'M' : 'L'}${x(p.rate).toFixed(1)},${y(p.ms).toFixed(1)}`).join(' ')
+    return `<path class="series" data-series="${escapeHtml(s.name)}" d="${d}" fill="none" stroke="${COLOURS[index % COLOURS.length]}" stroke-width="2"/>`
+  })
+  const bottom = MARGIN.top + PLOT_HEIGHT
+  const limitY = y(limit.ms).toFixed(1)
+  const limitLine = `<line class="limit" x1="${MARGIN.left}" y1="${limitY}" x2="${MARGIN.left + PLOT_WIDTH}" y2="${limitY}" ` +
+    `stroke="#c00" stroke-dasharray="6 3"/><text x="${MARGIN.left + 4}" y="${(y(limit.ms) - 4).toFixed(1)}" font-size="10" fill="#c00">${escapeHtml(limit.label)}</text>`
+  const markLines = marks.map((m, i) => `<line class="mark" x1="${x(m.rate).toFixed(1)}" y1="${MARGIN.top}" x2="${x(m.rate).toFixed(1)}" y2="${bottom}" ` +
+    `stroke="#888" stroke-dasharray="4 3"/><text x="${(x(m.rate) + 3).toFixed(1)}" y="${bottom - 4 - 12 * i}" font-size="10">${escapeHtml(m.label)}</text>`)
+  return frame(title, 'offered rate (msgs/s)', 'latency (ms, log)', [
+    ...axes(xTicks, yTickList), limitLine, ...markLines, ...lines, legend(drawn.map((s) => s.name))
+  ])
+}
+
+/**
  * Grouped horizontal bars: one group per row, one bar per series, each group scaled to its own
  * largest value so tests of very different magnitudes stay readable; the numbers are printed.
  * @param {object} chart

@@ -1,0 +1,49 @@
+// The capacity run as one self-contained HTML page: what was measured, the table and the verdicts,
+// and per test and objective p50 and p99 against offered rate for each format, the objective drawn
+// as a line and each format's capacity marked.
+import { escapeHtml, rateChart } from '../report/svg-chart.js'
+import { capacityVerdicts, formatCapacityTable } from './results.js'
+import { describeCapacityRun } from './describe.js'
+
+/**
+ * @param {object} results findCapacity's document
+ * @returns {string} a complete HTML document
+ */
+export function renderCapacityHtml (results) {
+  const { rows, searches, settings } = results
+  const charts = rows.map((row) => {
+    const mine = searches.filter((search) => search.row === row.test && search.slo === row.slo)
+    const limit = settings.slos.indexOf(row.slo)
+    const boundMs = mine[0]?.boundUs / 1000
+    const series = mine.flatMap((search) => ['p50', 'p99'].map((name) => ({
+      name: `${search.format} ${name}`,
+      points: search.probes.filter((probe) => probe.latencyUs[name.slice(1)] !== null)
+        .map((probe) => ({ rate: probe.rate, ms: probe.latencyUs[name.slice(1)] / 1000 }))
+    })))
+    const marks = row.figures.filter((figure) => figure.msgsPerS).map((figure) => ({ rate: figure.msgsPerS, label: `${figure.format} ${figure.msgsPerS}/s` }))
+    return `<figure data-test="${escapeHtml(row.test)}" data-slo="${escapeHtml(row.slo)}">` +
+      rateChart({ title: `test ${row.test}: latency against offered rate`, series, limit: { ms: boundMs, label: settings.slos[limit] }, marks }) +
+      '</figure>'
+  })
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Capacity: ${escapeHtml(settings.formats.join(' vs '))}</title>
+<style>
+body { font: 14px/1.45 system-ui, sans-serif; margin: 24px; color: #222; max-width: 1200px; }
+pre { background: #f6f6f6; padding: 8px; overflow-x: auto; }
+figure { display: inline-block; margin: 8px; }
+</style>
+</head>
+<body>
+<h1>How many msgs/s one server core takes: ${escapeHtml(settings.formats.join(' vs '))}</h1>
+<p>${escapeHtml(describeCapacityRun(results))}</p>
+<pre class="table">${escapeHtml(formatCapacityTable(results))}</pre>
+<ul class="verdicts">${capacityVerdicts(results).map((line) => `<li>${escapeHtml(line)}</li>`).join('')}</ul>
+<div class="charts">${charts.join('\n')}</div>
+</body>
+</html>
+`
+}

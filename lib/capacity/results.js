@@ -1,0 +1,155 @@
+// A capacity run's results: per test and objective, each format's capacity with its interval (over
+// the confirming rounds), per server core, the cores a target rate needs, and each format's ratio
+// to the first with its call (compare's four words, family-wise controlled over the table).
+import jstatModule from 'jstat'
+import { ALPHA, DEFAULT_EQUIVALENCE, simultaneousEstimates } from '../compare/statistics.js'
+import { int } from '../display.js'
+
+const { jStat } = jstatModule
+
+/** Probes this close below the capacity (a share of it) give the CPU per message "at the knee". */
+const KNEE_SHARE = 0.85
+
+/**
+ * @typedef {object} CapacityFigure one format at one objective on one test
+ * @property {string} format its label
+ * @property {'found'|'generator-bound'|'below'|'above'} status
+ * @property {number|null} msgsPerS the mean of the rounds' estimates
+ * @property {[number, number]|null} ci its 95% interval (Student t over the rounds), msgs/s
+ * @property {number|null} halfWidth the interval's half-width, a share of msgsPerS
+ * @property {number|null} perCore msgsPerS per core of the server's budget
+ * @property {number|null} limitRate where a search without a capacity stopped
+ * @property {number|null} serverUs the server's CPU per message at the knee, µs
+ * @property {number|null} generatorUs the generator's CPU per message at the knee (pacing left out), µs
+ * @property {{rate: number, cores: number, ci: [number, number]|null}|null} coresFor the server cores --target-rate needs
+ */
+
+/**
+ * Builds the results document from the searches.
+ * @param {object[]} searches measureCapacity's, in row, objective, format order
+ * @param {{labels: string[], serverCores: number, targetRate: number|null, margin?: number}} how
+ * @returns {{rows: object[], family: object}}
+ */
+export function capacityRows (searches, { labels, serverCores, targetRate, margin = DEFAULT_EQUIVALENCE }) {
+  const rows = []
+  for (let i = 0; i < searches.length; i += labels.length) {
+    const group = searches.slice(i, i + labels.length)
+    rows.push({
+      test: group[0].row,
+      profile: group[0].profile,
+      slo: group[0].slo,
+      figures: group.map((search) => figureOf(search, serverCores, targetRate)),
+      estimates: group
+    })
+  }
+  // One cell per row and candidate: the rounds pair up, the baseline's and the candidate's taken in turn.
+  const cells = rows.flatMap((row) => row.figures.slice(1).map((_, c) => ({
+    baseline: usable(row.estimates[0]), candidate: usable(row.estimates[c + 1]), better: 'higher'
+  })))
+  const { estimates, family } = simultaneousEstimates(cells, { margin })
+  let next = 0
+  return {
+    rows: rows.map(({ estimates: searched, ...row }) => ({
+      ...row,
+      ratios: Object.fromEntries(labels.slice(1).map((label) => [label, estimates[next++]]))
+    })),
+    family
+  }
+}
+
+/** A search's estimates as a ratio's cell takes them: none unless it found its capacity. */
+const usable = (search) => search.status === 'found' ? search.estimates : []
+
+/** @returns {CapacityFigure} */
+function figureOf (search, serverCores, targetRate) {
+  const { estimates, status, limitRate, format, probes } = search
+  const found = status === 'found' && estimates.length > 0
+  const msgsPerS = found ? mean(estimates) : null
+  const ci = found ? interval(estimates) : null
+  const knee = found ? probes.filter((probe) => probe.pass && probe.rate >= msgsPerS * KNEE_SHARE) : []
+  const perCore = found ? msgsPerS / serverCores : null
+  return {
+    format,
+    status,
+    msgsPerS: msgsPerS && Math.round(msgsPerS),
+    ci: ci && [Math.round(ci[0]), Math.round(ci[1])],
+    halfWidth: ci && round((ci[1] - ci[0]) / 2 / msgsPerS, 4),
+    perCore: perCore && Math.round(perCore),
+    rounds: estimates.length,
+    limitRate,
+    serverUs: knee.length ? round(mean(knee.map((probe) => probe.server.perMessageUs)), 2) : null,
+    generatorUs: knee.length ? round(mean(knee.map((probe) => probe.generatorPerMessageUs)), 2) : null,
+    coresFor: found && targetRate ? coresFor(targetRate, perCore, ci && ci.map((end) => end / serverCores)) : null
+  }
+}
+
+/** The server cores a rate needs at a capacity per core, with the interval's ends turned round. */
+function coresFor (rate, perCore, ci) {
+  return { rate, cores: round(rate / perCore, 2), ci: ci && [round(rate / ci[1], 2), round(rate / ci[0], 2)] }
+}
+
+/** A 95% Student t interval on the mean; null with fewer than two values. */
+function interval (values) {
+  if (values.length < 2) return null
+  const m = mean(values)
+  const sd = Math.sqrt(values.reduce((sum, value) => sum + (value - m) ** 2, 0) / (values.length - 1))
+  const half = jStat.studentt.inv(1 - ALPHA / 2, values.length - 1) * sd / Math.sqrt(values.length)
+  return [m - half, m + half]
+}
+
+/**
+ * The console's table: per test and objective, each format's capacity per server core with its
+ * interval, the ratio to the first format and its call, and the cores a target rate needs.
+ * @param {{rows: object[], settings: {formats: string[], serverCores: number, targetRate: number|null}}} results
+ * @returns {string}
+ */
+export function formatCapacityTable ({ rows, settings }) {
+  const { serverCores, targetRate } = settings
+  const header = ['test', 'objective', 'format', `msgs/s per core (${serverCores} core${serverCores === 1 ? '' : 's'})`, '95% interval',
+    'server µs/msg', 'generator µs/msg', `vs ${settings.formats[0]}`, ...(targetRate ? [`cores for ${int(targetRate)}/s`] : [])]
+  const body = rows.flatMap((row) => row.figures.map((figure, f) => [
+    f === 0 ? row.test : '',
+    f === 0 ? row.slo : '',
+    figure.format,
+    capacityText(figure),
+    figure.ci ? `${int(figure.ci[0] / serverCores)}-${int(figure.ci[1] / serverCores)} (±${(figure.halfWidth * 100).toFixed(1)}%)` : '',
+    figure.serverUs ?? '',
+    figure.generatorUs ?? '',
+    f === 0 ? '' : ratioText(row.ratios[figure.format]),
+    ...(targetRate ? [figure.coresFor ? `${figure.coresFor.cores}${figure.coresFor.ci ? ` (${figure.coresFor.ci[0]}-${figure.coresFor.ci[1]})` : ''}` : ''] : [])
+  ].map(String)))
+  const widths = header.map((title, c) => Math.max(title.length, ...body.map((cells) => cells[c].length)))
+  const line = (cells) => cells.map((cell, c) => c < 3 ? cell.padEnd(widths[c]) : cell.padStart(widths[c])).join('  ').trimEnd()
+  return [line(header), ...body.map(line)].join('\n')
+}
+
+/** A format's capacity, or why there is none. */
+export function capacityText ({ status, perCore, limitRate }) {
+  if (status === 'found') return int(perCore)
+  if (status === 'generator-bound') return `generator-bound at ${int(limitRate)}/s`
+  return status === 'above' ? `above ${int(limitRate)}/s` : `below ${int(limitRate ?? 0)}/s`
+}
+
+/** A ratio with its interval and call: `1.41x (1.35-1.47) better`. */
+export function ratioText (estimate) {
+  if (!estimate) return 'no ratio'
+  const range = estimate.ci ? ` (${estimate.ci[0].toFixed(2)}-${estimate.ci[1].toFixed(2)})` : ''
+  return `${estimate.ratio.toFixed(2)}x${range} ${estimate.call}`
+}
+
+/**
+ * One sentence per ratio: which format takes more, by how much, how sure.
+ * @param {{rows: object[], settings: {formats: string[]}}} results
+ * @returns {string[]}
+ */
+export function capacityVerdicts ({ rows, settings }) {
+  const baseline = settings.formats[0]
+  return rows.flatMap((row) => Object.entries(row.ratios).map(([label, estimate]) => {
+    const where = `test ${row.test} at ${row.slo}`
+    if (!estimate) return `${where}: ${label} vs ${baseline} not told: a format has no capacity (see the table)`
+    return `${where}: ${label} takes ${ratioText(estimate)} ${baseline}'s capacity`
+  }))
+}
+
+const mean = (values) => values.reduce((sum, value) => sum + value, 0) / values.length
+const round = (value, digits) => Math.round(value * 10 ** digits) / 10 ** digits

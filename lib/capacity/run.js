@@ -1,0 +1,154 @@
+// A capacity run: one server on its fixed CPU budget, one generator process per format on the
+// other CPUs, and per test and objective a search per format (search.js) whose probes take turns,
+// format by format, on that one server, so that whatever the machine does meets both formats.
+// Each probe is a short open-loop step at one rate after an unrecorded lead-in at the same rate,
+// judged against the objective (judge.js) with the server's CPU read from the kernel around it.
+import { performance } from 'node:perf_hooks'
+import { pinProcess, startServerProcess } from '../processes.js'
+import { CpuClock } from '../cpu-time.js'
+import { BatchClient, HEAP_FLAGS } from '../compare/client-handle.js'
+import { START_WARMUP_CPU_MS, settle } from '../compare/lockstep.js'
+import { trialOrder } from '../compare/statistics.js'
+import { CapacitySearch } from './search.js'
+import { judgeProbe } from './judge.js'
+import { limitCpu } from './server-budget.js'
+
+/**
+ * @typedef {object} CapacityPlan what measureCapacity runs
+ * @property {string[]} formats
+ * @property {string[]} labels one per format (a format named twice is `json#2`)
+ * @property {Array<{key: string, test: string|null, custom: object|null, profile: string, label: string}>} rows
+ * @property {import('./slo.js').Slo[]} slos
+ * @property {string[]} codecModules
+ * @property {object} load what every generator sends: direction, connections, inflight, compress, repeat, pacing, ca
+ * @property {string[]} serverArgs
+ * @property {string[]|null} serverCommand
+ * @property {import('./server-budget.js').ServerBudget} budget
+ * @property {{startRate: number, rounds: number, stepMs: number, leadMs: number, startWarmupMs: number}} schedule
+ * @property {(line: string) => void} progress
+ */
+
+/**
+ * Runs every search of the plan.
+ * @param {CapacityPlan} plan
+ * @returns {Promise<{searches: object[], serverUrl: string}>} one search per row, objective and format
+ */
+export async function measureCapacity (plan) {
+  const { formats, labels, rows, slos } = plan
+  const server = await startServer(plan)
+  const generators = formats.map((format, i) => new BatchClient(`generator ${labels[i]}`))
+  try {
+    await Promise.all(generators.map((generator, i) => openGenerator(generator, formats[i], server.url, plan)))
+    const searches = []
+    for (const row of rows) {
+      for (const slo of slos) searches.push(...await searchRow(plan, row, slo, server, generators))
+    }
+    return { searches, serverUrl: server.url }
+  } finally {
+    await Promise.all(generators.map((generator) => generator.close()))
+    await server.stop()
+  }
+}
+
+/**
+ * The server on its budget: taskset's CPUs, and a quota for a fraction of a core. It serves every
+ * format; its clock reads its CPU from the kernel.
+ */
+async function startServer ({ serverArgs, serverCommand, budget }) {
+  const [command, ...commandArgs] = serverCommand ?? []
+  const server = await startServerProcess(serverArgs, {
+    cpus: budget.serverCpus, command, args: [...commandArgs, '--port', '0'], nodeFlags: HEAP_FLAGS
+  })
+  let limit = null
+  try {
+    limit = budget.quota && limitCpu(server.child.pid, budget.quota)
+  } catch (err) {
+    await server.stop()
+    throw err
+  }
+  return {
+    url: server.url,
+    clock: new CpuClock(server.child.pid),
+    async stop () {
+      await server.stop()
+      limit?.remove()
+    }
+  }
+}
+
+/** Makes a generator ready: its format's rows prepared, connected, warmed up, then moved to the generators' CPUs. */
+async function openGenerator (generator, format, url, { codecModules, load, rows, budget, schedule }) {
+  await generator.ask({ type: 'open', plan: { formats: [format], codecModules, load, rows } })
+  await generator.connect(format, url)
+  for (const { key } of rows) {
+    const ms = schedule.startWarmupMs
+    await generator.ask({ type: 'warm', key, ms, cpuMs: Math.min(ms, START_WARMUP_CPU_MS), maxMs: ms * 3 })
+  }
+  pinProcess(generator.pid, budget.generatorCpus)
+}
+
+/**
+ * One row at one objective: a search per format, their probes taking turns (the order balanced
+ * from step to step), until every search has its answer.
+ */
+async function searchRow (plan, row, slo, server, generators) {
+  const { formats, labels, schedule, progress } = plan
+  const searches = formats.map(() => new CapacitySearch({ startRate: schedule.startRate, rounds: schedule.rounds }))
+  const probes = formats.map(() => [])
+  const percentiles = [...new Set([50, 99, slo.percentile])]
+  for (let step = 0; searches.some((search) => !search.done); step++) {
+    for (const f of trialOrder(formats.length, step)) {
+      const rate = searches[f].next()
+      if (rate === null) continue
+      const probe = await runProbe(plan, row.key, rate, percentiles, server, generators[f], generators)
+      const verdict = judgeProbe(probe, rate, slo, plan.budget.cores)
+      probes[f].push({ rate, ...probe, ...verdict })
+      searches[f].record({ rate, ...verdict })
+      progress(probeLine(row, slo, labels[f], rate, probe, verdict))
+    }
+  }
+  return formats.map((format, f) => ({
+    row: row.label,
+    profile: row.profile,
+    slo: slo.text,
+    percentile: slo.percentile,
+    boundUs: slo.boundUs,
+    format: labels[f],
+    ...searches[f].result(),
+    probes: probes[f]
+  }))
+}
+
+/**
+ * One probe: a lead-in at the rate, unrecorded (the server's queues and the generator's pacing at
+ * their steady state), then the measured step, the server's CPU read around it. It starts once
+ * the last probe's processes have gone quiet.
+ */
+async function runProbe ({ schedule }, key, rate, percentiles, server, generator, generators) {
+  await settle([server.clock, ...generators.map((each) => each.clock)])
+  const lead = Math.max(1, Math.round(rate * schedule.leadMs / 1000))
+  await generator.batch(key, lead, rate, false)
+  const count = Math.max(1, Math.round(rate * schedule.stepMs / 1000))
+  const cpuBefore = server.clock.read()
+  const started = performance.now()
+  const probe = await generator.probe(key, count, rate, percentiles)
+  const wallMs = performance.now() - started
+  const serverNs = server.clock.read() - cpuBefore
+  if (probe.failure) throw new Error(`${generator.name} failed at ${rate}/s: ${probe.failure}`)
+  const sent = probe.messages.sent
+  return {
+    ...probe,
+    server: { cores: round(serverNs / 1e6 / wallMs), perMessageUs: sent > 0 ? round(serverNs / 1000 / sent) : null },
+    generatorPerMessageUs: sent > 0 ? round(Math.max(0, probe.cpuUs - probe.pacingUs) / sent) : null
+  }
+}
+
+function probeLine (row, slo, label, rate, probe, verdict) {
+  const us = probe.latencyUs[slo.percentile]
+  const latency = us === null ? 'no replies' : `${slo.text.split('<')[0]} ${(us / 1000).toFixed(2)} ms`
+  const call = verdict.pass ? 'pass' : `FAIL (${verdict.reasons.join(', ')}${verdict.generatorBound ? '; generator-bound' : ''})`
+  return `${row.label} ${slo.text} ${label.padEnd(8)} ${String(rate).padStart(7)}/s  ${call}  ${latency}, ` +
+    `server ${probe.server.cores} cores, generator loop ${Math.round((probe.generator?.loopBusy ?? 0) * 100)}%`
+}
+
+const round = (value) => Math.round(value * 100) / 100

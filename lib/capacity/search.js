@@ -1,0 +1,160 @@
+// The search for one format's capacity at one objective: the highest offered rate whose probe
+// passes. It steps up exponentially from a start rate until a probe fails, bisects between the
+// last pass and the first fail, then confirms in rounds: each round probes again around what the
+// rounds so far found, brackets the knee anew (a pass below, a fail above) and bisects once more.
+// Each round's estimate comes from its own probes, so the rounds' spread is the capacity's
+// interval. Pure: the caller runs the probes and records what they gave.
+
+/** Each step up multiplies the rate by this. */
+export const GROWTH = 2
+/** The first bisection stops once the fail is within this share above the pass. */
+export const PRECISION = 0.03
+/** A confirming round steps out from its centre by this share until it holds a pass and a fail. */
+export const ROUND_STEP = 0.06
+/** A round that still has no bracket after this many probes ends without an estimate. */
+const ROUND_PROBES = 8
+
+/**
+ * @typedef {object} Outcome what one probe at `rate` gave
+ * @property {number} rate offered, msgs/s
+ * @property {boolean} pass the objective held, every message acked, acked rate within 1% of offered
+ * @property {number|null} excess the objective's percentile over its bound (below 1 passes), null when
+ *   the probe failed on something else (loss, errors, a rate not kept)
+ * @property {boolean} [generatorBound] the probe failed, but the generator could not keep up with it
+ */
+
+/**
+ * @typedef {object} SearchResult
+ * @property {'found'|'generator-bound'|'below'|'above'} status found: estimates hold the capacity;
+ *   generator-bound: the generator failed first, at `limitRate`; below: even `limitRate` (the least
+ *   rate tried) failed; above: even `limitRate` (the most) passed
+ * @property {number[]} estimates one per confirming round, msgs/s
+ * @property {number|null} initial the first bisection's estimate
+ * @property {number|null} limitRate
+ * @property {Outcome[]} outcomes every probe, in order
+ */
+
+export class CapacitySearch {
+  /**
+   * @param {{startRate: number, rounds: number, minRate?: number, maxRate?: number}} options rounds: confirming
+   *   rounds after the first bisection
+   */
+  constructor ({ startRate, rounds, minRate = 1, maxRate = 10_000_000 }) {
+    this.rounds = rounds
+    this.minRate = minRate
+    this.maxRate = maxRate
+    /** @type {Outcome[]} */
+    this.outcomes = []
+    this.estimates = []
+    this.initial = null
+    this.status = null
+    this.limitRate = null
+    // The bracket being narrowed: the highest pass and the lowest fail of the current stage.
+    this.low = null
+    this.high = null
+    this.stage = 'step'
+    this.rate = startRate
+    this.roundProbes = 0
+  }
+
+  /** @returns {boolean} whether the search has its answer */
+  get done () {
+    return this.status !== null
+  }
+
+  /** @returns {number|null} the rate to probe next, msgs/s, or null once done */
+  next () {
+    return this.done ? null : Math.round(this.rate)
+  }
+
+  /**
+   * Takes the outcome of the probe `next()` asked for and decides the one after it.
+   * @param {Outcome} outcome
+   */
+  record (outcome) {
+    this.outcomes.push(outcome)
+    if (!outcome.pass && outcome.generatorBound) return this.finish('generator-bound', outcome.rate)
+    if (outcome.pass) this.low = outcome
+    else this.high = outcome
+    if (this.stage === 'step') return this.step(outcome)
+    if (this.stage === 'bisect') return this.bisect()
+    this.confirm(outcome)
+  }
+
+  /** Steps up until a fail (or down until a pass, when the first probe fails), then bisects. */
+  step (outcome) {
+    if (this.low && this.high) {
+      this.stage = 'bisect'
+      return this.bisect()
+    }
+    if (outcome.pass && outcome.rate >= this.maxRate) return this.finish('above', outcome.rate)
+    if (!outcome.pass && outcome.rate <= this.minRate) return this.finish('below', outcome.rate)
+    const rate = outcome.pass ? outcome.rate * GROWTH : outcome.rate / GROWTH
+    this.rate = Math.min(this.maxRate, Math.max(this.minRate, rate))
+  }
+
+  /** Narrows the first bracket to PRECISION, then starts the confirming rounds from its estimate. */
+  bisect () {
+    if (this.high.rate / this.low.rate > 1 + PRECISION) {
+      this.rate = Math.sqrt(this.low.rate * this.high.rate)
+      return
+    }
+    this.initial = crossing(this.low, this.high)
+    this.startRound()
+  }
+
+  /** A round probes its centre, steps out until it holds a pass and a fail, bisects once, and estimates. */
+  confirm (outcome) {
+    this.roundProbes++
+    const bracketed = this.low && this.high
+    if (bracketed && this.high.rate > this.low.rate && !this.bisected) {
+      this.bisected = true
+      this.rate = Math.sqrt(this.low.rate * this.high.rate)
+      return
+    }
+    if (bracketed && this.high.rate > this.low.rate) {
+      this.estimates.push(crossing(this.low, this.high))
+      return this.startRound()
+    }
+    if (this.roundProbes >= ROUND_PROBES) return this.startRound()
+    this.rate = outcome.pass ? outcome.rate * (1 + ROUND_STEP) : outcome.rate / (1 + ROUND_STEP)
+  }
+
+  /** The next round, centred on the mean of the estimates so far (the first bisection's before any). */
+  startRound () {
+    if (this.roundsRun === this.rounds) return this.finish(this.estimates.length > 0 ? 'found' : 'below', null)
+    this.roundsRun = (this.roundsRun ?? 0) + 1
+    this.stage = 'confirm'
+    this.low = null
+    this.high = null
+    this.bisected = false
+    this.roundProbes = 0
+    const known = this.estimates.length > 0 ? this.estimates : [this.initial]
+    this.rate = known.reduce((sum, rate) => sum + rate, 0) / known.length
+  }
+
+  finish (status, limitRate) {
+    this.status = status
+    this.limitRate = limitRate
+  }
+
+  /** @returns {SearchResult} */
+  result () {
+    const { status, estimates, initial, limitRate, outcomes } = this
+    return { status, estimates, initial, limitRate, outcomes }
+  }
+}
+
+/**
+ * Where the objective crosses its bound between a pass and a fail: interpolated on the log of each
+ * probe's excess (latency grows about exponentially towards the knee), or their geometric mean
+ * when the fail was not a latency (loss, a rate not kept).
+ * @param {Outcome} low a pass
+ * @param {Outcome} high a fail above it
+ * @returns {number} msgs/s
+ */
+export function crossing (low, high) {
+  if (!(low.excess > 0) || !(high.excess > 1) || high.excess <= low.excess) return Math.sqrt(low.rate * high.rate)
+  const share = -Math.log(low.excess) / (Math.log(high.excess) - Math.log(low.excess))
+  return low.rate + share * (high.rate - low.rate)
+}

@@ -1,0 +1,123 @@
+// `npm run capacity`'s command line.
+import { UsageError } from '../errors.js'
+import { DEFAULT_FORMATS } from '../defaults.js'
+import { DEFAULT_EQUIVALENCE } from '../compare/statistics.js'
+import { DEFAULT_PLANTED_US, PLANTED_FORMAT, PLANTED_MODULE } from '../compare/calibration.js'
+import { checkCarries, formatNames, loadFormat } from '../codecs/registry.js'
+import { resolveTest } from '../payloads/catalog.js'
+import { parsePacing } from '../load/pacer.js'
+import { DEFAULT_SLO, parseSlo } from '../capacity/slo.js'
+import { planServerBudget } from '../capacity/server-budget.js'
+import { CODEC_MODULE_OPTION, PAYLOAD_OPTIONS, codecModulesFor, commaList, commandLine, duration, payloadFiles, positiveNumber, wholeNumber } from './parser.js'
+import { SERVER_OPTIONS, refuseSpacedServerArgs, serverOf } from './compare-options.js'
+import { programName } from './program.js'
+
+/** The directions a capacity probe runs in: a message and its reply on one connection. */
+const CAPACITY_DIRECTIONS = ['up', 'echo', 'down']
+/** The fewest confirming rounds that give an interval worth the name. */
+const MIN_ROUNDS = 3
+
+/**
+ * Parses `npm run capacity`'s command line.
+ * @param {string[]} argv process.argv
+ * @returns {Promise<object>} the run's options (see lib/capacity/runner.js findCapacity)
+ */
+export async function parseCapacityArgs (argv) {
+  const program = programName('npm run capacity --')
+  refuseSpacedServerArgs(argv)
+  const args = await commandLine(argv, `Usage: ${program} [options]\n\n` +
+    'Finds, per test and format, the highest open-loop rate one server sustains within a latency objective\n' +
+    '(every message acked, acked rate within 1% of offered), on a fixed server CPU budget; prints capacity per\n' +
+    'server core with its interval and each format\'s ratio to the first, and writes results.json and report.html.')
+    .options({
+      ...PAYLOAD_OPTIONS,
+      formats: { describe: `comma-separated formats, the first is the baseline of the ratios (one named twice: an A/A run): ${formatNames().join(', ')}, or one a --codec-module adds`, default: DEFAULT_FORMATS.join(','), type: 'string' },
+      ...CODEC_MODULE_OPTION,
+      tests: { describe: 'comma-separated tests, by number or name', default: '3', type: 'string' },
+      slo: { describe: 'the latency objective(s), from the due time: p99<10ms; several, comma-separated, give a curve: p99<5ms,p99<25ms,p50<1ms', default: DEFAULT_SLO, type: 'string' },
+      'server-cpus': { describe: 'the server\'s CPU budget in cores, pinned apart from the generators; a fraction (0.5) is a CPU quota on one core', default: 1, type: 'string' },
+      'target-rate': { describe: 'msgs/s to size for: the server cores each format needs', type: 'string' },
+      ...SERVER_OPTIONS,
+      tls: { describe: 'wss://: the server with a throwaway certificate that the generators verify', type: 'boolean', default: false },
+      compress: { describe: 'permessage-deflate on server and generators', type: 'boolean', default: false },
+      direction: { describe: 'up: generators send the payload; echo: it comes back; down: the server sends it', choices: CAPACITY_DIRECTIONS, default: 'up' },
+      connections: { alias: 'c', describe: 'connections per generator', default: 16 },
+      inflight: { alias: 'i', describe: 'messages a connection may have outstanding before sends wait (their latency still counts from the due time)', default: 64 },
+      rounds: { describe: `confirming rounds after the first bisection: the capacity's interval comes from their spread, at least ${MIN_ROUNDS}`, default: 5 },
+      step: { describe: 'how long each probe measures', default: '1s', type: 'string' },
+      lead: { describe: 'each probe\'s unrecorded lead-in at its rate', default: '300ms', type: 'string' },
+      'start-rate': { describe: 'the search\'s first rate, msgs/s; it doubles until a probe fails', default: 2000 },
+      pacing: { describe: 'how the generators wake for due messages: precise, precise:<µs>, spin or timer (see the client\'s --pacing)', default: 'precise', type: 'string' },
+      calibrate: { describe: `[µs]: plant a known decode cost (µs per message, default ${DEFAULT_PLANTED_US}) in the server's side of one of two otherwise identical JSON codecs, and report whether capacity dropped by what the extra CPU predicts`, type: 'string' },
+      equivalence: { describe: 'equivalent: the whole interval within ± this percentage of 1', default: DEFAULT_EQUIVALENCE * 100, type: 'string', nargs: 1 },
+      out: { alias: 'o', describe: 'directory for results.json and report.html', default: 'capacity-report', type: 'string' },
+      json: { describe: 'print the results document as JSON instead of the table', type: 'boolean', default: false }
+    })
+    .example('npm run capacity', 'test 3, JSON vs protobuf, one server core, p99 under 10 ms')
+    .example(`${program} --tests 3,4 --target-rate 200000`, 'and the server cores 200,000 msgs/s need')
+    .example(`${program} --slo p99<5ms,p99<25ms`, 'a curve: capacity at two objectives')
+    .example(`${program} --server-cpus 0.5`, 'half a core (a CPU quota), so one generator core outruns it')
+    .example(`${program} --formats json,json`, 'an A/A run: should call equivalent')
+    .example(`${program} --calibrate`, 'a planted 20 µs decode cost: found, and about the predicted drop?')
+    .example(`${program} --server go --tests 3,4`, 'the Go reference server')
+    .parseAsync()
+  return checkCapacityArgs(args, argv)
+}
+
+/** The parsed options checked against each other, with every default filled in. */
+async function checkCapacityArgs (args, argv) {
+  const given = (name) => argv.some((arg) => arg === `--${name}` || arg.startsWith(`--${name}=`))
+  const custom = payloadFiles(args)
+  if (custom && given('tests')) throw new UsageError('give either --tests or --payload, not both')
+  if (custom && args.direction === 'down') throw new UsageError('--direction down needs built-in tests: the server cannot know your payload')
+  const calibrate = args.calibrate === undefined ? null : { side: 'server', us: plantedUs(args.calibrate) }
+  if (calibrate && (given('formats') || custom)) throw new UsageError('--calibrate compares JSON with itself plus a planted cost: it takes no --formats or --payload')
+  if (calibrate && args.direction !== 'up') throw new UsageError('--calibrate plants its cost in the server\'s decode of messages going up: it runs with --direction up')
+  const tests = custom ? [] : commaList(args.tests)
+  for (const test of tests) resolveTest(test)
+  const formats = calibrate ? ['json', PLANTED_FORMAT] : commaList(args.formats)
+  if (formats.length === 0) throw new UsageError(`--formats needs at least one of ${formatNames().join(', ')}`)
+  const modules = calibrate ? [...args.codecModule, PLANTED_MODULE] : args.codecModule
+  const codecModules = await codecModulesFor(modules, formats)
+  if (custom) for (const format of formats) checkCarries(await loadFormat(format))
+  const serverCores = positiveNumber('server-cpus', args.serverCpus)
+  const targetRate = args.targetRate === undefined ? null : positiveNumber('target-rate', args.targetRate)
+  const rounds = wholeNumber('rounds', args.rounds, MIN_ROUNDS)
+  const equivalence = Number(String(args.equivalence).replace(/%$/, ''))
+  if (!(equivalence > 0 && equivalence < 100)) throw new UsageError(`--equivalence must be a percentage above 0 and below 100, got '${args.equivalence}'`)
+  parsePacing(args.pacing)
+  return {
+    formats,
+    codecModules,
+    calibrate,
+    tests,
+    custom,
+    allowLossy: args.allowLossy,
+    slos: parseSlo(args.slo),
+    budget: planServerBudget(serverCores),
+    targetRate,
+    server: serverOf(args, given, { formats, calibrate, custom }),
+    tls: args.tls,
+    compress: args.compress,
+    direction: args.direction,
+    connections: wholeNumber('connections', args.connections, 1),
+    inflight: wholeNumber('inflight', args.inflight, 1),
+    schedule: {
+      rounds,
+      stepMs: duration('step', args.step),
+      leadMs: duration('lead', args.lead),
+      startRate: positiveNumber('start-rate', args.startRate)
+    },
+    pacing: args.pacing,
+    margin: equivalence / 100,
+    out: args.out,
+    json: args.json
+  }
+}
+
+/** --calibrate's µs: its value, or the default when given bare. */
+function plantedUs (value) {
+  const us = value === '' ? DEFAULT_PLANTED_US : Number(value)
+  if (!(us > 0 && Number.isFinite(us))) throw new UsageError(`--calibrate takes the planted decode cost in µs, above 0; got '${value}'`)
+  return us
+}
