@@ -40,6 +40,8 @@ export async function findCapacity (options) {
     compress,
     allowLossy,
     pacing: options.pacing,
+    // The generators send each test's frames encoded once: their CPU goes to sending and receiving.
+    preencode: true,
     ...(certificate && { ca: certificate.cert })
   }
   let run

@@ -154,7 +154,7 @@ export class CapacitySearch {
  * @returns {number} msgs/s
  */
 export function crossing (low, high) {
-  if (!(low.excess > 0) || !(high.excess > 1) || high.excess <= low.excess) return Math.sqrt(low.rate * high.rate)
+  if (!(low.excess > 0) || !(high.excess >= 1) || high.excess <= low.excess) return Math.sqrt(low.rate * high.rate)
   const share = -Math.log(low.excess) / (Math.log(high.excess) - Math.log(low.excess))
   return low.rate + share * (high.rate - low.rate)
 }

@@ -46,6 +46,8 @@ import { Recorder } from './recorder.js'
  *   (default; precise:<µs> sets its window), spin, or timer (Node's timers, late by up to a millisecond or
  *   more, but no CPU spent waiting: compare's batches, which measure CPU)
  * @property {string|null} [pacingReason] why that pacing, when the run chose it (lib/load/pacer.js defaultPacing)
+ * @property {boolean} [preencode] encode each payload once before the run and send those bytes in turn,
+ *   so the client's CPU leaves encoding out (capacity's generators)
  */
 
 /**
@@ -195,7 +197,7 @@ export class Run {
     this.traffic = {
       channels: this.channels,
       judge: replyJudge({ codec, direction, ack: options.ack }, this.errorReplies),
-      nextFrame: frameSource(codec, natives, direction),
+      nextFrame: frameSource(codec, natives, direction, options.preencode),
       timeoutMs,
       onFailure: (reason) => { this.failure ??= reason },
       reconnect: reconnect ? (channel, lost) => this.reconnect(channel, lost) : null,

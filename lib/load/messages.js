@@ -20,12 +20,26 @@ const KEPT_ERROR_REPLIES = 5
  * @param {import('../codecs/registry.js').Codec} codec
  * @param {unknown[]} natives the payloads, prepared by the codec
  * @param {'up'|'down'|'echo'|'fanout'} direction
+ * @param {boolean} [preencode] encode every payload once, up front, and send those bytes in turn: the
+ *   generator's CPU is then sending and receiving only (capacity's probes, which measure the server)
  * @returns {(scheduledAt: number, measured: boolean) => (Buffer|Uint8Array|string)} scheduledAt in
  *   performance.now() ms, when the message is due
  */
-export function frameSource (codec, natives, direction) {
+export function frameSource (codec, natives, direction, preencode = false) {
   if (direction === 'down') return () => DOWN_REQUEST_FRAME
   let cursor = 0
+  if (preencode && direction !== 'fanout') {
+    // Text too as bytes: ws would otherwise turn each string into a new Buffer.
+    const frames = natives.map((native) => {
+      const frame = codec.encode(native)
+      return typeof frame === 'string' ? Buffer.from(frame) : frame
+    })
+    return () => {
+      const frame = frames[cursor]
+      cursor = cursor + 1 === frames.length ? 0 : cursor + 1
+      return frame
+    }
+  }
   const nextPayload = () => {
     const native = natives[cursor]
     cursor = cursor + 1 === natives.length ? 0 : cursor + 1

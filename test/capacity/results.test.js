@@ -1,0 +1,62 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { capacityRows, capacityText, capacityVerdicts, formatCapacityTable } from '../../lib/capacity/results.js'
+import { calibrationOf } from '../../lib/capacity/calibration.js'
+
+/** A search as run.js gives it, its knee probes costing `serverUs` of the server's CPU per message. */
+const search = (format, estimates, { status = 'found', limitRate = null, serverUs = 10 } = {}) => ({
+  row: '3 medium',
+  profile: 'none',
+  slo: 'p99<10ms',
+  format,
+  status,
+  estimates,
+  limitRate,
+  probes: estimates.map((rate) => ({ rate: rate * 0.95, pass: true, server: { perMessageUs: serverUs }, generatorPerMessageUs: serverUs / 2 }))
+})
+
+const labels = ['json', 'protobuf']
+
+test('each format\'s capacity is the rounds\' mean with a Student t interval, per server core, and the cores a target rate needs', () => {
+  const { rows } = capacityRows([search('json', [20_000, 21_000, 19_000]), search('protobuf', [30_000, 31_000, 29_000])],
+    { labels, serverCores: 0.5, targetRate: 100_000 })
+  const [json, protobuf] = rows[0].figures
+  assert.equal(json.msgsPerS, 20_000)
+  assert.equal(json.perCore, 40_000)
+  // mean 20,000, sd 1000, t(0.975, 2) = 4.303: ± 2484.
+  assert.deepEqual(json.ci, [17_516, 22_484])
+  assert.equal(json.halfWidth, 0.1242)
+  assert.deepEqual(protobuf.coresFor, { rate: 100_000, cores: 1.67, ci: [1.54, 1.82] })
+  assert.equal(json.serverUs, 10)
+  assert.equal(json.generatorUs, 5)
+  const ratio = rows[0].ratios.protobuf
+  assert.equal(ratio.call, 'better')
+  assert.ok(ratio.ratio > 1.45 && ratio.ratio < 1.55)
+})
+
+test('the same capacity twice is called equivalent, and a format without one gets no ratio', () => {
+  const same = capacityRows([search('json', [20_000, 20_100, 19_900, 20_050]), search('json#2', [20_020, 20_080, 19_950, 20_000])],
+    { labels: ['json', 'json#2'], serverCores: 1, targetRate: null })
+  assert.equal(same.rows[0].ratios['json#2'].call, 'equivalent')
+  const bound = capacityRows([search('json', [20_000, 21_000, 19_000]), search('protobuf', [], { status: 'generator-bound', limitRate: 64_000 })],
+    { labels, serverCores: 1, targetRate: null })
+  assert.equal(bound.rows[0].ratios.protobuf, null)
+  assert.equal(capacityText(bound.rows[0].figures[1]), 'generator-bound at 64,000/s')
+  const settings = { formats: labels, serverCores: 1, targetRate: null }
+  assert.match(capacityVerdicts({ rows: bound.rows, settings })[0], /protobuf vs json not told/)
+  const table = formatCapacityTable({ rows: bound.rows, settings })
+  assert.match(table, /^test +objective +format +msgs\/s per core \(1 core\)/)
+  assert.match(table, /generator-bound at 64,000\/s/)
+})
+
+test('calibration: a planted cost found when the ratio is called worse and within 15% of s / (s + planted)', () => {
+  // 10 µs a message plus 10 planted predicts half the capacity.
+  const rows = (planted) => capacityRows([search('json', [20_000, 20_200, 19_800]), search('json-planted', planted, { serverUs: 20 })],
+    { labels: ['json', 'json-planted'], serverCores: 1, targetRate: null }).rows
+  const found = calibrationOf(rows([10_000, 10_100, 9_900]), { us: 10 })
+  assert.equal(found.found, true)
+  assert.deepEqual([found.rows[0].predicted, found.rows[0].found, found.rows[0].call], [0.5, 0.5, 'worse'])
+  assert.match(found.lines[0], /10 µs planted on 10 µs\/msg predicts 0\.5x the capacity; found 0\.5x, called worse, 0\.0% above the prediction: FOUND/)
+  const missed = calibrationOf(rows([15_000, 15_100, 14_900]), { us: 10 })
+  assert.equal(missed.found, false, '0.75x is 50% off the prediction')
+})

@@ -1,0 +1,74 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { CapacitySearch, GROWTH, crossing } from '../../lib/capacity/search.js'
+
+/**
+ * A server whose objective's excess grows exponentially with load and crosses 1 at `capacity`,
+ * times noise: what a probe of it gives.
+ */
+function simulated (capacity, { noise = 0, seed = 1, steepness = 8 } = {}) {
+  // mulberry32: the same noise every run.
+  let state = seed >>> 0
+  const random = () => {
+    state = (state + 0x6D2B79F5) >>> 0
+    let t = Math.imul(state ^ (state >>> 15), state | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+  return (rate) => {
+    const excess = Math.exp(steepness * (rate / capacity - 1)) * (1 + noise * (random() * 2 - 1))
+    return { rate, pass: excess < 1, excess }
+  }
+}
+
+function run (search, probe) {
+  for (let rate = search.next(); rate !== null; rate = search.next()) search.record(probe(rate))
+  return search.result()
+}
+
+test('steps up by GROWTH from the start rate until a fail, bisects, then confirms in rounds near the capacity', () => {
+  const result = run(new CapacitySearch({ startRate: 1000, rounds: 4 }), simulated(30_000))
+  assert.equal(result.status, 'found')
+  const rates = result.outcomes.map((outcome) => outcome.rate)
+  assert.deepEqual(rates.slice(0, 6), [1000, 2000, 4000, 8000, 16000, 32000].map((rate, i) => 1000 * GROWTH ** i))
+  assert.equal(result.estimates.length, 4)
+  for (const estimate of [result.initial, ...result.estimates]) assert.ok(Math.abs(estimate / 30_000 - 1) < 0.01, `${estimate}`)
+  // Each round brackets the knee again: a pass below and a fail above.
+  assert.ok(result.outcomes.length <= 6 + 6 + 4 * 5, `${result.outcomes.length} probes`)
+})
+
+test('with noise every estimate stays near the capacity and they spread', () => {
+  const result = run(new CapacitySearch({ startRate: 500, rounds: 5 }), simulated(12_345, { noise: 0.3, seed: 7 }))
+  assert.equal(result.status, 'found')
+  for (const estimate of result.estimates) assert.ok(Math.abs(estimate / 12_345 - 1) < 0.1, `${estimate}`)
+  assert.ok(new Set(result.estimates.map(Math.round)).size > 1)
+})
+
+test('a first probe that fails steps down until one passes', () => {
+  const result = run(new CapacitySearch({ startRate: 100_000, rounds: 3 }), simulated(3000))
+  assert.equal(result.status, 'found')
+  assert.deepEqual(result.outcomes.slice(0, 3).map((outcome) => outcome.rate), [100_000, 50_000, 25_000])
+  for (const estimate of result.estimates) assert.ok(Math.abs(estimate / 3000 - 1) < 0.01)
+})
+
+test('a fail the generator could not keep up with ends the search there: no capacity is made of it', () => {
+  const probe = simulated(50_000)
+  const result = run(new CapacitySearch({ startRate: 1000, rounds: 3 }), (rate) => rate >= 16_000
+    ? { rate, pass: false, excess: 2, generatorBound: true }
+    : probe(rate))
+  assert.equal(result.status, 'generator-bound')
+  assert.equal(result.limitRate, 16_000)
+  assert.deepEqual(result.estimates, [])
+})
+
+test('a server that fails even the least rate, or passes the most, says so', () => {
+  assert.equal(run(new CapacitySearch({ startRate: 8, rounds: 3, minRate: 1 }), simulated(0.1)).status, 'below')
+  const above = run(new CapacitySearch({ startRate: 1000, rounds: 3, maxRate: 64_000 }), simulated(1e9))
+  assert.equal(above.status, 'above')
+  assert.equal(above.limitRate, 64_000)
+})
+
+test('crossing interpolates on the log of the excess, or takes the geometric mean without one', () => {
+  assert.equal(crossing({ rate: 100, excess: 0.5 }, { rate: 200, excess: 2 }), 150)
+  assert.equal(crossing({ rate: 100, excess: 0.5 }, { rate: 400, excess: null }), 200)
+})
