@@ -2,7 +2,12 @@
 // the server that failed or the generator that could not keep up.
 import { SATURATED_LOOP_BUSY } from '../report/report.js'
 
-/** Sustained: acked msgs/s at least this share of the offered rate. */
+/**
+ * Sustained: acked msgs/s at least this share of the offered rate, over the step's window with its
+ * last replies given the objective's bound to come back (a server that keeps up answers the last
+ * message as late as any other; one that falls behind drains a queue for longer, and on a step as
+ * short as capacity's, the plain span to the last reply failed servers that kept up).
+ */
 export const ACKED_SHARE = 0.99
 /**
  * A failing probe whose generator was this late (send lag at the objective's percentile) for this
@@ -20,8 +25,8 @@ export const SERVER_SATURATED = 0.9
  * @typedef {object} ProbeVerdict
  * @property {boolean} pass
  * @property {number|null} excess the objective's percentile over its bound, null when no reply came
- * @property {boolean} generatorBound a fail the generator could not keep up with (send rate short,
- *   its loop saturated, or sending late by GENERATOR_LAG_SHARE of the bound) while the server had room
+ * @property {boolean} generatorBound a fail the generator could not keep up with (its loop saturated, or
+ *   sending late, where a connection had room, by GENERATOR_LAG_SHARE of the bound) while the server had room
  * @property {boolean} generatorSaturated the generator was at its limit, pass or fail
  * @property {string[]} reasons why it failed, each a short phrase; none for a pass
  */
@@ -35,7 +40,9 @@ export const SERVER_SATURATED = 0.9
  * @returns {ProbeVerdict}
  */
 export function judgeProbe (probe, rate, slo, serverCores) {
-  const { messages, ackedRate, sendRate, latencyUs, sendLagUs, generator, server } = probe
+  const { messages, durationMs, latencyUs, sendLagUs, generator, server } = probe
+  const windowMs = messages.sent * 1000 / rate
+  const ackedRate = messages.acked * 1000 / Math.max(windowMs, durationMs - slo.boundUs / 1000)
   const latency = latencyUs[slo.percentile]
   const excess = latency === null || latency === undefined ? null : latency / slo.boundUs
   const reasons = []
@@ -44,8 +51,9 @@ export function judgeProbe (probe, rate, slo, serverCores) {
   if (messages.errors > 0) reasons.push(`${messages.errors} error replies`)
   if (ackedRate < rate * ACKED_SHARE) reasons.push(`acked ${Math.round(ackedRate)}/s`)
   const lag = sendLagUs?.[slo.percentile] ?? 0
-  const generatorSaturated = (sendRate !== null && sendRate < rate * ACKED_SHARE) ||
-    (generator?.loopBusy ?? 0) >= SATURATED_LOOP_BUSY || lag >= slo.boundUs * GENERATOR_LAG_SHARE
+  // Not the send rate: it falls short too when every connection waits for replies (the server's doing).
+  const loopBusy = generator?.loopBusy ?? 0
+  const generatorSaturated = loopBusy >= SATURATED_LOOP_BUSY || lag >= slo.boundUs * GENERATOR_LAG_SHARE
   const serverRoom = server.cores < serverCores * SERVER_SATURATED
   const pass = reasons.length === 0
   const generatorBound = !pass && generatorSaturated && serverRoom

@@ -22,6 +22,8 @@ const KNEE_SHARE = 0.85
  * @property {number|null} serverUs the server's CPU per message at the knee, µs
  * @property {number|null} generatorUs the generator's CPU per message at the knee (pacing left out), µs
  * @property {{rate: number, cores: number, ci: [number, number]|null}|null} coresFor the server cores --target-rate needs
+ * @property {boolean} generatorAtLimit the generator was saturated in a passing probe at the knee: the
+ *   server may take more than this, a lower bound
  */
 
 /**
@@ -79,7 +81,8 @@ function figureOf (search, serverCores, targetRate) {
     limitRate,
     serverUs: knee.length ? round(mean(knee.map((probe) => probe.server.perMessageUs)), 2) : null,
     generatorUs: knee.length ? round(mean(knee.map((probe) => probe.generatorPerMessageUs)), 2) : null,
-    coresFor: found && targetRate ? coresFor(targetRate, perCore, ci && ci.map((end) => end / serverCores)) : null
+    coresFor: found && targetRate ? coresFor(targetRate, perCore, ci && ci.map((end) => end / serverCores)) : null,
+    generatorAtLimit: knee.some((probe) => probe.generatorSaturated)
   }
 }
 
@@ -124,10 +127,11 @@ export function formatCapacityTable ({ rows, settings }) {
 }
 
 /** A format's capacity, or why there is none. */
-export function capacityText ({ status, perCore, limitRate }) {
-  if (status === 'found') return int(perCore)
+export function capacityText ({ status, perCore, limitRate, generatorAtLimit }) {
+  if (status === 'found') return `${generatorAtLimit ? 'at least ' : ''}${int(perCore)}`
   if (status === 'generator-bound') return `generator-bound at ${int(limitRate)}/s`
-  return status === 'above' ? `above ${int(limitRate)}/s` : `below ${int(limitRate ?? 0)}/s`
+  if (status === 'unsettled') return 'unsettled: no round bracketed the knee'
+  return status === 'above' ? `above ${int(limitRate)}/s` : `below ${int(limitRate)}/s`
 }
 
 /** A ratio with its interval and call: `1.41x (1.35-1.47) better`. */
@@ -147,7 +151,27 @@ export function capacityVerdicts ({ rows, settings }) {
   return rows.flatMap((row) => Object.entries(row.ratios).map(([label, estimate]) => {
     const where = `test ${row.test} at ${row.slo}`
     if (!estimate) return `${where}: ${label} vs ${baseline} not told: a format has no capacity (see the table)`
-    return `${where}: ${label} takes ${ratioText(estimate)} ${baseline}'s capacity`
+    const range = estimate.ci ? `, 95% interval ${estimate.ci[0].toFixed(2)}-${estimate.ci[1].toFixed(2)}` : ''
+    return `${where}: ${label} ${estimate.call}: ${estimate.ratio.toFixed(2)}x ${baseline}'s capacity${range}`
+  }))
+}
+
+/** What --server-cpus gives the generator when it has too little room. */
+const REMEDY = 'give the generator more room: a smaller --server-cpus (0.5), or a machine with more cores'
+
+/**
+ * A line for each format whose figure the generator limited: no capacity (generator-bound), or one
+ * found with the generator saturated at the knee (a lower bound).
+ * @param {{rows: object[]}} results
+ * @returns {string[]}
+ */
+export function capacityNotes ({ rows }) {
+  return rows.flatMap((row) => row.figures.flatMap((figure) => {
+    const who = `${figure.format} on test ${row.test}`
+    if (figure.status === 'generator-bound') {
+      return [`${who}: the generator could not keep up at ${int(figure.limitRate)}/s while the server had room; this is not the server's capacity: ${REMEDY}`]
+    }
+    return figure.generatorAtLimit ? [`${who}: the generator was saturated at the knee too, so the server may take more (at least): ${REMEDY}`] : []
   }))
 }
 

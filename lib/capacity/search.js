@@ -13,6 +13,11 @@ export const PRECISION = 0.03
 export const ROUND_STEP = 0.06
 /** A round that still has no bracket after this many probes ends without an estimate. */
 const ROUND_PROBES = 8
+/**
+ * A probe the generator could not keep up with is run again this many times before the search
+ * stops there: one stall of the generator's (a collection, a late wake-up) is no limit of its own.
+ */
+export const GENERATOR_RETRIES = 1
 
 /**
  * @typedef {object} Outcome what one probe at `rate` gave
@@ -25,9 +30,10 @@ const ROUND_PROBES = 8
 
 /**
  * @typedef {object} SearchResult
- * @property {'found'|'generator-bound'|'below'|'above'} status found: estimates hold the capacity;
- *   generator-bound: the generator failed first, at `limitRate`; below: even `limitRate` (the least
- *   rate tried) failed; above: even `limitRate` (the most) passed
+ * @property {'found'|'generator-bound'|'below'|'above'|'unsettled'} status found: estimates hold the
+ *   capacity; generator-bound: the generator failed first, at `limitRate`, twice; below: even
+ *   `limitRate` (the least rate tried) failed; above: even `limitRate` (the most) passed; unsettled:
+ *   no confirming round bracketed the knee
  * @property {number[]} estimates one per confirming round, msgs/s
  * @property {number|null} initial the first bisection's estimate
  * @property {number|null} limitRate
@@ -55,6 +61,9 @@ export class CapacitySearch {
     this.stage = 'step'
     this.rate = startRate
     this.roundProbes = 0
+    this.roundsRun = 0
+    /** Generator-bound probes in a row, at the rate now asked for. */
+    this.generatorStrikes = 0
   }
 
   /** @returns {boolean} whether the search has its answer */
@@ -73,7 +82,12 @@ export class CapacitySearch {
    */
   record (outcome) {
     this.outcomes.push(outcome)
-    if (!outcome.pass && outcome.generatorBound) return this.finish('generator-bound', outcome.rate)
+    if (!outcome.pass && outcome.generatorBound) {
+      // Not the server's fail: the same rate again, and the search stops there if it repeats.
+      if (++this.generatorStrikes > GENERATOR_RETRIES) this.finish('generator-bound', outcome.rate)
+      return
+    }
+    this.generatorStrikes = 0
     if (outcome.pass) this.low = outcome
     else this.high = outcome
     if (this.stage === 'step') return this.step(outcome)
@@ -122,8 +136,8 @@ export class CapacitySearch {
 
   /** The next round, centred on the mean of the estimates so far (the first bisection's before any). */
   startRound () {
-    if (this.roundsRun === this.rounds) return this.finish(this.estimates.length > 0 ? 'found' : 'below', null)
-    this.roundsRun = (this.roundsRun ?? 0) + 1
+    if (this.roundsRun === this.rounds) return this.finish(this.estimates.length > 0 ? 'found' : 'unsettled', null)
+    this.roundsRun++
     this.stage = 'confirm'
     this.low = null
     this.high = null

@@ -244,8 +244,8 @@ async function batch ({ key, count, rate, measured }) {
 /**
  * One of capacity's probes: `count` messages at `rate` per second, recorded apart from everything
  * else (the row's report is compare's). Answers with what the search judges the step by: every
- * message accounted for, the latency percentiles asked for (µs, from the due time), the send
- * rate and acked rate achieved, and how hard the generator worked (send lag, loop, CPU).
+ * message accounted for, the time to the last reply, the latency percentiles asked for (µs, from
+ * the due time), the send rate achieved, and how hard the generator worked (send lag, loop, CPU).
  * @param {{key: string, count: number, rate: number, percentiles: number[]}} request
  */
 async function probe ({ key, count, rate, percentiles }) {
@@ -257,7 +257,6 @@ async function probe ({ key, count, rate, percentiles }) {
     type: 'probe',
     messages: { ...messages },
     durationMs,
-    ackedRate: durationMs > 0 ? messages.acked * 1000 / durationMs : 0,
     sendRate: target?.sendRate ?? null,
     latencyUs: atPercentiles(histogram, percentiles),
     sendLagUs: sendLagHistogram && atPercentiles(sendLagHistogram, percentiles),

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { capacityRows, capacityText, capacityVerdicts, formatCapacityTable } from '../../lib/capacity/results.js'
+import { capacityNotes, capacityRows, capacityText, capacityVerdicts, formatCapacityTable } from '../../lib/capacity/results.js'
 import { calibrationOf } from '../../lib/capacity/calibration.js'
 
 /** A search as run.js gives it, its knee probes costing `serverUs` of the server's CPU per message. */
@@ -47,6 +47,7 @@ test('the same capacity twice is called equivalent, and a format without one get
   const table = formatCapacityTable({ rows: bound.rows, settings })
   assert.match(table, /^test +objective +format +msgs\/s per core \(1 core\)/)
   assert.match(table, /generator-bound at 64,000\/s/)
+  assert.deepEqual(capacityNotes(bound).map((line) => line.slice(0, 80)), ['protobuf on test 3 medium: the generator could not keep up at 64,000/s while the'])
 })
 
 test('calibration: a planted cost found when the ratio is called worse and within 15% of s / (s + planted)', () => {

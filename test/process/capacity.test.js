@@ -1,0 +1,70 @@
+// npm run capacity end to end: a real server held to half a core by a CPU quota, real generator
+// processes, a search per format down to its confirming rounds; and bad input refused in one line.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import path from 'node:path'
+import { runScript, temporaryDirectory } from '../helpers.js'
+
+test('capacity finds each format\'s rate at the objective on a half-core server, every message of every probe accounted for', async (t) => {
+  const out = temporaryDirectory('capacity-')
+  t.after(() => fs.rmSync(out, { recursive: true, force: true }))
+  // Short probes: this checks the search and its accounts, not the figures (bench and docs hold those).
+  const run = await runScript('bin/capacity.js', ['--tests', '5', '--server-cpus', '0.5', '--rounds', '3', '--step', '250ms', '--lead', '100ms',
+    '--start-rate', '4000', '--slo', 'p99<20ms', '--target-rate', '100000', '--out', out, '--json'])
+  assert.ok(run.code === 0 || run.code === 1, run.stderr)
+  const results = JSON.parse(run.stdout)
+  assert.equal(results.kind, 'capacity')
+  assert.deepEqual(results.settings.budget.quota, { quotaUs: 1000, periodUs: 2000 })
+  assert.deepEqual(results.settings.formats, ['json', 'protobuf'])
+  assert.equal(results.searches.length, 2)
+  for (const search of results.searches) {
+    assert.ok(search.probes.length >= 4, `${search.format}: ${search.probes.length} probes`)
+    for (const probe of search.probes) {
+      const { sent, acked, errors, lost } = probe.messages
+      assert.equal(sent, acked + errors + lost, `${search.format} at ${probe.rate}/s`)
+      assert.ok(sent >= Math.round(probe.rate * 0.25) - 1, `${sent} sent at ${probe.rate}/s for 250 ms`)
+      // The quota holds: half a core, whatever the rate offered (a little over, read around the step).
+      assert.ok(probe.server.cores <= 0.6, `server at ${probe.server.cores} cores`)
+    }
+    // The search stepped up by doubling from the start rate.
+    assert.deepEqual(search.probes.slice(0, 2).map((probe) => probe.rate), [4000, 8000])
+    if (search.status === 'found') {
+      // A round that brackets no knee in its probes gives none.
+      assert.ok(search.estimates.length >= 1 && search.estimates.length <= 3, `${search.estimates.length} estimates`)
+      const fails = search.probes.filter((probe) => !probe.pass).map((probe) => probe.rate)
+      const passes = search.probes.filter((probe) => probe.pass).map((probe) => probe.rate)
+      for (const estimate of search.estimates) assert.ok(estimate >= Math.min(...passes) && estimate <= Math.max(...fails))
+    } else {
+      assert.equal(search.status, 'generator-bound', `${search.format}: ${search.status}`)
+    }
+  }
+  const [figures] = results.rows.map((row) => row.figures)
+  for (const figure of figures.filter((each) => each.status === 'found')) {
+    assert.ok(Math.abs(figure.perCore - figure.msgsPerS / 0.5) <= 1, `${figure.perCore} per core of ${figure.msgsPerS}`)
+    assert.ok(figure.coresFor.cores > 0)
+  }
+  assert.ok(fs.readFileSync(path.join(out, 'results.json'), 'utf8').includes('"kind": "capacity"'))
+  const html = fs.readFileSync(path.join(out, 'report.html'), 'utf8')
+  assert.match(html, /<svg class="chart"[^]*latency against offered rate/)
+  assert.match(html, /class="limit"/)
+})
+
+test('bad input gets one line and exit 2, before anything starts', async () => {
+  for (const [args, message] of [
+    [['--slo', 'p99<'], /--slo takes objectives like p99<10ms/],
+    [['--slo', 'latency<10ms'], /--slo takes objectives/],
+    [['--server-cpus', '4096'], /--server-cpus 4096 leaves no CPU for the generators/],
+    [['--server-cpus', '0'], /--server-cpus must be a number > 0/],
+    [['--target-rate', '0'], /--target-rate must be a number > 0/],
+    [['--rounds', '2'], /--rounds must be/],
+    [['--direction', 'fanout'], /Invalid values/],
+    [['--formats', 'json,yaml'], /yaml/],
+    [['--calibrate', '--formats', 'json'], /--calibrate compares JSON with itself/]
+  ]) {
+    const run = await runScript('bin/capacity.js', args)
+    assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`)
+    assert.match(run.stderr, message, args.join(' '))
+    assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr)
+  }
+})
