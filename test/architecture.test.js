@@ -14,6 +14,7 @@ const LAYERS = [
   ['codecs', 'report'],
   ['load', 'server'],
   ['compare'],
+  ['capacity'],
   // index: what the package exports to code that imports it (package.json's main).
   ['cli', 'index']
 ]

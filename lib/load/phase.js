@@ -6,6 +6,12 @@
 import { OpenLoopSchedule, StagedSchedule } from './schedule.js'
 import { Timers } from './timers.js'
 
+/**
+ * The channels corked in an open loop's turn, uncorked at its end: one array for every phase, as a
+ * turn's sends run to their end before any other phase's can start.
+ */
+const corked = []
+
 /** After a stop (SIGINT), replies still in flight get at most this long to arrive. */
 const STOP_GRACE_MS = 2000
 
@@ -72,8 +78,6 @@ export class Phase {
     /** Wakes the open loop when its next message is due (see pacer.js). */
     this.pacer = traffic.pacer
     this.onDue = () => this.sendDue()
-    /** The channels corked in this turn of the open loop, uncorked at its end; kept to reuse. */
-    this.corked = []
     /** Resolves start()'s promise; null while the phase is not under way. */
     this.finish = null
   }
@@ -180,13 +184,13 @@ export class Phase {
       }
       const scheduledAt = this.startedAt + schedule.dueAt(this.sent)
       if (!waitedForRoom) this.recorder?.recordSendLag(now - scheduledAt)
-      if (channel.cork()) this.corked.push(channel)
+      if (channel.cork()) corked.push(channel)
       this.send(channel, scheduledAt, now)
       now = performance.now()
     }
     // This turn's frames go, one write per connection.
-    for (const channel of this.corked) channel.uncork()
-    this.corked.length = 0
+    for (const channel of corked) channel.uncork()
+    corked.length = 0
     if (!this.sending || this.sent >= this.planned) return this.checkDone()
     // Blocked: the next reply makes room and sends at once; the short timer covers a connection
     // that is only waiting for its socket to drain.
