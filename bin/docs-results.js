@@ -31,6 +31,7 @@ const HELP = {
   client_json: ['client_json.js', '--help'],
   client: ['client.js', '--help'],
   compare: ['bin/compare.js', '--help'],
+  capacity: ['bin/capacity.js', '--help'],
   merge: ['bin/merge.js', '--help'],
   'shaping-proxy': ['bin/shaping-proxy.js', '--help'],
   pbjson: ['bin/pbjson.js', '--help'],

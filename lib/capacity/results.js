@@ -101,12 +101,13 @@ function interval (values) {
 }
 
 /**
- * The console's table: per test and objective, each format's capacity per server core with its
- * interval, the ratio to the first format and its call, and the cores a target rate needs.
+ * The table's cells: per test and objective, each format's capacity per server core with its
+ * interval, the server's and the generator's CPU per message at the knee, the ratio to the first
+ * format and its call, and the cores a target rate needs.
  * @param {{rows: object[], settings: {formats: string[], serverCores: number, targetRate: number|null}}} results
- * @returns {string}
+ * @returns {{header: string[], body: string[][]}}
  */
-export function formatCapacityTable ({ rows, settings }) {
+export function capacityTableCells ({ rows, settings }) {
   const { serverCores, targetRate } = settings
   const header = ['test', 'objective', 'format', `msgs/s per core (${serverCores} core${serverCores === 1 ? '' : 's'})`, '95% interval',
     'server µs/msg', 'generator µs/msg', `vs ${settings.formats[0]}`, ...(targetRate ? [`cores for ${int(targetRate)}/s`] : [])]
@@ -121,6 +122,16 @@ export function formatCapacityTable ({ rows, settings }) {
     f === 0 ? '' : ratioText(row.ratios[figure.format]),
     ...(targetRate ? [figure.coresFor ? `${figure.coresFor.cores}${figure.coresFor.ci ? ` (${figure.coresFor.ci[0]}-${figure.coresFor.ci[1]})` : ''}` : ''] : [])
   ].map(String)))
+  return { header, body }
+}
+
+/**
+ * The console's table (capacityTableCells), its columns aligned.
+ * @param {{rows: object[], settings: {formats: string[], serverCores: number, targetRate: number|null}}} results
+ * @returns {string}
+ */
+export function formatCapacityTable (results) {
+  const { header, body } = capacityTableCells(results)
   const widths = header.map((title, c) => Math.max(title.length, ...body.map((cells) => cells[c].length)))
   const line = (cells) => cells.map((cell, c) => c < 3 ? cell.padEnd(widths[c]) : cell.padStart(widths[c])).join('  ').trimEnd()
   return [line(header), ...body.map(line)].join('\n')
