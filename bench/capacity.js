@@ -7,8 +7,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { runNodeScript } from '../lib/processes.js'
 import { describeCapacityRun } from '../lib/capacity/describe.js'
-import { capacityNotes, capacityTableCells, capacityVerdicts, ratioText } from '../lib/capacity/results.js'
-import { int } from '../lib/display.js'
+import { capacityNotes, capacityTableCells, capacityText, capacityVerdicts, ratioText } from '../lib/capacity/results.js'
 import { npmCommand, printTable, startResults } from './results.js'
 
 const DEFAULT_ARGS = ['--tests', '3,4']
@@ -48,7 +47,7 @@ function figuresOf ({ rows, settings, calibration }) {
     const key = settings.slos.length > 1 ? `${test}-${row.slo.replace(/[^\w.]/g, '')}` : test
     for (const figure of row.figures) {
       const name = `${key}-${figure.format.replace(/#/g, '')}`
-      figures[name] = figure.status === 'found' ? int(figure.perCore) : figure.status
+      figures[name] = capacityText(figure)
       if (figure.halfWidth !== null) figures[`${name}-interval`] = `±${(figure.halfWidth * 100).toFixed(1)}%`
       if (row.ratios[figure.format] !== undefined) figures[`${name}-ratio`] = row.ratios[figure.format] ? ratioText(row.ratios[figure.format]) : 'no ratio'
     }

@@ -50,14 +50,14 @@ test('the same capacity twice is called equivalent, and a format without one get
   assert.deepEqual(capacityNotes(bound).map((line) => line.slice(0, 80)), ['protobuf on test 3 medium: the generator could not keep up at 64,000/s while the'])
 })
 
-test('calibration: a planted cost found when the ratio is called worse and within 15% of s / (s + planted)', () => {
-  // 10 µs a message plus 10 planted predicts half the capacity.
+test('calibration: a planted cost found when the ratio is called worse and within 15% of s / s\' (each codec\'s CPU at its knee)', () => {
+  // 10 µs a message, 20 with the plant: half the capacity.
   const rows = (planted) => capacityRows([search('json', [20_000, 20_200, 19_800]), search('json-planted', planted, { serverUs: 20 })],
     { labels: ['json', 'json-planted'], serverCores: 1, targetRate: null }).rows
   const found = calibrationOf(rows([10_000, 10_100, 9_900]), { us: 10 })
   assert.equal(found.found, true)
   assert.deepEqual([found.rows[0].predicted, found.rows[0].found, found.rows[0].call], [0.5, 0.5, 'worse'])
-  assert.match(found.lines[0], /10 µs planted on 10 µs\/msg predicts 0\.5x the capacity; found 0\.5x, called worse, 0\.0% above the prediction: FOUND/)
+  assert.match(found.lines[0], /10 µs planted took the server from 10 to 20 µs\/msg at the knee, which predicts 0\.5x the capacity; found 0\.5x, called worse, 0\.0% above the prediction: FOUND/)
   const missed = calibrationOf(rows([15_000, 15_100, 14_900]), { us: 10 })
   assert.equal(missed.found, false, '0.75x is 50% off the prediction')
 })
