@@ -50,6 +50,19 @@ test('capacity finds each format\'s rate at the objective on a half-core server,
   assert.match(html, /class="limit"/)
 })
 
+test('capacity runs over wss:// with the payload echoed back, one format, the generator verifying the server\'s certificate', async (t) => {
+  const out = temporaryDirectory('capacity-tls-')
+  t.after(() => fs.rmSync(out, { recursive: true, force: true }))
+  const run = await runScript('bin/capacity.js', ['--tests', '1', '--formats', 'protobuf', '--tls', '--direction', 'echo', '--server-cpus', '0.5',
+    '--rounds', '3', '--step', '200ms', '--lead', '50ms', '--start-rate', '8000', '--slo', 'p99<25ms', '--out', out, '--json'])
+  assert.ok(run.code === 0 || run.code === 1, run.stderr)
+  const { settings, searches } = JSON.parse(run.stdout)
+  assert.deepEqual([settings.tls, settings.direction, settings.formats], [true, 'echo', ['protobuf']])
+  const [search] = searches
+  assert.ok(search.probes.some((probe) => probe.pass), 'a probe passed: the echoed payloads decoded, over TLS')
+  for (const probe of search.probes) assert.equal(probe.messages.errors, 0, 'no error replies')
+})
+
 test('bad input gets one line and exit 2, before anything starts', async () => {
   for (const [args, message] of [
     [['--slo', 'p99<'], /--slo takes objectives like p99<10ms/],
