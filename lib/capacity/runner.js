@@ -4,7 +4,7 @@ import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { certificateFiles, formatLabels, rowsToRun, serverCommand } from '../compare/runner.js'
+import { certificateFiles, formatLabels, rowsToRun, serverArgsOf, serverCommand } from '../compare/runner.js'
 import { START_WARMUP_MS } from '../compare/lockstep.js'
 import { lossyRefusal, prepareRun } from '../load/measure.js'
 import { UsageError, oneLine } from '../errors.js'
@@ -53,12 +53,7 @@ export async function findCapacity (options) {
       slos,
       codecModules,
       load,
-      serverArgs: [
-        ...(compress ? ['--compress'] : []),
-        ...(certificate ? ['--tls-cert', certificate.certFile, '--tls-key', certificate.keyFile] : []),
-        ...codecModules.flatMap((file) => ['--codec-module', file]),
-        ...(server.args ?? [])
-      ],
+      serverArgs: serverArgsOf({ compress, certificate, codecModules, server }),
       serverCommand: await serverCommand(server),
       budget,
       schedule: { ...options.schedule, startWarmupMs: warmupOf(server.kind).startMs ?? START_WARMUP_MS },

@@ -1,7 +1,6 @@
 // `npm run capacity`'s command line.
 import { UsageError } from '../errors.js'
 import { DEFAULT_FORMATS } from '../defaults.js'
-import { DEFAULT_EQUIVALENCE } from '../compare/statistics.js'
 import { DEFAULT_PLANTED_US, PLANTED_FORMAT, PLANTED_MODULE } from '../compare/calibration.js'
 import { checkCarries, formatNames, loadFormat } from '../codecs/registry.js'
 import { resolveTest } from '../payloads/catalog.js'
@@ -9,7 +8,7 @@ import { parsePacing } from '../load/pacer.js'
 import { DEFAULT_SLO, parseSlo } from '../capacity/slo.js'
 import { planServerBudget } from '../capacity/server-budget.js'
 import { CODEC_MODULE_OPTION, PAYLOAD_OPTIONS, codecModulesFor, commaList, commandLine, duration, payloadFiles, positiveNumber, wholeNumber } from './parser.js'
-import { SERVER_OPTIONS, refuseSpacedServerArgs, serverOf } from './compare-options.js'
+import { EQUIVALENCE_OPTION, SERVER_OPTIONS, equivalenceMargin, refuseSpacedServerArgs, serverOf } from './compare-options.js'
 import { programName } from './program.js'
 
 /** The directions a capacity probe runs in: a message and its reply on one connection. */
@@ -49,7 +48,7 @@ export async function parseCapacityArgs (argv) {
       'start-rate': { describe: 'the search\'s first rate, msgs/s; it doubles until a probe fails', default: 4000 },
       pacing: { describe: 'how the generators wake for due messages: precise, precise:<µs>, spin or timer (see the client\'s --pacing)', default: 'precise', type: 'string' },
       calibrate: { describe: `[µs]: plant a known decode cost (µs per message, default ${DEFAULT_PLANTED_US}) in the server's side of one of two otherwise identical JSON codecs, and report whether capacity dropped by what the extra CPU predicts`, type: 'string' },
-      equivalence: { describe: 'equivalent: the whole interval within ± this percentage of 1', default: DEFAULT_EQUIVALENCE * 100, type: 'string', nargs: 1 },
+      ...EQUIVALENCE_OPTION,
       out: { alias: 'o', describe: 'directory for results.json and report.html', default: 'capacity-report', type: 'string' },
       json: { describe: 'print the results document as JSON instead of the table', type: 'boolean', default: false }
     })
@@ -83,19 +82,17 @@ async function checkCapacityArgs (args, argv) {
   const serverCores = positiveNumber('server-cpus', args.serverCpus)
   const targetRate = args.targetRate === undefined ? null : positiveNumber('target-rate', args.targetRate)
   const rounds = wholeNumber('rounds', args.rounds, MIN_ROUNDS)
-  const equivalence = Number(String(args.equivalence).replace(/%$/, ''))
-  if (!(equivalence > 0 && equivalence < 100)) throw new UsageError(`--equivalence must be a percentage above 0 and below 100, got '${args.equivalence}'`)
   parsePacing(args.pacing)
   return {
-    formats,
-    codecModules,
-    calibrate,
-    tests,
-    custom,
-    allowLossy: args.allowLossy,
     slos: parseSlo(args.slo),
     budget: planServerBudget(serverCores),
     targetRate,
+    tests,
+    formats,
+    codecModules,
+    calibrate,
+    custom,
+    allowLossy: args.allowLossy,
     server: serverOf(args, given, { formats, calibrate, custom }),
     tls: args.tls,
     compress: args.compress,
@@ -109,7 +106,7 @@ async function checkCapacityArgs (args, argv) {
       startRate: positiveNumber('start-rate', args.startRate)
     },
     pacing: args.pacing,
-    margin: equivalence / 100,
+    margin: equivalenceMargin(args.equivalence),
     out: args.out,
     json: args.json
   }

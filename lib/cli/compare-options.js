@@ -11,6 +11,22 @@ import { CODEC_MODULE_OPTION, PAYLOAD_OPTIONS, codecModulesFor, commaList, comma
 import { programName } from './program.js'
 import { REFERENCE_SERVERS, REFERENCE_SERVER_NAMES } from '../server/reference.js'
 
+/** What a difference must stay within to be called equivalent: compare's and capacity's. */
+export const EQUIVALENCE_OPTION = {
+  equivalence: { describe: 'equivalent: the whole interval within ± this percentage of 1', default: DEFAULT_EQUIVALENCE * 100, type: 'string', nargs: 1 }
+}
+
+/**
+ * --equivalence as a fraction of 1.
+ * @param {string|number} value a percentage, `%` allowed
+ * @returns {number}
+ */
+export function equivalenceMargin (value) {
+  const equivalence = Number(String(value).replace(/%$/, ''))
+  if (!(equivalence > 0 && equivalence < 100)) throw new UsageError(`--equivalence must be a percentage above 0 and below 100, got '${value}'`)
+  return equivalence / 100
+}
+
 /** The server the formats meet: compare's and capacity's. */
 export const SERVER_OPTIONS = {
   server: { describe: `the server the formats are compared on: node (server.js), or a reference server of servers/ (built when its sources changed): ${REFERENCE_SERVERS.map((server) => `${server.name} (formats ${server.formats.join(', ')})`).join(', ')}`, choices: ['node', ...REFERENCE_SERVER_NAMES], default: 'node' },
@@ -58,7 +74,7 @@ export async function parseCompareArgs (argv) {
       trials: { alias: 't', describe: `a fixed number of generations (each: every test in lockstep batches, the processes swapping formats), 2 to ${MAX_TRIALS} [default: as many as fit --budget]` },
       calibrate: { describe: `[client|server][:µs]: plant a known cost (µs per message, default ${DEFAULT_PLANTED_US}) in the client's encode (default) or the server's decode of one of two otherwise identical JSON codecs, and report whether it was found where planted, about its size, and not called worse on the other side's CPU, and the smallest difference this machine tells in the budget: 20, server, server:30 [default tests: ${CALIBRATION_TESTS.join(',')}]`, type: 'string' },
       budget: { describe: `run generations while the next one fits in this much time from the start: 90s, 5m [default: ${DEFAULT_BUDGET_MS / 1000}s]`, type: 'string', nargs: 1 },
-      equivalence: { describe: 'equivalent: the whole interval within ± this percentage of 1', default: DEFAULT_EQUIVALENCE * 100, type: 'string', nargs: 1 },
+      ...EQUIVALENCE_OPTION,
       'start-warmup': { describe: 'how long each client sends each format before the warm-up generations (and until it has spent 0.3 s of its CPU on it, or this if less, for at most 3x this): 5s, 500ms [default: 2s, or a reference server\'s own (servers/NAME/server.json): the JVM compiles for longer]', type: 'string', nargs: 1 },
       pin: { describe: 'server and clients on CPUs of their own (taskset), so they never share a core: --no-pin to let them', type: 'boolean', default: true },
       messages: { alias: 'n', describe: 'messages per batch [default: about 25 ms of the slower format\'s traffic, at most 200]' },
@@ -107,8 +123,6 @@ export async function parseCompareArgs (argv) {
   if (fanout && args.inflight !== undefined) throw new UsageError('--inflight does not apply to fanout: the publisher follows --rate, subscribers only listen')
   if (!fanout && args.rate !== undefined) throw new UsageError('--rate goes with --direction fanout (the other directions run a closed loop)')
   const server = serverOf(args, given, { formats, calibrate, custom })
-  const equivalence = Number(String(args.equivalence).replace(/%$/, ''))
-  if (!(equivalence > 0 && equivalence < 100)) throw new UsageError(`--equivalence must be a percentage above 0 and below 100, got '${args.equivalence}'`)
   return {
     formats,
     codecModules,
@@ -123,7 +137,7 @@ export async function parseCompareArgs (argv) {
     direction: args.direction,
     trials,
     budgetMs: args.budget === undefined ? undefined : duration('budget', args.budget),
-    margin: equivalence / 100,
+    margin: equivalenceMargin(args.equivalence),
     pin: args.pin,
     server,
     warmup: args.startWarmup === undefined ? undefined : { startMs: duration('start-warmup', args.startWarmup) },

@@ -168,12 +168,7 @@ export async function compareFormats ({
       rows,
       codecModules,
       load,
-      serverArgs: [
-        ...(compress ? ['--compress'] : []),
-        ...(certificate ? ['--tls-cert', certificate.certFile, '--tls-key', certificate.keyFile] : []),
-        ...codecModules.flatMap((file) => ['--codec-module', file]),
-        ...(server.args ?? [])
-      ],
+      serverArgs: serverArgsOf({ compress, certificate, codecModules, server }),
       serverCommand: await serverCommand(server),
       startWarmupMs,
       warmupGenerations,
@@ -264,6 +259,21 @@ export async function certificateFiles () {
   await fs.writeFile(certFile, cert)
   await fs.writeFile(keyFile, key, { mode: 0o600 })
   return { cert, certFile, keyFile, remove: () => fs.rm(directory, { recursive: true, force: true }) }
+}
+
+/**
+ * The options every server process of a run gets: permessage-deflate, the throwaway certificate,
+ * the codec modules, and the user's --server-args.
+ * @param {{compress: boolean, certificate: {certFile: string, keyFile: string}|null, codecModules: string[], server: {args?: string[]}}} run
+ * @returns {string[]}
+ */
+export function serverArgsOf ({ compress, certificate, codecModules, server }) {
+  return [
+    ...(compress ? ['--compress'] : []),
+    ...(certificate ? ['--tls-cert', certificate.certFile, '--tls-key', certificate.keyFile] : []),
+    ...codecModules.flatMap((file) => ['--codec-module', file]),
+    ...(server.args ?? [])
+  ]
 }
 
 /**
