@@ -2,7 +2,7 @@
 // and per test and objective p50 and p99 against offered rate for each format, the objective drawn
 // as a line and each format's capacity marked.
 import { escapeHtml, rateChart } from '../report/svg-chart.js'
-import { capacityVerdicts, formatCapacityTable } from './results.js'
+import { capacityNotes, capacityTableCells, capacityVerdicts } from './results.js'
 import { describeCapacityRun } from './describe.js'
 
 /**
@@ -33,17 +33,25 @@ export function renderCapacityHtml (results) {
 <title>Capacity: ${escapeHtml(settings.formats.join(' vs '))}</title>
 <style>
 body { font: 14px/1.45 system-ui, sans-serif; margin: 24px; color: #222; max-width: 1200px; }
-pre { background: #f6f6f6; padding: 8px; overflow-x: auto; }
+table { border-collapse: collapse; font-size: 12px; margin: 12px 0; }
+th, td { border: 1px solid #ccc; padding: 3px 6px; text-align: right; white-space: nowrap; }
+th:nth-child(-n+3), td:nth-child(-n+3) { text-align: left; }
 figure { display: inline-block; margin: 8px; }
 </style>
 </head>
 <body>
 <h1>How many msgs/s one server core takes: ${escapeHtml(settings.formats.join(' vs '))}</h1>
 <p>${escapeHtml(describeCapacityRun(results))}</p>
-<pre class="table">${escapeHtml(formatCapacityTable(results))}</pre>
-<ul class="verdicts">${capacityVerdicts(results).map((line) => `<li>${escapeHtml(line)}</li>`).join('')}</ul>
+${table(capacityTableCells(results))}
+<ul class="verdicts">${[...capacityVerdicts(results), ...capacityNotes(results)].map((line) => `<li>${escapeHtml(line)}</li>`).join('')}</ul>
 <div class="charts">${charts.join('\n')}</div>
 </body>
 </html>
 `
+}
+
+/** The table's cells as an HTML table. */
+function table ({ header, body }) {
+  const row = (cells, tag) => `<tr>${cells.map((cell) => `<${tag}>${escapeHtml(cell)}</${tag}>`).join('')}</tr>`
+  return `<table class="capacity"><thead>${row(header, 'th')}</thead><tbody>${body.map((cells) => row(cells, 'td')).join('')}</tbody></table>`
 }

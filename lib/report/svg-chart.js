@@ -100,8 +100,9 @@ export function timeSeriesChart ({ title, yLabel, series, marks = [] }) {
 }
 
 /**
- * Latency against offered rate, one line per series (a format's p50 or p99 at each probe), the
- * latency axis log-scaled (it grows by orders of magnitude past the knee), with a dashed
+ * Latency against offered rate, a dot per probe for each series (a format's p50 or p99: probes near
+ * the knee fall close together and scatter, which a line through them would turn into a zigzag),
+ * the latency axis log-scaled (it grows by orders of magnitude past the knee), with a dashed
  * horizontal line (the objective) and dashed vertical marks (each format's capacity).
  * @param {object} chart
  * @param {string} chart.title
@@ -119,22 +120,19 @@ export function rateChart ({ title, series, limit, marks = [] }) {
   const top = niceCeiling(Math.max(...rates, 1))
   const x = (rate) => MARGIN.left + rate / top * PLOT_WIDTH
   const y = (ms) => MARGIN.top + PLOT_HEIGHT - (Math.log10(Math.max(ms, 10 ** low)) - low) / decades * PLOT_HEIGHT
-  const xTicks = Array.from({ length: 5 }, (_, i) => ({ at: x(top * i / 4), label: formatNumber(top * i / 4) }))
+  const xTicks = Array.from({ length: 5 }, (_, i) => ({ at: x(top * i / 4), label: `${formatNumber(top * i / 4000)}k` }))
   const yTickList = Array.from({ length: decades + 1 }, (_, i) => 10 ** (low + i))
     .map((ms) => ({ at: y(ms), label: formatNumber(ms) }))
-  const lines = drawn.map((s, index) => {
-    const points = [...s.points].sort((a, b) => a.rate - b.rate)
-    const d = points.map((p, i) => `${i === 0 ? 'M' : 'L'}${x(p.rate).toFixed(1)},${y(p.ms).toFixed(1)}`).join(' ')
-    return `<path class="series" data-series="${escapeHtml(s.name)}" d="${d}" fill="none" stroke="${COLOURS[index % COLOURS.length]}" stroke-width="2"/>`
-  })
+  const dots = drawn.map((s, index) => `<g class="series" data-series="${escapeHtml(s.name)}" fill="${COLOURS[index % COLOURS.length]}">` +
+    s.points.map((p) => `<circle cx="${x(p.rate).toFixed(1)}" cy="${y(p.ms).toFixed(1)}" r="2.5"/>`).join('') + '</g>')
   const bottom = MARGIN.top + PLOT_HEIGHT
   const limitY = y(limit.ms).toFixed(1)
   const limitLine = `<line class="limit" x1="${MARGIN.left}" y1="${limitY}" x2="${MARGIN.left + PLOT_WIDTH}" y2="${limitY}" ` +
     `stroke="#c00" stroke-dasharray="6 3"/><text x="${MARGIN.left + 4}" y="${(y(limit.ms) - 4).toFixed(1)}" font-size="10" fill="#c00">${escapeHtml(limit.label)}</text>`
   const markLines = marks.map((m, i) => `<line class="mark" x1="${x(m.rate).toFixed(1)}" y1="${MARGIN.top}" x2="${x(m.rate).toFixed(1)}" y2="${bottom}" ` +
     `stroke="#888" stroke-dasharray="4 3"/><text x="${(x(m.rate) + 3).toFixed(1)}" y="${bottom - 4 - 12 * i}" font-size="10">${escapeHtml(m.label)}</text>`)
-  return frame(title, 'offered rate (msgs/s)', 'latency (ms, log)', [
-    ...axes(xTicks, yTickList), limitLine, ...markLines, ...lines, legend(drawn.map((s) => s.name))
+  return frame(title, 'offered rate (msgs/s), one dot per probe', 'latency (ms, log)', [
+    ...axes(xTicks, yTickList), limitLine, ...markLines, ...dots, legend(drawn.map((s) => s.name))
   ])
 }
 
