@@ -38,7 +38,7 @@ const nextMessage = () => new Promise((resolve) => process.once('message', resol
 async function ours () {
   const { url, test, format, rate, pacing, connections, inflight, leadMs, measureMs } = await nextMessage()
   const run = await prepareRun(format, { test, custom: null, load: {} })
-  const settings = { url, connections, inflight, pacing, preencode: true, direction: 'up' }
+  const settings = { url, connections, inflight, pacing, preencode: true, cork: true, direction: 'up' }
   const engine = await openRun(loadOptions(run, settings, {}))
   await engine.runPhase({ count: Math.round(rate * leadMs / 1000), rate, recording: false, series: false })
   process.send({ type: 'measuring' })

@@ -48,6 +48,9 @@ import { Recorder } from './recorder.js'
  * @property {string|null} [pacingReason] why that pacing, when the run chose it (lib/load/pacer.js defaultPacing)
  * @property {boolean} [preencode] encode each payload once before the run and send those bytes in turn,
  *   so the client's CPU leaves encoding out (capacity's generators)
+ * @property {boolean} [cork] open loop: the messages due in one turn go out in one write per connection,
+ *   not one each (capacity's generators: their syscalls were their largest cost; a client standing for
+ *   many devices sends each message on its own, as they would)
  */
 
 /**
@@ -198,6 +201,7 @@ export class Run {
       channels: this.channels,
       judge: replyJudge({ codec, direction, ack: options.ack }, this.errorReplies),
       nextFrame: frameSource(codec, natives, direction, options.preencode),
+      cork: options.cork === true,
       timeoutMs,
       onFailure: (reason) => { this.failure ??= reason },
       reconnect: reconnect ? (channel, lost) => this.reconnect(channel, lost) : null,

@@ -30,6 +30,7 @@ const STOP_GRACE_MS = 2000
  * @property {import('./channel.js').Channel[]} channels the connections
  * @property {(data: Buffer, isBinary: boolean) => boolean} judge whether a reply completes its message
  * @property {(scheduledAt: number, measured: boolean) => (Buffer|string)} nextFrame the next message, encoded now
+ * @property {boolean} cork open loop: a turn's messages go out in one write per connection (LoadSettings.cork)
  * @property {number} timeoutMs a message with no reply after this long is lost, and the run fails
  * @property {(reason: string) => void} onFailure the run fails (the first reason stands)
  * @property {(openLoop: boolean) => import('./recorder.js').Recorder} recorder the run's recorder for a
@@ -184,7 +185,7 @@ export class Phase {
       }
       const scheduledAt = this.startedAt + schedule.dueAt(this.sent)
       if (!waitedForRoom) this.recorder?.recordSendLag(now - scheduledAt)
-      if (channel.cork()) corked.push(channel)
+      if (this.traffic.cork && channel.cork()) corked.push(channel)
       this.send(channel, scheduledAt, now)
       now = performance.now()
     }

@@ -128,3 +128,37 @@ test('recorded phases on one run each count their own replies, with the run\'s r
   assert.deepEqual(second.timeSeries, [], 'no series asked for: no second encoded')
   assert.deepEqual(second.messages, { sent: 20, acked: 20, errors: 0, lost: 0 })
 })
+
+/**
+ * The writes a socket hands to the kernel: each call of its stream's _write or _writev, with the
+ * bytes it carries (the real socket's own methods, counted on the way through).
+ */
+function countWrites (socket) {
+  const writes = []
+  const write = socket._write.bind(socket)
+  const writev = socket._writev.bind(socket)
+  socket._write = (chunk, encoding, callback) => {
+    writes.push(chunk.length)
+    return write(chunk, encoding, callback)
+  }
+  socket._writev = (chunks, callback) => {
+    writes.push(chunks.reduce((sum, { chunk }) => sum + chunk.length, 0))
+    return writev(chunks, callback)
+  }
+  return writes
+}
+
+for (const cork of [true, false]) {
+  test(`${cork ? 'with' : 'without'} cork, the messages due in one turn go out in ${cork ? 'one write' : 'a write each'}`, LIMIT, async (t) => {
+    const { run, pacer } = await openAcked(t, { inflight: 100, cork })
+    const writes = countWrites(run.channels[0].socket)
+    const requested = pacer.nextRequest()
+    const done = run.runPhase({ rate: 20, count: 4, recording: true })
+    await requested
+    // Message 0 went at the start, alone; 1-3 are due by 175 ms and go in that one turn.
+    await pacer.fireAt(run.phase.startedAt + 175)
+    const result = await done
+    assert.deepEqual(result.messages, { sent: 4, acked: 4, errors: 0, lost: 0 })
+    assert.deepEqual(writes, cork ? [writes[0], 3 * writes[0]] : [writes[0], writes[0], writes[0], writes[0]])
+  })
+}
