@@ -27,8 +27,10 @@ test('capacity finds each format\'s rate at the objective on a half-core server,
       // The quota holds: half a core, whatever the rate offered (a little over, read around the step).
       assert.ok(probe.server.cores <= 0.6, `server at ${probe.server.cores} cores`)
     }
-    // The search stepped up by doubling from the start rate.
-    assert.deepEqual(search.probes.slice(0, 2).map((probe) => probe.rate), [4000, 8000])
+    // The search stepped from the start rate by doubling (or, on a machine too busy for it, halving).
+    const [first, second] = search.probes
+    assert.equal(first.rate, 4000)
+    assert.equal(second.rate, first.pass ? 8000 : 2000)
     if (search.status === 'found') {
       // A round that brackets no knee in its probes gives none.
       assert.ok(search.estimates.length >= 1 && search.estimates.length <= 3, `${search.estimates.length} estimates`)
@@ -36,7 +38,9 @@ test('capacity finds each format\'s rate at the objective on a half-core server,
       const passes = search.probes.filter((probe) => probe.pass).map((probe) => probe.rate)
       for (const estimate of search.estimates) assert.ok(estimate >= Math.min(...passes) && estimate <= Math.max(...fails))
     } else {
-      assert.equal(search.status, 'generator-bound', `${search.format}: ${search.status}`)
+      // The suite runs beside it: a starved server or generator is said so, never a capacity.
+      assert.ok(['generator-bound', 'below', 'unsettled'].includes(search.status), `${search.format}: ${search.status}`)
+      assert.deepEqual(search.estimates, [])
     }
   }
   const [figures] = results.rows.map((row) => row.figures)
@@ -54,13 +58,19 @@ test('capacity runs over wss:// with the payload echoed back, one format, the ge
   const out = temporaryDirectory('capacity-tls-')
   t.after(() => fs.rmSync(out, { recursive: true, force: true }))
   const run = await runScript('bin/capacity.js', ['--tests', '1', '--formats', 'protobuf', '--tls', '--direction', 'echo', '--server-cpus', '0.5',
-    '--rounds', '3', '--step', '200ms', '--lead', '50ms', '--start-rate', '8000', '--slo', 'p99<25ms', '--out', out, '--json'])
+    '--rounds', '3', '--step', '200ms', '--lead', '50ms', '--start-rate', '2000', '--slo', 'p99<25ms', '--out', out, '--json'])
   assert.ok(run.code === 0 || run.code === 1, run.stderr)
   const { settings, searches } = JSON.parse(run.stdout)
   assert.deepEqual([settings.tls, settings.direction, settings.formats], [true, 'echo', ['protobuf']])
+  // Whether a probe passes depends on how busy the machine is (the suite runs beside it); that every
+  // echoed payload came back and decoded, over TLS, does not.
   const [search] = searches
-  assert.ok(search.probes.some((probe) => probe.pass), 'a probe passed: the echoed payloads decoded, over TLS')
-  for (const probe of search.probes) assert.equal(probe.messages.errors, 0, 'no error replies')
+  assert.ok(search.probes.length > 0)
+  for (const { rate, messages } of search.probes) {
+    assert.equal(messages.errors, 0, `no error replies at ${rate}/s`)
+    assert.equal(messages.sent, messages.acked + messages.lost, `every message echoed or lost at ${rate}/s`)
+    assert.ok(messages.acked > 0, `echoes decoded at ${rate}/s`)
+  }
 })
 
 test('bad input gets one line and exit 2, before anything starts', async () => {
