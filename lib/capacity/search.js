@@ -36,7 +36,8 @@ export const GENERATOR_RETRIES = 2
  *   capacity; generator-bound: the generator failed first, at `limitRate`, three times in a row; below: even
  *   `limitRate` (the least rate tried) failed; above: even `limitRate` (the most) passed; unsettled:
  *   no confirming round bracketed the knee
- * @property {number[]} estimates one per confirming round, msgs/s
+ * @property {number[]} estimates one per confirming round, msgs/s (a search that stops otherwise than
+ *   found keeps its earlier rounds' on record: they are no capacity)
  * @property {number|null} initial the first bisection's estimate
  * @property {number|null} limitRate
  * @property {Outcome[]} outcomes every probe, in order

@@ -80,3 +80,15 @@ test('crossing interpolates on the log of the excess, or takes the geometric mea
   assert.equal(crossing({ rate: 100, excess: 0.5 }, { rate: 200, excess: 2 }), 150)
   assert.equal(crossing({ rate: 100, excess: 0.5 }, { rate: 400, excess: null }), 200)
 })
+
+test('a search stopped generator-bound after some rounds keeps them on record, but its status is not found', () => {
+  const probe = simulated(20_000)
+  let probes = 0
+  const result = run(new CapacitySearch({ startRate: 1000, rounds: 6 }), (rate) => {
+    const outcome = probe(rate)
+    // From the 20th probe on, the generator cannot keep up with any rate that fails.
+    return ++probes >= 20 && !outcome.pass ? { ...outcome, generatorBound: true } : outcome
+  })
+  assert.equal(result.status, 'generator-bound')
+  assert.ok(result.estimates.length > 0 && result.estimates.length < 6, `${result.estimates.length} rounds on record`)
+})
