@@ -1,4 +1,4 @@
-// bin/gen-fixtures.js: the fixtures are what the clients send and the codecs derive, exactly (each
+// tools/gen-fixtures.js: the fixtures are what the clients send and the codecs derive, exactly (each
 // stream line the json codec's frame, each schema one that writes or accepts what its codec does),
 // the manifest describes them truly, and staleness is judged by content.
 import { test } from 'node:test'
@@ -11,7 +11,7 @@ import zlib from 'node:zlib'
 import avro from 'avsc'
 import fastJson from 'fast-json-stringify'
 import { validator } from '@exodus/schemasafe'
-import { FIXTURES_DIR, fixtureFiles, staleFixtures, writeFixtures } from '../bin/gen-fixtures.js'
+import { FIXTURES_DIR, fixtureFiles, staleFixtures, writeFixtures } from '../tools/gen-fixtures.js'
 import { TESTS, everyMessage, loadMessages, loadPayload } from '../lib/payloads/catalog.js'
 import { createCodec } from '../lib/codecs/registry.js'
 import { ROOT } from './helpers.js'

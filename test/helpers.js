@@ -6,14 +6,14 @@ import os from 'node:os'
 import path from 'node:path'
 import { after } from 'node:test'
 import WebSocket from 'ws'
-import { CHROMIUM } from '../bin/headless-browser.js'
+import { CHROMIUM } from '../tools/headless-browser.js'
 import { toolchainAvailable, referenceServer } from '../lib/server/reference.js'
 import { brokerProgram, runNodeScript } from '../lib/processes.js'
 import { hostsUnavailableReason } from '../lib/network/hosts.js'
 import { randomSource } from '../lib/compare/statistics.js'
 
 export { PROJECT_ROOT as ROOT, runNodeScript as runScript, startServerProcess } from '../lib/processes.js'
-export { CHROMIUM, openBrowserPage } from '../bin/headless-browser.js'
+export { CHROMIUM, openBrowserPage } from '../tools/headless-browser.js'
 
 /**
  * A new directory under the system's temporary one, removed with everything in it when the test

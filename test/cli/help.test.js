@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { HELP_COMMANDS, printPrebuiltHelp } from '../../lib/cli/help.js'
-import { yargsHelp } from '../../bin/gen-help.js'
+import { yargsHelp } from '../../tools/gen-help.js'
 import { runScript } from '../helpers.js'
 
 const prebuilt = (command) => readFileSync(new URL(`../../lib/cli/help/${command}.txt`, import.meta.url), 'utf8')

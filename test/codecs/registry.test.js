@@ -164,14 +164,14 @@ test('the committed protobuf-es code is what npm run gen:proto-es writes from pr
 test('the committed google-protobuf code is what npm run gen:proto-google writes (PROTOC_JS: a protoc with --js_out)', { skip: !process.env.PROTOC_JS && !process.env.CI && 'PROTOC_JS is not set (.ci/run sets it)' }, async () => {
   assert.ok(process.env.PROTOC_JS, 'PROTOC_JS is set (.ci/run sets it: bash .ci/protoc-js.sh)')
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'proto-google-'))
-  const run = await runScript('bin/gen-google-protobuf.js', ['--out', out])
+  const run = await runScript('tools/gen-google-protobuf.js', ['--out', out])
   assert.equal(run.code, 0, run.stderr)
   assertSameFiles(new URL('../../vendor/google-protobuf/', import.meta.url), out)
   fs.rmSync(out, { recursive: true })
 })
 
 test('gen:proto-google refuses, in one line, a protoc without the JavaScript generator', { skip: PROTOC_MISSING }, async () => {
-  const run = await runScript('bin/gen-google-protobuf.js', ['--out', path.join(os.tmpdir(), 'never-written')], { env: { PROTOC_JS: 'protoc' } })
+  const run = await runScript('tools/gen-google-protobuf.js', ['--out', path.join(os.tmpdir(), 'never-written')], { env: { PROTOC_JS: 'protoc' } })
   assert.equal(run.code, 2)
   assert.match(run.stderr, /^protoc has no JavaScript generator \(--js_out; protoc 3\.20 and later moved it out\): set PROTOC_JS to one that has \(bash \.ci\/protoc-js\.sh fetches one\)\n$/)
 })

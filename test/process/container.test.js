@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { runWithoutPrograms } from '../helpers.js'
 
 test('without podman: one line saying what to install, exit 2, nothing left in the temporary directory', async () => {
-  const { code, stdout, stderr, leftInTmp } = await runWithoutPrograms('bin/test-container.js')
+  const { code, stdout, stderr, leftInTmp } = await runWithoutPrograms('tools/test-container.js')
   assert.equal(code, 2, stderr)
   assert.equal(stdout, '')
   assert.match(stderr, /^podman not found: apt-get install podman runc/)

@@ -1,4 +1,4 @@
-// npm run docs:results (bin/docs-results.js) on a temporary copy of the docs: tables written from
+// npm run docs:results (tools/docs-results.js) on a temporary copy of the docs: tables written from
 // result files, idempotent, --check catching a stale or hand-edited table, a missing result file
 // as one line, a real comparison recorded with --from-compare; and the committed docs up to date.
 import { test } from 'node:test'
@@ -8,7 +8,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { runScript } from '../helpers.js'
 
-const SCRIPT = 'bin/docs-results.js'
+const SCRIPT = 'tools/docs-results.js'
 
 function tempProject (readme) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'docs-results-'))

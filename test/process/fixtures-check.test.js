@@ -1,4 +1,4 @@
-// npm run gen:fixtures (bin/gen-fixtures.js) as CI runs it: the committed fixtures are up to date,
+// npm run gen:fixtures (tools/gen-fixtures.js) as CI runs it: the committed fixtures are up to date,
 // and --check on a stale copy fails with one line naming the files, changing nothing, until the
 // script writes them again.
 import { test } from 'node:test'
@@ -8,7 +8,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { ROOT, runScript } from '../helpers.js'
 
-const SCRIPT = 'bin/gen-fixtures.js'
+const SCRIPT = 'tools/gen-fixtures.js'
 
 test('the committed fixtures are what npm run gen:fixtures writes (--check)', async () => {
   const check = await runScript(SCRIPT, ['--check'])

@@ -124,7 +124,7 @@ describe('java server', () => {
       }
       assert.match(fs.readFileSync(path.join(out, 'report', 'results.md'), 'utf8'), /2 server processes \(java --json-library gson\) and 2 client processes per row/)
       fs.mkdirSync(path.join(out, 'docs', 'results'), { recursive: true })
-      const recorded = await runScript('bin/docs-results.js', ['--root', out, '--from-compare', path.join(out, 'report', 'results.json'), '--name', 'gson'])
+      const recorded = await runScript('tools/docs-results.js', ['--root', out, '--from-compare', path.join(out, 'report', 'results.json'), '--name', 'gson'])
       assert.equal(recorded.code, 0, recorded.stderr)
       assert.equal(JSON.parse(fs.readFileSync(path.join(out, 'docs', 'results', 'gson.json'), 'utf8')).command,
         'npm run compare -- --tests person --trials 2 --direction echo --server java --server-args=\'--json-library gson\' -n 20')

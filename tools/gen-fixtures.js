@@ -75,7 +75,7 @@ export function fixtureFiles () {
     return entry
   })
   files.set('manifest.json', jsonFile({
-    about: 'Written by npm run gen:fixtures (bin/gen-fixtures.js) from lib/payloads and the codecs: do not edit. ' +
+    about: 'Written by npm run gen:fixtures (tools/gen-fixtures.js) from lib/payloads and the codecs: do not edit. ' +
       'What each file is: docs/protocol.md#fixtures. Paths are from the project root; bytes and sha256 are of the uncompressed text.',
     tests
   }))
@@ -157,5 +157,5 @@ async function main () {
   return 0
 }
 
-const isMain = process.argv[1] && path.resolve(process.argv[1]) === path.join(PROJECT_ROOT, 'bin/gen-fixtures.js')
+const isMain = process.argv[1] && path.resolve(process.argv[1]) === path.join(PROJECT_ROOT, 'tools/gen-fixtures.js')
 if (isMain) runMain(main)

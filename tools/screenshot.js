@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Renders a page (a report file or a URL) with headless Chromium into a PNG for the README.
-// Usage: node bin/screenshot.js compare-report/report.html docs/compare-report.png
-//        node bin/screenshot.js 'http://127.0.0.1:7070/' docs/browser-client.png --run medium
+// Usage: node tools/screenshot.js compare-report/report.html docs/compare-report.png
+//        node tools/screenshot.js 'http://127.0.0.1:7070/' docs/browser-client.png --run medium
 //        (--run: pick that test on the browser client, press Run, wait for the results)
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -9,7 +9,7 @@ import { openBrowserPage } from './headless-browser.js'
 
 const [page, png, flag, test] = process.argv.slice(2)
 if (!page || !png || (flag && (flag !== '--run' || !test))) {
-  process.stderr.write('usage: node bin/screenshot.js <page.html|url> <out.png> [--run <test>]\n')
+  process.stderr.write('usage: node tools/screenshot.js <page.html|url> <out.png> [--run <test>]\n')
   process.exit(2)
 }
 const session = await openBrowserPage()

@@ -37,7 +37,7 @@ export function yargsHelp (command) {
   return run.stdout
 }
 
-const isMain = process.argv[1] && path.resolve(process.argv[1]) === path.join(PROJECT_ROOT, 'bin/gen-help.js')
+const isMain = process.argv[1] && path.resolve(process.argv[1]) === path.join(PROJECT_ROOT, 'tools/gen-help.js')
 if (isMain) {
   const dir = process.argv[2] ?? path.join(PROJECT_ROOT, 'lib/cli/help')
   fs.mkdirSync(dir, { recursive: true })

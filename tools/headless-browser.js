@@ -1,4 +1,4 @@
-// Headless Chromium for the tools that render pages (bin/screenshot.js) and the tests that drive
+// Headless Chromium for the tools that render pages (tools/screenshot.js) and the tests that drive
 // them: Debian's Chromium on a closed network, nothing downloaded.
 
 /** Debian's Chromium: .ci/run installs it with apt-get; playwright-core never downloads a browser. */
