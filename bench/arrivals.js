@@ -4,7 +4,7 @@
 // recorded, and the server's open files once it counts no open connection, beside its baseline.
 import fs from 'node:fs'
 import { runNodeScript, startServerProcess } from '../lib/processes.js'
-import { printRow, startResults } from './results.js'
+import { printRow, startResults } from './support/results.js'
 
 const ARRIVALS = Number(process.env.BENCH_ARRIVALS ?? 500)
 const PER_CONNECTION = 5

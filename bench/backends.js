@@ -11,7 +11,7 @@ import { compareFormats } from '../lib/compare/runner.js'
 import { cellText } from '../lib/compare/results.js'
 import { REFERENCE_SERVER_NAMES } from '../lib/server/reference.js'
 import { resolveTest } from '../lib/payloads/catalog.js'
-import { npmCommand, printTable, startResults } from './results.js'
+import { npmCommand, printTable, startResults } from './support/results.js'
 
 const COLUMNS = ['test', 'server', 'B/msg json', 'B/msg protobuf', 'p50 ms json', 'p50 ms protobuf', 'server CPU µs/msg json',
   'server CPU µs/msg protobuf', 'server codec µs/msg json', 'server codec µs/msg protobuf', 'server CPU protobuf/json', 'server codec protobuf/json']

@@ -1,6 +1,6 @@
 // npm run bench:broadcast -- --subscribers N [--test 3] [--format json|protobuf] [--duration 5s] [--json]
 // How close the fan-out mode comes to the bare ceiling, in one run: first a bare ws broadcast
-// (bench/bare-broadcast.js: one process sends one pre-encoded frame to N clients in another, as fast
+// (bench/support/bare-broadcast.js: one process sends one pre-encoded frame to N clients in another, as fast
 // as their sockets take it, and the clients only count), then node server.js and the fan-out client
 // with N subscribers publishing at 0.8 of that ceiling. Like the bare clients, its subscribers leave
 // the payloads alone (--decode one: one subscriber decodes, the others read each delivery's header,
@@ -12,7 +12,7 @@
 import { commandLine, duration, wholeNumber } from '../lib/cli/parser.js'
 import { runMain } from '../lib/errors.js'
 import { cpuPinning, runNodeScript, startServerProcess } from '../lib/processes.js'
-import { npmCommand, printTable, processCpuUs, startResults } from './results.js'
+import { npmCommand, printTable, processCpuUs, startResults } from './support/results.js'
 
 /** The shares of the bare ceiling the fan-out mode is run at, in turn until it meets the target. */
 const LOADS = [0.8, 0.4, 0.2, 0.1]
@@ -79,15 +79,15 @@ runMain(async () => {
 })
 
 /**
- * The ceiling: bench/bare-broadcast.js's sender and receivers, as fast as the sockets go.
+ * The ceiling: bench/support/bare-broadcast.js's sender and receivers, as fast as the sockets go.
  * @returns {Promise<{deliveries: number, seconds: number, rate: number, cpuShare: number, total: number, senderUs: number}>}
  *   senderUs: the sender's CPU per delivery over the receivers' whole run
  */
 async function bareBroadcast ({ test, format, subscribers, durationMs, cpus }) {
-  const sender = await startServerProcess([], { script: 'bench/bare-broadcast.js', args: ['sender', test, format, String(subscribers)], cpus: cpus?.server })
+  const sender = await startServerProcess([], { script: 'bench/support/bare-broadcast.js', args: ['sender', test, format, String(subscribers)], cpus: cpus?.server })
   try {
     const before = processCpuUs(sender.child.pid)
-    const run = await runNodeScript('bench/bare-broadcast.js', ['receiver', sender.url, String(subscribers), String(WARMUP_MS), String(durationMs)], { cpus: cpus?.clients })
+    const run = await runNodeScript('bench/support/bare-broadcast.js', ['receiver', sender.url, String(subscribers), String(WARMUP_MS), String(durationMs)], { cpus: cpus?.clients })
     if (run.code !== 0) throw new Error(`bare receiver exited with ${run.code}: ${run.stderr.trim()}`)
     const measured = JSON.parse(run.stdout)
     return { ...measured, senderUs: (processCpuUs(sender.child.pid) - before) / measured.total }
@@ -143,7 +143,7 @@ function table (bare, runs, subscribers) {
 
 function notes ({ test, format, subscribers, durationMs, cpus }) {
   return `test ${test} in ${format}, ${subscribers} subscribers, ${durationMs / 1000} s measured per run after ${WARMUP_MS / 1000} s of warm-up; ` +
-    'bare: bench/bare-broadcast.js, one frame (the fan-out header and the test\'s one message) sent round after round to every ' +
+    'bare: bench/support/bare-broadcast.js, one frame (the fan-out header and the test\'s one message) sent round after round to every ' +
     'client while none has over 64 KiB unsent, counted by the receiving process; ' +
     'fan-out: node server.js and one client process (--direction fanout: the publisher and the subscribers) publishing the test\'s stream, ' +
     `at ${LOADS.join(', then ')} of the bare ceiling until the target is met, first with --decode one (one subscriber decodes, ` +

@@ -1,7 +1,7 @@
 // npm run bench:broker — which broker carries a fan-out between server processes: the cluster's
 // primary over node:cluster IPC (ipc), Redis pub/sub or NATS. This process is a node:cluster primary
 // (relaying as a --processes server's does, for ipc) with BENCH_PEERS (3) worker processes
-// (bench/broker-peer.js): one publishes test-3 frames (JSON and protobuf in turn, 0.3-1.2 KB), the
+// (bench/support/broker-peer.js): one publishes test-3 frames (JSON and protobuf in turn, 0.3-1.2 KB), the
 // others receive every one, in order. Throughput: BENCH_FRAMES (30,000) published flat out, frames/s
 // until the last receiver has them all. Latency: BENCH_RATE (5,000) frames/s for BENCH_SECONDS (3),
 // open loop, from the time each frame was due to its arrival at each receiver. CPU per frame of the
@@ -20,7 +20,7 @@ import { runNodeScript, startBrokerProcess, startServerProcess } from '../lib/pr
 import { RELAY, relayFrames, TAG } from '../lib/server/cluster-ipc.js'
 import { UsageError, runMain } from '../lib/errors.js'
 import { BROKERS as KNOWN_BROKERS } from '../lib/server/broker.js'
-import { printRow, processCpuUs, startResults } from './results.js'
+import { printRow, processCpuUs, startResults } from './support/results.js'
 
 const BROKERS = (process.env.BENCH_BROKERS ?? 'ipc,redis,nats').split(',')
 const PEERS = Number(process.env.BENCH_PEERS ?? 3)
@@ -51,7 +51,7 @@ async function main () {
   }
   if (PEERS < 2) throw new UsageError(`BENCH_PEERS must be at least 2 (a publisher and a receiver), got ${PEERS}`)
   const relayResults = startResults('broker', 'npm run bench:broker')
-  cluster.setupPrimary({ exec: fileURLToPath(new URL('./broker-peer.js', import.meta.url)), serialization: 'advanced' })
+  cluster.setupPrimary({ exec: fileURLToPath(new URL('./support/broker-peer.js', import.meta.url)), serialization: 'advanced' })
   const relays = await inRounds(BROKERS, measureRelay, 'frames/s (frames/s)')
   const cores = os.cpus().length
   print(`bench:broker — relay between ${PEERS} processes (1 publisher, ${PEERS - 1} receivers); ${cores} x ${os.cpus()[0].model}, Node ${process.version}`, relays)

@@ -8,7 +8,7 @@ import path from 'node:path'
 import { runNodeScript } from '../lib/processes.js'
 import { describeCapacityRun } from '../lib/capacity/describe.js'
 import { capacityNotes, capacityTableCells, capacityText, capacityVerdicts, ratioText } from '../lib/capacity/results.js'
-import { npmCommand, printTable, startResults } from './results.js'
+import { npmCommand, printTable, startResults } from './support/results.js'
 
 const DEFAULT_ARGS = ['--tests', '3,4']
 

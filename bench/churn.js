@@ -11,7 +11,7 @@ import WebSocket from 'ws'
 import { createCodec } from '../lib/codecs/registry.js'
 import { loadPayload, resolveTest } from '../lib/payloads/catalog.js'
 import { PROJECT_ROOT, startServerProcess } from '../lib/processes.js'
-import { printRow, startResults } from './results.js'
+import { printRow, startResults } from './support/results.js'
 
 const PER_ROUND = Number(process.env.BENCH_CHURN ?? 5000)
 const ROUNDS = 3

@@ -9,8 +9,8 @@ import { Bench } from 'tinybench'
 import { TESTS, loadPayload } from '../lib/payloads/catalog.js'
 import { testLabel } from '../lib/report/report.js'
 import { perSecond } from '../lib/display.js'
-import { BENCH_FORMATS, encodedPayload, selectedFormats, selectedTests } from './formats.js'
-import { printRow, startResults } from './results.js'
+import { BENCH_FORMATS, encodedPayload, selectedFormats, selectedTests } from './support/formats.js'
+import { printRow, startResults } from './support/results.js'
 
 const TIME_MS = Number(process.env.BENCH_TIME_MS ?? 300)
 // BENCH_TESTS=1,people picks tests; every test by default. BENCH_FORMATS picks codecs; all by default.

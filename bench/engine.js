@@ -14,8 +14,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { runNodeScript as runScript, startServerProcess } from '../lib/processes.js'
 import { throwawayCertificate } from '../lib/server/tls.js'
-import { checkout } from './checkout.js'
-import { printRow, startResults } from './results.js'
+import { checkout } from './support/checkout.js'
+import { printRow, startResults } from './support/results.js'
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 100000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
@@ -29,9 +29,9 @@ process.on('exit', () => checkedOut?.remove())
  * The bare pair's msgs/s; with `tls` ({cert, key} files) over wss://.
  */
 async function bareRate (test, format, tls) {
-  const server = await startServerProcess([], { script: 'bench/bare.js', args: ['server', test, format, ...(tls ? [tls.cert, tls.key] : [])] })
+  const server = await startServerProcess([], { script: 'bench/support/bare.js', args: ['server', test, format, ...(tls ? [tls.cert, tls.key] : [])] })
   try {
-    const { stdout } = await runScript('bench/bare.js', ['client', server.url, test, format, String(MESSAGES), String(INFLIGHT), ...(tls ? [tls.cert] : [])])
+    const { stdout } = await runScript('bench/support/bare.js', ['client', server.url, test, format, String(MESSAGES), String(INFLIGHT), ...(tls ? [tls.cert] : [])])
     return JSON.parse(stdout).rate
   } finally {
     await server.stop()
@@ -111,7 +111,7 @@ for (const [test, format] of CASES) {
 results.write({
   columns,
   rows,
-  notes: [`${MESSAGES.toLocaleString('en-US')} messages per run, ${INFLIGHT} in flight, 1 connection; bare (bench/bare.js) and ours alternate, median of ${ROUNDS} rounds each`]
+  notes: [`${MESSAGES.toLocaleString('en-US')} messages per run, ${INFLIGHT} in flight, 1 connection; bare (bench/support/bare.js) and ours alternate, median of ${ROUNDS} rounds each`]
 })
 if (BEFORE) {
   console.log(`\n# before (${BEFORE}) and after (this copy), same rounds`)
@@ -150,7 +150,7 @@ tlsResults.write({
   columns,
   rows: tlsRows,
   notes: [`over wss:// (TLS 1.3, the client verifying a throwaway certificate), ${MESSAGES.toLocaleString('en-US')} messages per run, ${INFLIGHT} in flight, ` +
-    `1 connection; bare (bench/bare.js over https) and ours alternate, median of ${ROUNDS} rounds each`]
+    `1 connection; bare (bench/support/bare.js over https) and ours alternate, median of ${ROUNDS} rounds each`]
 })
 
 const CORPUS_MESSAGES = 10_000

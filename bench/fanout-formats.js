@@ -13,7 +13,7 @@ import { scrapeServer } from '../lib/compare/runner.js'
 import { resolveTest } from '../lib/payloads/catalog.js'
 import { testLabel } from '../lib/report/report.js'
 import { METRICS_PATH } from '../lib/protocol.js'
-import { npmCommand, printTable, processRssBytes, startResults } from './results.js'
+import { npmCommand, printTable, processRssBytes, startResults } from './support/results.js'
 
 const COLUMNS = ['test', 'format', 'deflate', 'wire B/delivery', 'server CPU µs/delivery', 'server KB/subscriber',
   'client CPU µs/delivery', 'p50 ms', 'p99 ms', 'delivered/expected']

@@ -19,7 +19,7 @@ import { createTestHosts, hostsUnavailableReason } from '../lib/network/hosts.js
 import { shares } from '../lib/load/workers.js'
 import { mergeReports } from '../lib/report/merge.js'
 import { openFileLimit, watchOutput } from '../lib/processes.js'
-import { npmCommand, printTable, startResults } from './results.js'
+import { npmCommand, printTable, startResults } from './support/results.js'
 
 const PORT = 7070
 /** Subscribers per client process: under its open-file limit (~20,000), with room for reconnects. */

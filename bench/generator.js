@@ -1,7 +1,7 @@
 // npm run bench:generator — what capacity's load generator costs, against a bare ws client.
 // capacity's generator is the load engine in open loop sending pre-encoded frames (openRun and
 // runPhase, preencode: true, as lib/compare/batch-client.js runs a probe); the bare client is
-// bench/bare-open-loop.js, `ws` alone sending the same frames at the same rate. Each is a child
+// bench/support/bare-open-loop.js, `ws` alone sending the same frames at the same rate. Each is a child
 // process on CPU 1 against `node server.js` on CPU 0, 1 s of lead-in then 3 s measured, and reads
 // its own CPU over the measured phase; the server's is read from /proc around it. For tests 5 and
 // 3, both formats, 20,000 and 40,000 msgs/s, 16 connections, 64 in flight: generator CPU per
@@ -13,7 +13,7 @@ import { openRun } from '../lib/load/engine.js'
 import { loadOptions, prepareRun } from '../lib/load/measure.js'
 import { CpuClock } from '../lib/cpu-time.js'
 import { cpuPinning, forkNodeScript, startServerProcess } from '../lib/processes.js'
-import { printRow, startResults } from './results.js'
+import { printRow, startResults } from './support/results.js'
 
 const TESTS = (process.env.BENCH_TESTS ?? '5,3').split(',')
 const FORMATS = ['json', 'protobuf']
@@ -66,7 +66,7 @@ async function ours () {
  */
 function generate (kind, job, server) {
   const bare = kind === 'bare'
-  const child = forkNodeScript(bare ? 'bench/bare-open-loop.js' : 'bench/generator.js', {
+  const child = forkNodeScript(bare ? 'bench/support/bare-open-loop.js' : 'bench/generator.js', {
     cpus: server.clientCpus, env: bare ? {} : { GENERATOR_ROLE: 'ours' }
   })
   let stderr = ''
@@ -157,7 +157,7 @@ async function main () {
       `every generator a fresh child process on CPU ${pinning.clients} against node server.js on CPU ${pinning.server} (a server per test and format), ` +
       `${LEAD_MS / 1000} s at the rate unrecorded, then ${MEASURE_MS / 1000} s measured; ` +
       'ours: the load engine as capacity runs it (openRun, runPhase recording, preencode: true, one write per connection per turn), with precise or timer pacing; ' +
-      'bare: bench/bare-open-loop.js, ws alone, every message due sent each turn with one ws.send, woken by setTimeout or setImmediate, ACKs counted, nothing recorded; ' +
+      'bare: bench/support/bare-open-loop.js, ws alone, every message due sent each turn with one ws.send, woken by setTimeout or setImmediate, ACKs counted, nothing recorded; ' +
       'µs/msg: the generator\'s CPU (process.cpuUsage, every thread, pacing included) over its measured phase per message sent; ours pacing: the part of it the pacer spent waiting; ' +
       'server µs/msg: the server\'s CPU (/proc) over the same phase per message',
       `bare and ours with both pacings take turns in each of ${ROUNDS} rounds, the order rotating; medians over the rounds, bare/ours the median of each round's ratio`

@@ -1,5 +1,5 @@
 // npm run bench:go-websocket — which websocket library the Go reference server uses, by
-// measurement: the same least server (bench/go-websocket: read a message, answer ACK, nothing
+// measurement: the same least server (bench/support/go-websocket: read a message, answer ACK, nothing
 // decoded) on gorilla/websocket and on coder/websocket, each driven by our protobuf client on test
 // 3 (BENCH_MESSAGES, 64 in flight, after a fifth as many of warm-up), the libraries in turn over
 // BENCH_ROUNDS rounds. msgs/s from the client; the server's CPU per message from the kernel.
@@ -8,7 +8,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { CpuClock } from '../lib/cpu-time.js'
 import { PROJECT_ROOT, cpuPinning, runNodeScript, startServerProcess } from '../lib/processes.js'
-import { printRow, startResults } from './results.js'
+import { printRow, startResults } from './support/results.js'
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 40000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
@@ -16,9 +16,9 @@ const INFLIGHT = 64
 const LIBRARIES = ['gorilla', 'coder']
 
 const binary = path.join(os.tmpdir(), `go-websocket-${process.pid}`)
-const build = spawnSync('go', ['build', '-o', binary, '.'], { cwd: path.join(PROJECT_ROOT, 'bench', 'go-websocket'), encoding: 'utf8' })
+const build = spawnSync('go', ['build', '-o', binary, '.'], { cwd: path.join(PROJECT_ROOT, 'bench', 'support', 'go-websocket'), encoding: 'utf8' })
 if (build.status !== 0) {
-  process.stderr.write(`cannot build bench/go-websocket: ${build.stderr || build.error?.message}\n`)
+  process.stderr.write(`cannot build bench/support/go-websocket: ${build.stderr || build.error?.message}\n`)
   process.exit(2)
 }
 const cpus = cpuPinning()
@@ -59,7 +59,7 @@ for (const row of rows) printRow(row)
 results.write({
   columns,
   rows,
-  notes: ['bench/go-websocket: one Go server process per run on the library named, reading each message and answering ACK (nothing decoded); ' +
+  notes: ['bench/support/go-websocket: one Go server process per run on the library named, reading each message and answering ACK (nothing decoded); ' +
     `client_protobuf.js on test 3, ${MESSAGES} messages after ${Math.ceil(MESSAGES / 5)} of warm-up, ${INFLIGHT} in flight` +
     `${cpus ? `; server on CPU ${cpus.server}, client on CPU ${cpus.clients}` : ''}; medians of ${ROUNDS} rounds, the libraries in turn. ` +
     'server CPU: the server process\'s threads (/proc/PID/task/*/schedstat) around the client run, per message it answered']

@@ -1,5 +1,5 @@
 // npm run bench:kubernetes: deploy/kubernetes for real, on a one-node Kubernetes cluster brought up
-// on this machine (bench/one-node-cluster.js; its binaries are built once and cached): the image
+// on this machine (bench/support/one-node-cluster.js; its binaries are built once and cached): the image
 // built with podman (deploy/podman-image.js) and imported into containerd, a namespace that
 // enforces the restricted pod-security level, the manifests applied with the small-node overlay
 // (deploy/kubernetes-small-node) a step at a time as deploy/README.md does, the Indexed Job of
@@ -19,8 +19,8 @@ import { UsageError, runMain } from '../lib/errors.js'
 import { PROJECT_ROOT, runNodeScript } from '../lib/processes.js'
 import { throwawayCertificate } from '../lib/server/tls.js'
 import { buildImage, command, podmanEnvironment, step, stopCommands } from '../deploy/podman-image.js'
-import { KUBECTL, OneNodeCluster, buildBinaries, buildPauseImage, clusterUnavailableReason } from './one-node-cluster.js'
-import { npmCommand, printTable, startResults } from './results.js'
+import { KUBECTL, OneNodeCluster, buildBinaries, buildPauseImage, clusterUnavailableReason } from './support/one-node-cluster.js'
+import { npmCommand, printTable, startResults } from './support/results.js'
 
 const NAMESPACE = 'ws-bench'
 const OVERLAY = path.join(PROJECT_ROOT, 'deploy/kubernetes-small-node')

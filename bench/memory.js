@@ -4,7 +4,7 @@
 import os from 'node:os'
 import { spawn } from 'node:child_process'
 import { PROJECT_ROOT as ROOT, startServerProcess } from '../lib/processes.js'
-import { printRow, processRssBytes, startResults } from './results.js'
+import { printRow, processRssBytes, startResults } from './support/results.js'
 
 const DEFAULT_MESSAGES = 10_000_000
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? DEFAULT_MESSAGES)

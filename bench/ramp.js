@@ -5,7 +5,7 @@
 import { StagedSchedule } from '../lib/load/schedule.js'
 import { parseStages } from '../lib/cli/client-options.js'
 import { runNodeScript, startServerProcess } from '../lib/processes.js'
-import { printRow, startResults } from './results.js'
+import { printRow, startResults } from './support/results.js'
 
 const STAGES = process.env.BENCH_STAGES ?? '3s:500,3s:2000,3s:0'
 const TEST = process.env.BENCH_TEST ?? '3'

@@ -11,7 +11,7 @@
 import os from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { runNodeScript as runScript, startServerProcess } from '../lib/processes.js'
-import { printRow, startResults } from './results.js'
+import { printRow, startResults } from './support/results.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4)
 const RUNS = Number(process.env.BENCH_RUNS ?? 3)

@@ -14,7 +14,7 @@ import { spawn } from 'node:child_process'
 import { PROJECT_ROOT, startServerProcess } from '../lib/processes.js'
 import { Reconnects } from '../lib/load/reconnects.js'
 import { BUCKET_MS, busiestWindow } from '../lib/report/report.js'
-import { printRow, startResults } from './results.js'
+import { printRow, startResults } from './support/results.js'
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 5000)
 const RATE = Number(process.env.BENCH_RATE ?? 2000)

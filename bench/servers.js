@@ -13,7 +13,7 @@ import { REFERENCE_SERVER_NAMES, buildReferenceServer, warmupOf } from '../lib/s
 import { START_WARMUP_MS } from '../lib/compare/lockstep.js'
 import { resolveTest } from '../lib/payloads/catalog.js'
 import { testLabel } from '../lib/report/report.js'
-import { npmCommand, printTable, startResults } from './results.js'
+import { npmCommand, printTable, startResults } from './support/results.js'
 
 const COLUMNS = ['test', 'format', 'server', 'msgs/s', 'server CPU µs/msg', 'client p50 ms', 'rounds']
 const FORMATS = ['json', 'protobuf']

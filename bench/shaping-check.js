@@ -8,7 +8,7 @@ import { once } from 'node:events'
 import { runMain, UsageError } from '../lib/errors.js'
 import { createTestHosts, hostsUnavailableReason } from '../lib/network/hosts.js'
 import { watchOutput } from '../lib/processes.js'
-import { printRow, startResults } from './results.js'
+import { printRow, startResults } from './support/results.js'
 
 const RATES_KBIT = (process.env.BENCH_RATES ?? '1000,4000,16000').split(',').map(Number)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6)
@@ -18,7 +18,7 @@ const PROXY_PORT = 9001
 const WIRE_PER_PAYLOAD = (1448 + 66) / 1448
 
 async function transfer (net, host, port, bytes) {
-  const sender = net.node(net.clients[0], 'bench/bulk.js', ['send', host, String(port), String(bytes)])
+  const sender = net.node(net.clients[0], 'bench/support/bulk.js', ['send', host, String(port), String(bytes)])
   const [line] = await watchOutput(sender).printed(/\{.*\}/)
   const { ms } = JSON.parse(line)
   return bytes * 8 / ms // kbit/s of payload
@@ -34,7 +34,7 @@ runMain(async () => {
     const client = net.clients[0]
     for (const kbit of RATES_KBIT) {
       const bytes = Math.round(kbit * 1000 / 8 * SECONDS)
-      const sink = net.node(net.server, 'bench/bulk.js', ['sink', net.server.address, String(SINK_PORT), String(bytes)])
+      const sink = net.node(net.server, 'bench/support/bulk.js', ['sink', net.server.address, String(SINK_PORT), String(bytes)])
       await watchOutput(sink).printed(/listening/)
       // Kernel: a token bucket on the client host's interface; its burst is 10 ms at the rate, at least 16 KiB.
       const burst = String(Math.max(16 * 1024, Math.round(kbit * 1000 / 8 / 100)))
@@ -43,7 +43,7 @@ runMain(async () => {
       await net.exec(client, 'tc', ['qdisc', 'del', 'dev', client.device, 'root'])
       sink.kill('SIGTERM')
       await once(sink, 'exit')
-      const sink2 = net.node(net.server, 'bench/bulk.js', ['sink', net.server.address, String(SINK_PORT), String(bytes)])
+      const sink2 = net.node(net.server, 'bench/support/bulk.js', ['sink', net.server.address, String(SINK_PORT), String(bytes)])
       await watchOutput(sink2).printed(/listening/)
       const proxy = net.node(client, 'bin/shaping-proxy.js', ['--listen', `127.0.0.1:${PROXY_PORT}`, '--target', `${net.server.address}:${SINK_PORT}`,
         '--up', String(kbit), '--down', String(kbit), '--rtt', '0'])

@@ -7,9 +7,9 @@
 // picks tests (every test by default).
 import { TESTS } from '../lib/payloads/catalog.js'
 import { testLabel } from '../lib/report/report.js'
-import { deflatedAlone, deflatedInTurn } from './deflate.js'
-import { encodedMessages, selectedFormats, selectedTests } from './formats.js'
-import { printRow, startResults } from './results.js'
+import { deflatedAlone, deflatedInTurn } from './support/deflate.js'
+import { encodedMessages, selectedFormats, selectedTests } from './support/formats.js'
+import { printRow, startResults } from './support/results.js'
 
 const SELECTED = selectedTests(TESTS)
 const FORMATS = selectedFormats(['json', 'protobuf'])

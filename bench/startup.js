@@ -7,8 +7,8 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { PROJECT_ROOT } from '../lib/processes.js'
-import { checkout } from './checkout.js'
-import { printRow, startResults } from './results.js'
+import { checkout } from './support/checkout.js'
+import { printRow, startResults } from './support/results.js'
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 20)
 const BEFORE = process.env.BENCH_BEFORE
@@ -48,7 +48,7 @@ if (before) trees.unshift([`before (${BEFORE})`, before.dir])
 const rows = []
 try {
   // Two floors for the figures: node itself, and node importing yargs (the command-line parser) alone.
-  const floors = { '-e 0': 'node alone', 'bench/yargs-alone.js': 'yargs alone' }
+  const floors = { '-e 0': 'node alone', 'bench/support/yargs-alone.js': 'yargs alone' }
   for (const command of [...Object.keys(floors), ...COMMANDS]) {
     for (const [label, dir] of floors[command] ? [[floors[command], PROJECT_ROOT]] : trees) {
       rows.push([`node ${command}`, label, wallSeconds(dir, command).toFixed(3), peakMegabytes(dir, command).toFixed(1)])

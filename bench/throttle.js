@@ -6,7 +6,7 @@ import os from 'node:os'
 import { PROFILES as NETWORKS } from '../lib/network/profiles.js'
 import { startServer } from '../lib/server/server.js'
 import { runClientProcess } from '../lib/compare/runner.js'
-import { printRow, startResults } from './results.js'
+import { printRow, startResults } from './support/results.js'
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 30)
 const PROFILES = ['none', 'cable', '3g', '3gslow']

@@ -25,8 +25,8 @@ import { compileSchema } from '../lib/schema/compile.js'
 import { inferSchema } from '../lib/schema/infer.js'
 import { parseJsonExact, stringifyJsonExact } from '../lib/schema/json-exact.js'
 import { jsonSchemaOfType } from '../lib/schema/json-schema.js'
-import { selectedTests } from './formats.js'
-import { printRow, startResults } from './results.js'
+import { selectedTests } from './support/formats.js'
+import { printRow, startResults } from './support/results.js'
 
 const require = createRequire(import.meta.url)
 const TIME_MS = Number(process.env.BENCH_TIME_MS ?? 500)

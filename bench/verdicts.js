@@ -12,8 +12,8 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { PROJECT_ROOT, runNodeScript } from '../lib/processes.js'
-import { checkout } from './checkout.js'
-import { startResults } from './results.js'
+import { checkout } from './support/checkout.js'
+import { startResults } from './support/results.js'
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3)
 const BEFORE = process.env.BENCH_BEFORE

@@ -9,8 +9,8 @@ import { TESTS } from '../lib/payloads/catalog.js'
 import { hasStream } from '../lib/payloads/streams.js'
 import { startServerProcess } from '../lib/processes.js'
 import { describePayload, testLabel } from '../lib/report/report.js'
-import { selectedTests } from './formats.js'
-import { printRow, startResults } from './results.js'
+import { selectedTests } from './support/formats.js'
+import { printRow, startResults } from './support/results.js'
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 2000)
 const TESTS_RUN = selectedTests(TESTS.filter(hasStream))

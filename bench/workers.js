@@ -4,7 +4,7 @@
 // with the server for CPU, not a dedicated load-generator host.
 import os from 'node:os'
 import { runNodeScript as runScript, startServerProcess } from '../lib/processes.js'
-import { printRow, startResults } from './results.js'
+import { printRow, startResults } from './support/results.js'
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 300_000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)

@@ -3,7 +3,7 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { runScript } from '../helpers.js'
-import { BENCH_FORMATS } from '../../bench/formats.js'
+import { BENCH_FORMATS } from '../../bench/support/formats.js'
 
 describe('the benchmarks\' plumbing', () => {
   test('bench:size over every format: real encoded sizes of the streams, ratios against the first, protobuf implementations equal, deflate alone, in a stream and repeated', async () => {

@@ -19,8 +19,8 @@ import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { UsageError } from '../lib/errors.js'
-import { command, step } from '../deploy/podman-image.js'
+import { UsageError } from '../../lib/errors.js'
+import { command, step } from '../../deploy/podman-image.js'
 
 const KUBERNETES_VERSION = 'v1.34.2'
 /** The staging modules (k8s.io/api, ...) are published as v0.<minor>.<patch> of the same release. */
@@ -147,7 +147,7 @@ async function buildCoreDns () {
   fs.mkdirSync(directory, { recursive: true })
   step(`building CoreDNS ${COREDNS_VERSION} from its Go module, once`)
   fs.writeFileSync(path.join(directory, 'go.mod'), `module ws-json-vs-protobuf/coredns\n\ngo 1.24.0\n\nrequire github.com/coredns/coredns ${COREDNS_VERSION}\n`)
-  fs.writeFileSync(path.join(directory, 'main.go'), `// CoreDNS with the plugins a one-node cluster's DNS needs (written by bench/one-node-cluster.js).
+  fs.writeFileSync(path.join(directory, 'main.go'), `// CoreDNS with the plugins a one-node cluster's DNS needs (written by bench/support/one-node-cluster.js).
 package main
 
 import (

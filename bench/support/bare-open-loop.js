@@ -7,8 +7,8 @@
 // `done` with its own CPU over that phase (process.cpuUsage, as capacity's generator reads its own).
 import { performance } from 'node:perf_hooks'
 import WebSocket from 'ws'
-import { prepareRun } from '../lib/load/measure.js'
-import { connectionUrl } from '../lib/protocol.js'
+import { prepareRun } from '../../lib/load/measure.js'
+import { connectionUrl } from '../../lib/protocol.js'
 
 const { url, test, format, rate, connections, inflight, leadMs, measureMs } = await new Promise((resolve) => process.once('message', resolve))
 const { codec, prepared, test: info } = await prepareRun(format, { test, custom: null, load: {} })

@@ -1,9 +1,9 @@
 // The codecs a benchmark measures: BENCH_FORMATS=json,protobuf,msgpack picks them by the names the
 // clients and `npm run compare -- --formats` use, plus protobuf-dynamic (protobuf.js reflection).
-import { createCodec as registryCodec, formatNames } from '../lib/codecs/registry.js'
-import { dynamicCodec } from '../lib/codecs/formats/protobuf.js'
-import { loadMessages, loadPayload, resolveTest } from '../lib/payloads/catalog.js'
-import { builtInType } from '../lib/schema/compile.js'
+import { createCodec as registryCodec, formatNames } from '../../lib/codecs/registry.js'
+import { dynamicCodec } from '../../lib/codecs/formats/protobuf.js'
+import { loadMessages, loadPayload, resolveTest } from '../../lib/payloads/catalog.js'
+import { builtInType } from '../../lib/schema/compile.js'
 
 /** Every name BENCH_FORMATS accepts. */
 export const BENCH_FORMATS = Object.freeze(['json', 'protobuf', 'protobuf-dynamic', ...formatNames().filter((f) => !['json', 'protobuf'].includes(f))])
@@ -11,8 +11,8 @@ export const BENCH_FORMATS = Object.freeze(['json', 'protobuf', 'protobuf-dynami
 /**
  * A format's codec for a test, protobuf-dynamic (protobuf.js reflection, no format on the wire) included.
  * @param {string} format one of BENCH_FORMATS
- * @param {import('../lib/payloads/catalog.js').TestInfo} test
- * @returns {Promise<import('../lib/codecs/registry.js').Codec>}
+ * @param {import('../../lib/payloads/catalog.js').TestInfo} test
+ * @returns {Promise<import('../../lib/codecs/registry.js').Codec>}
  */
 export const createCodec = async (format, test) => format === 'protobuf-dynamic' ? dynamicCodec(builtInType(test.typeName)) : registryCodec(format, test)
 
@@ -44,8 +44,8 @@ export function selectedTests (defaults) {
 /**
  * A test's payload in one format, as the load client holds and sends it.
  * @param {string} format
- * @param {import('../lib/payloads/catalog.js').TestInfo} test
- * @returns {Promise<{codec: import('../lib/codecs/registry.js').Codec, message: unknown, frame: Buffer}>}
+ * @param {import('../../lib/payloads/catalog.js').TestInfo} test
+ * @returns {Promise<{codec: import('../../lib/codecs/registry.js').Codec, message: unknown, frame: Buffer}>}
  */
 export async function encodedPayload (format, test) {
   const codec = await createCodec(format, test)
@@ -57,7 +57,7 @@ export async function encodedPayload (format, test) {
  * A test's messages in one format, encoded as the load client sends them: its stream (what runs
  * send by default) and its one message (--repeat).
  * @param {string} format
- * @param {import('../lib/payloads/catalog.js').TestInfo} test
+ * @param {import('../../lib/payloads/catalog.js').TestInfo} test
  * @returns {Promise<{stream: Buffer[], repeated: Buffer}>}
  */
 export async function encodedMessages (format, test) {

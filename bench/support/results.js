@@ -5,7 +5,7 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { PROJECT_ROOT } from '../lib/processes.js'
+import { PROJECT_ROOT } from '../../lib/processes.js'
 
 /** Where result files live, one per benchmark (BENCH_RESULTS_DIR overrides). */
 export const RESULTS_DIR = process.env.BENCH_RESULTS_DIR ? path.resolve(process.env.BENCH_RESULTS_DIR) : path.join(PROJECT_ROOT, 'docs/results')

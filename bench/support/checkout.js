@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { PROJECT_ROOT } from '../lib/processes.js'
+import { PROJECT_ROOT } from '../../lib/processes.js'
 
 /**
  * Checks out `ref` into a temporary directory.

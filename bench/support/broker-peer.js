@@ -3,10 +3,10 @@
 // receives as its primary asks. Each frame is a test-3 message, JSON (text) and protobuf (binary)
 // in turn, behind its sequence number and the monotonic clock's time it was due (one clock for
 // every process of the machine), so receivers time each frame and check its order.
-import { createCodec } from '../lib/codecs/registry.js'
-import { createLatencyHistogram, encodeHistogram } from '../lib/histogram.js'
-import { loadMessages, resolveTest } from '../lib/payloads/catalog.js'
-import { connectBroker } from '../lib/server/broker.js'
+import { createCodec } from '../../lib/codecs/registry.js'
+import { createLatencyHistogram, encodeHistogram } from '../../lib/histogram.js'
+import { loadMessages, resolveTest } from '../../lib/payloads/catalog.js'
+import { connectBroker } from '../../lib/server/broker.js'
 
 /** Sequence number (4 bytes), then the time the frame was due, in ns of the monotonic clock (8 bytes). */
 const STAMP_BYTES = 12

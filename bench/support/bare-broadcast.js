@@ -1,17 +1,17 @@
 // The bare broadcast bench:broadcast measures fan-out against: the least code that does the job.
-//   node bench/bare-broadcast.js sender <test> <format> <subscribers>   prints "listening on ws://...";
+//   node bench/support/bare-broadcast.js sender <test> <format> <subscribers>   prints "listening on ws://...";
 //     once every subscriber is connected, sends one pre-encoded fan-out frame (header and payload)
 //     to all of them, round after round, as fast as their sockets take it
-//   node bench/bare-broadcast.js receiver <url> <subscribers> <warmupMs> <durationMs>
+//   node bench/support/bare-broadcast.js receiver <url> <subscribers> <warmupMs> <durationMs>
 //     opens the connections, counts what arrives and prints {deliveries, seconds, rate, cpuShare, total}
 //     (total: every delivery, warm-up included)
 // The sender waits while any socket has more than HIGH_WATER bytes unsent: the ceiling it finds is
 // what the sockets carry, not what memory can hold.
 import { performance } from 'node:perf_hooks'
 import WebSocket, { WebSocketServer } from 'ws'
-import { createCodec } from '../lib/codecs/registry.js'
-import { loadPayload, resolveTest } from '../lib/payloads/catalog.js'
-import { fanoutHeader } from '../lib/protocol.js'
+import { createCodec } from '../../lib/codecs/registry.js'
+import { loadPayload, resolveTest } from '../../lib/payloads/catalog.js'
+import { fanoutHeader } from '../../lib/protocol.js'
 
 const HIGH_WATER = 64 * 1024
 

@@ -1,6 +1,6 @@
 // A bulk TCP transfer, the unit of the shaping cross-check (bench/shaping-check.js):
-//   node bench/bulk.js sink <host> <port> <bytes>     accepts one connection, answers one byte once <bytes> arrived
-//   node bench/bulk.js send <host> <port> <bytes>     sends <bytes>, prints {"bytes", "ms"} once the sink answered
+//   node bench/support/bulk.js sink <host> <port> <bytes>     accepts one connection, answers one byte once <bytes> arrived
+//   node bench/support/bulk.js send <host> <port> <bytes>     sends <bytes>, prints {"bytes", "ms"} once the sink answered
 import net from 'node:net'
 import { performance } from 'node:perf_hooks'
 

@@ -1,14 +1,14 @@
 // The bare pair the engine benchmark measures against: the least code that does the same job.
-//   node bench/bare.js server <test> <format> [<cert> <key>]          prints "listening on ws[s]://..."
-//   node bench/bare.js client <url> <test> <format> <n> <inflight> [<ca>]   prints msgs/s
+//   node bench/support/bare.js server <test> <format> [<cert> <key>]          prints "listening on ws[s]://..."
+//   node bench/support/bare.js client <url> <test> <format> <n> <inflight> [<ca>]   prints msgs/s
 // The server decodes and replies ACK; the client encodes each message and keeps its send time.
 // With a certificate and key the server speaks TLS (wss://), and the client trusts <ca>.
 import fs from 'node:fs'
 import https from 'node:https'
 import { performance } from 'node:perf_hooks'
 import WebSocket, { WebSocketServer } from 'ws'
-import { createCodec } from '../lib/codecs/registry.js'
-import { loadPayload, resolveTest } from '../lib/payloads/catalog.js'
+import { createCodec } from '../../lib/codecs/registry.js'
+import { loadPayload, resolveTest } from '../../lib/payloads/catalog.js'
 
 const [role, ...args] = process.argv.slice(2)
 
