@@ -204,7 +204,7 @@ async function recordComparison (file, { name, command, note }, resultsDir) {
       call === 'mixed' ? `mixed (better: ${called('better')}; worse: ${called('worse')})` : call
     ]
   }))
-  const { machine: thisMachine, writeResultFile } = await import('../bench/results.js')
+  const { machine: thisMachine, writeResultFile } = await import('../bench/support/results.js')
   const here = thisMachine()
   const m = results.machine
   const sameMachine = m.cpu === here.model && m.cores === here.cpus && `v${m.node}` === here.node

@@ -5,7 +5,7 @@ import { STREAM_JSON_BYTES, STREAM_SEED, buildStream, hasStream } from '../../li
 import { createCodec, formatNames } from '../../lib/codecs/registry.js'
 import { kindOf, learnShape } from '../../lib/schema/shape.js'
 import { checkCodecFidelity } from '../../lib/schema/fidelity.js'
-import { deflatedAlone, deflatedInTurn } from '../../bench/deflate.js'
+import { deflatedAlone, deflatedInTurn } from '../../bench/support/deflate.js'
 
 const STREAMED = TESTS.filter(hasStream)
 const jsonBytes = (message) => Buffer.byteLength(JSON.stringify(message))
