@@ -8,7 +8,7 @@ import { PROJECT_ROOT } from '../lib/processes.js'
 
 // Each subsystem may import the ones below it. The shared leaves at lib/'s top import no subsystem.
 const LAYERS = [
-  ['errors', 'defaults', 'protocol', 'display', 'histogram', 'processes', 'cpu-time'],
+  ['errors', 'defaults', 'protocol', 'display', 'histogram', 'processes', 'cpu-time', 'provenance'],
   ['network', 'schema'],
   ['payloads'],
   ['codecs', 'report'],

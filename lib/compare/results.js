@@ -466,6 +466,8 @@ export function describeRun ({ settings, machine, generatedAt, rows }) {
 /**
  * @typedef {object} ComparisonResults the results document written as JSON and rendered as markdown and HTML
  * @property {string} generatedAt ISO time
+ * @property {Record<string, number>} [methods] the method that measured it, by name and version (lib/provenance.js)
+ * @property {string|null} [commit] the code's commit; null outside a git checkout
  * @property {{cpu: string, cores: number, node: string, platform: string}} machine
  * @property {{profiles: string[], compress: boolean, tls?: {version: string, cipher: string}|null, repeat: boolean, direction: string,
  *   inflight: number, connections: number,
@@ -495,9 +497,18 @@ export function describeRun ({ settings, machine, generatedAt, rows }) {
  * @param {string[]} formats format labels, in column order
  * @param {ComparisonResults['machine']} machine where it ran
  * @param {object} settings
+ * @param {{methods?: Record<string, number>, commit?: string|null}} [provenance] what made it (lib/provenance.js)
  * @returns {ComparisonResults}
  */
-export function buildComparisonResults (reports, formats, machine, settings) {
+export function buildComparisonResults (reports, formats, machine, settings, provenance = {}) {
   const { rows, family } = comparisonRows(reports, formats, { margin: settings.margin })
-  return { generatedAt: new Date().toISOString(), machine, settings, formats, family, rows, reports }
+  return { generatedAt: new Date().toISOString(), ...provenance, machine, settings, formats, family, rows, reports }
 }
+
+/**
+ * What compare measures, as lib/provenance.js dates it: lockstep generations (formats in turn on warm
+ * servers, batch clients, server CPU from the kernel, max-T calls). Bump it, with the time, when a
+ * change alters what compare measures; the docs then refuse its older tables until they are remade.
+ * @type {import('../provenance.js').Method}
+ */
+export const COMPARE_METHOD = Object.freeze({ name: 'compare', version: 2, since: '2026-11-25T17:08:00.000Z' })

@@ -7,7 +7,8 @@ import { cpuPinning, runNodeScript } from '../processes.js'
 import { DEFAULT_BUDGET_MS, DEFAULT_FORMATS, DEFAULT_HEARTBEAT_MS } from '../defaults.js'
 import { resolveTest } from '../payloads/catalog.js'
 import { testLabel } from '../report/report.js'
-import { buildComparisonResults, formatComparisonMarkdown } from './results.js'
+import { COMPARE_METHOD, buildComparisonResults, formatComparisonMarkdown } from './results.js'
+import { provenanceOf } from '../provenance.js'
 import { DEFAULT_EQUIVALENCE } from './statistics.js'
 import { OWN_SERVERS_BYTES, START_WARMUP_MS, runLockstep } from './lockstep.js'
 import { calibrationLines, calibrationOf } from './calibration.js'
@@ -219,7 +220,7 @@ export async function compareFormats ({
     generations: run.generations.map(({ reports, ...generation }) => generation),
     elapsedMs: Math.round(performance.now() - startedAt),
     calibrate
-  })
+  }, provenanceOf([COMPARE_METHOD]))
   if (calibrate !== null) {
     const calibration = calibrationOf(results.rows, labels, calibrate)
     results.calibration = { ...calibration, lines: calibrationLines(calibration) }
