@@ -25,6 +25,8 @@ import { UsageError, runMain } from '../lib/errors.js'
 import { PROJECT_ROOT } from '../lib/processes.js'
 import { REFERENCE_SERVER_NAMES } from '../lib/server/reference.js'
 import { TABLE_FIGURES } from './table-figures.js'
+import { outdatedMethods } from '../lib/provenance.js'
+import { methodsOf } from '../bench/support/methods.js'
 
 /** The commands whose --help docs/cli.md shows, by marker name: the arguments given to node. */
 const HELP = {
@@ -75,13 +77,13 @@ async function main () {
   const texts = Object.fromEntries(docs.map((doc) => [doc, fs.readFileSync(path.join(root, doc), 'utf8')]))
   const helpNeeded = new Set(Object.values(texts).flatMap((text) => [...text.matchAll(REGION)].filter((m) => m[1] === 'help').map((m) => m[2])))
   const help = await helpTexts([...helpNeeded])
-  const shown = new Set()
+  const shown = new Map()
   const stale = []
   const resultOf = (doc, marker, name) => {
     const file = path.join(resultsDir, `${name}.json`)
     if (!fs.existsSync(file)) throw new Error(`${doc}: <!-- ${marker} --> needs docs/results/${name}.json, which does not exist`)
-    shown.add(`${name}.json`)
-    return JSON.parse(fs.readFileSync(file, 'utf8'))
+    if (!shown.has(`${name}.json`)) shown.set(`${name}.json`, JSON.parse(fs.readFileSync(file, 'utf8')))
+    return shown.get(`${name}.json`)
   }
   for (const doc of docs) {
     const updated = texts[doc].replace(REGION, (_, kind, name) => {
@@ -102,18 +104,36 @@ async function main () {
   }
   // Written only once every region rendered, so a missing result file leaves every doc as it was.
   if (!values.check) for (const [doc, updated] of stale) fs.writeFileSync(path.join(root, doc), updated)
+  const outdated = outdatedResults(shown)
+  for (const line of outdated) process.stderr.write(`${line}\n`)
   if (values.check) {
     if (stale.length) {
       process.stderr.write(`out of date with docs/results and --help: ${stale.map(([doc]) => doc).join(', ')} (run npm run docs:results)\n`)
-      return 1
     }
-    process.stdout.write(`up to date: ${docs.length} docs\n`)
+    if (stale.length || outdated.length) return 1
+    process.stdout.write(`up to date: ${docs.length} docs, every result from its command's current method\n`)
     return 0
   }
   const unshown = fs.existsSync(resultsDir) ? fs.readdirSync(resultsDir).filter((f) => f.endsWith('.json') && !shown.has(f)) : []
   if (unshown.length) process.stderr.write(`note: shown in no doc: ${unshown.map((f) => `docs/results/${f}`).join(', ')}\n`)
   process.stdout.write(stale.length ? `updated ${stale.map(([doc]) => doc).join(', ')}\n` : `up to date: ${docs.length} docs\n`)
   return 0
+}
+
+/**
+ * One line for each result shown whose method is older than its command's now (lib/provenance.js),
+ * naming the command that remakes it.
+ * @param {Map<string, object>} results by file name
+ * @returns {string[]}
+ */
+function outdatedResults (results) {
+  return [...results].flatMap(([file, result]) => {
+    const older = outdatedMethods(result, methodsOf(result.command ?? ''))
+    if (!older.length) return []
+    const methods = older.map(({ name, version, since, recorded }) =>
+      `${name} ${recorded === null ? `before version ${version} (${since.slice(0, 10)})` : `version ${recorded}, now ${version}`}`)
+    return [`stale: docs/results/${file} was measured with an older method (${methods.join('; ')}): remake it with ${result.command}`]
+  })
 }
 
 /** parseArgs, with its errors as one usage line. */
@@ -210,7 +230,8 @@ async function recordComparison (file, { name, command, note }, resultsDir) {
   const sameMachine = m.cpu === here.model && m.cores === here.cpus && `v${m.node}` === here.node
   const machine = { cpus: m.cores, model: m.cpu, memoryGiB: sameMachine ? here.memoryGiB : null, node: m.node, platform: m.platform }
   const startedAt = new Date(Date.parse(results.generatedAt) - (settings.elapsedMs ?? 0)).toISOString()
-  const common = { command: command ?? await compareCommand(results), machine, startedAt, durationMs: settings.elapsedMs ?? 0 }
+  const provenance = { methods: results.methods, commit: results.commit }
+  const common = { command: command ?? await compareCommand(results), ...provenance, machine, startedAt, durationMs: settings.elapsedMs ?? 0 }
   const { header, body } = tableCells(rows, formats)
   const write = (document) => writeResultFile(document, resultsDir)
   return [

@@ -1,11 +1,14 @@
 // Result files: every benchmark writes what it measured to docs/results/<name>.json, with the
-// command that made it and the machine it ran on; `npm run docs:results` renders them into the docs.
+// command that made it, its method and commit (lib/provenance.js) and the machine it ran on;
+// `npm run docs:results` renders them into the docs.
 // Under `node --test` (the benchmarks' own tests) nothing is written unless BENCH_RESULTS_DIR names
 // a directory: a test run must not replace the published figures.
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { PROJECT_ROOT } from '../../lib/processes.js'
+import { provenanceOf } from '../../lib/provenance.js'
+import { methodsOf } from './methods.js'
 
 /** Where result files live, one per benchmark (BENCH_RESULTS_DIR overrides). */
 export const RESULTS_DIR = process.env.BENCH_RESULTS_DIR ? path.resolve(process.env.BENCH_RESULTS_DIR) : path.join(PROJECT_ROOT, 'docs/results')
@@ -42,7 +45,8 @@ function withEnvironment (command) {
 
 /**
  * Writes one result document to <directory>/<name>.json.
- * @param {{name: string, command: string, machine: object, startedAt: string, durationMs: number,
+ * @param {{name: string, command: string, methods?: Record<string, number>, commit?: string|null,
+ *   machine: object, startedAt: string, durationMs: number,
  *   columns: string[], rows: Array<Array<string|number|null>>, notes: string[]}} document
  * @param {string} [directory] RESULTS_DIR unless given
  * @returns {string} the file's path
@@ -125,7 +129,18 @@ export function startResults (name, command) {
   return {
     write ({ columns, rows, notes = [], figures }) {
       if (process.env.NODE_TEST_CONTEXT && !process.env.BENCH_RESULTS_DIR) return null
-      const document = { name, command: recorded, machine: where, startedAt: startedAt.toISOString(), durationMs: Date.now() - startedAt.getTime(), columns, rows, notes, figures }
+      const document = {
+        name,
+        command: recorded,
+        ...provenanceOf(methodsOf(command)),
+        machine: where,
+        startedAt: startedAt.toISOString(),
+        durationMs: Date.now() - startedAt.getTime(),
+        columns,
+        rows,
+        notes,
+        figures
+      }
       const file = writeResultFile(document)
       const relative = path.relative(process.cwd(), file)
       process.stderr.write(`wrote ${relative.startsWith('..') ? file : relative}\n`)

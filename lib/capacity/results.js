@@ -7,6 +7,14 @@ import { int } from '../display.js'
 
 const { jStat } = jstatModule
 
+/**
+ * What capacity measures, as lib/provenance.js dates it: the search (step up, bisect, confirming
+ * rounds), the judge and the server's CPU budget. Bump it, with the time, when a change alters what
+ * capacity measures; the docs then refuse its older tables until they are remade.
+ * @type {import('../provenance.js').Method}
+ */
+export const CAPACITY_METHOD = Object.freeze({ name: 'capacity', version: 1, since: '2026-11-28T09:36:17.000Z' })
+
 /** Probes this close below the capacity (a share of it) give the CPU per message "at the knee". */
 const KNEE_SHARE = 0.85
 

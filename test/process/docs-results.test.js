@@ -1,12 +1,13 @@
 // npm run docs:results (tools/docs-results.js) on a temporary copy of the docs: tables written from
-// result files, idempotent, --check catching a stale or hand-edited table, a missing result file
-// as one line, a real comparison recorded with --from-compare; and the committed docs up to date.
+// result files, idempotent, --check catching a stale or hand-edited table and a table measured
+// with an older method, a missing result file as one line, a real comparison recorded with --from-compare; and the committed docs up to date.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { runScript } from '../helpers.js'
+import { COMPARE_METHOD } from '../../lib/compare/results.js'
 
 const SCRIPT = 'tools/docs-results.js'
 
@@ -109,6 +110,29 @@ test('a figure in a sentence comes from its result file; --check catches a hand-
   assert.equal(unknown.stderr, 'error: README.md: <!-- figure:size.nothing --> names no figure of docs/results/size.json\n')
 })
 
+test('--check fails on a table measured with an older method than its command\'s now, naming the command that remakes it', async (t) => {
+  const root = tempProject('<!-- results:people -->\n<!-- /results:people -->\n')
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+  const file = path.join(root, 'docs/results/people.json')
+  const people = { ...result([['people', 'json', 1]]), name: 'people', command: 'npm run compare -- --tests people' }
+  const check = async (document) => {
+    fs.writeFileSync(file, JSON.stringify(document))
+    assert.equal((await runScript(SCRIPT, ['--root', root])).code, 0)
+    return runScript(SCRIPT, ['--root', root, '--check'])
+  }
+  const older = await check({ ...people, methods: { compare: COMPARE_METHOD.version - 1 }, commit: 'abc' })
+  assert.equal(older.code, 1)
+  assert.equal(older.stderr, `stale: docs/results/people.json was measured with an older method (compare version ${COMPARE_METHOD.version - 1}, ` +
+    `now ${COMPARE_METHOD.version}): remake it with npm run compare -- --tests people\n`)
+  // A result from before results recorded their method: dated against the time the method took effect.
+  const before = await check({ ...people, startedAt: new Date(Date.parse(COMPARE_METHOD.since) - 1).toISOString() })
+  assert.equal(before.code, 1)
+  assert.match(before.stderr, /^stale: docs\/results\/people\.json .*\(compare before version \d+ \(\d{4}-\d\d-\d\d\)\): remake it with npm run compare -- --tests people\n$/)
+  assert.equal((await check({ ...people, startedAt: COMPARE_METHOD.since })).code, 0)
+  const current = await check({ ...people, methods: { compare: COMPARE_METHOD.version }, commit: 'abc' })
+  assert.equal(current.code, 0, current.stderr)
+})
+
 test('--from-compare records a real comparison as the verdict table and the figures table', async (t) => {
   const root = tempProject('<!-- results:compare -->\n<!-- /results:compare -->\n\n<!-- results:compare-figures -->\n<!-- /results:compare-figures -->\n')
   t.after(() => fs.rmSync(root, { recursive: true, force: true }))
@@ -128,7 +152,10 @@ test('--from-compare records a real comparison as the verdict table and the figu
   // Every generation sends the same messages of the stream in both formats: an exact ratio.
   assert.match(verdicts.rows[0][6], /^0\.4\dx \((0\.4\d)-\1\) better$/, 'wire bytes: protobuf vs json, 6-8 against 22-28 bytes and their headers')
   assert.match(verdicts.notes[0], /^2 generations, after unrecorded warm-ups/)
+  assert.deepEqual(verdicts.methods, { compare: COMPARE_METHOD.version }, 'the method it was measured with')
+  assert.match(verdicts.commit, /^[0-9a-f]{12}(\+changes)?$/)
   const figures = JSON.parse(fs.readFileSync(path.join(root, 'docs/results/compare-figures.json'), 'utf8'))
+  assert.deepEqual(figures.methods, verdicts.methods)
   assert.deepEqual(figures.rows.map((row) => row[2]), ['json', 'protobuf', 'protobuf/json'])
   const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8')
   assert.match(readme, /\| 5 small \| loopback \| protobuf vs json \|/)

@@ -1,0 +1,38 @@
+// The method each recorded command measures with (lib/provenance.js): compare's and capacity's from
+// lib/, and each benchmark's own. A benchmark not listed is at version 1. When a change alters what
+// a benchmark measures (its schedule, or code it measures whose figures move), list it here with the
+// next version and the time of the change: its older result files are then stale, and
+// `npm run docs:results -- --check` names the command that remakes them.
+import { CAPACITY_METHOD } from '../../lib/capacity/results.js'
+import { COMPARE_METHOD } from '../../lib/compare/results.js'
+
+/** When precise pacing came to spend at most a budget of a core: the clients' CPU and send lag moved. */
+const BUDGETED_PACING = '2026-11-28T07:03:41.000Z'
+
+/** @type {Record<string, {version: number, since: string, uses?: import('../../lib/provenance.js').Method[]}>} */
+const BENCHES = {
+  // Open-loop clients at a rate: paced within a budget, their pacing's CPU reported apart.
+  hosts: { version: 2, since: BUDGETED_PACING },
+  ramp: { version: 2, since: BUDGETED_PACING },
+  arrivals: { version: 2, since: BUDGETED_PACING },
+  reconnect: { version: 2, since: BUDGETED_PACING },
+  // Benchmarks that run a comparison or a capacity search measure with its method too.
+  backends: { version: 1, since: '', uses: [COMPARE_METHOD] },
+  verdicts: { version: 1, since: '', uses: [COMPARE_METHOD] },
+  capacity: { version: 1, since: '', uses: [CAPACITY_METHOD] }
+}
+
+/**
+ * The methods a recorded command measures with, read from the command itself:
+ * `npm run compare ...`, `npm run capacity ...` or `npm run bench:NAME ...` (after any BENCH_* settings).
+ * @param {string} command as a result file records it
+ * @returns {import('../../lib/provenance.js').Method[]} none for a command that names no method
+ */
+export function methodsOf (command) {
+  const script = /\bnpm run ([\w:-]+)/.exec(command)?.[1]
+  if (script === 'compare') return [COMPARE_METHOD]
+  if (script === 'capacity') return [CAPACITY_METHOD]
+  if (!script?.startsWith('bench:')) return []
+  const { version, since, uses = [] } = BENCHES[script.slice('bench:'.length)] ?? { version: 1, since: '' }
+  return [{ name: script, version, since }, ...uses]
+}
