@@ -66,14 +66,20 @@ async function startServer ({ serverArgs, serverCommand, budget }) {
     await server.stop()
     throw err
   }
-  return {
-    url: server.url,
-    clock: new CpuClock(server.child.pid),
-    async stop () {
-      await server.stop()
-      limit?.remove()
-    }
+  let stopped = null
+  const stop = () => {
+    stopped ??= server.stop().then(() => limit?.remove()).finally(() => {
+      process.off('SIGINT', onSignal)
+      process.off('SIGTERM', onSignal)
+    })
+    return stopped
   }
+  // Interrupted, the server still goes and its cgroup with it (a cgroup outlives the process that
+  // made it); then the signal does what it would have done.
+  const onSignal = (signal) => stop().finally(() => process.kill(process.pid, signal))
+  process.once('SIGINT', onSignal)
+  process.once('SIGTERM', onSignal)
+  return { url: server.url, clock: new CpuClock(server.child.pid), stop }
 }
 
 /** Makes a generator ready: its format's rows prepared, connected, warmed up, then moved to the generators' CPUs. */

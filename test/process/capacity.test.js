@@ -1,10 +1,14 @@
 // npm run capacity end to end: a real server held to half a core by a CPU quota, real generator
-// processes, a search per format down to its confirming rounds; and bad input refused in one line.
+// processes, a search per format down to its confirming rounds; interrupted, nothing left behind;
+// and bad input refused in one line.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import fs from 'node:fs'
 import path from 'node:path'
-import { runScript, temporaryDirectory } from '../helpers.js'
+import readline from 'node:readline'
+import { ROOT, runScript, temporaryDirectory } from '../helpers.js'
 
 test('capacity finds each format\'s rate at the objective on a half-core server, every message of every probe accounted for', async (t) => {
   const out = temporaryDirectory('capacity-')
@@ -93,3 +97,27 @@ test('bad input gets one line and exit 2, before anything starts', async () => {
     assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr)
   }
 })
+
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  test(`capacity stopped by ${signal} mid-search leaves no server and no cgroup behind`, async (t) => {
+    const out = temporaryDirectory('capacity-signal-')
+    t.after(() => fs.rmSync(out, { recursive: true, force: true }))
+    const child = spawn(process.execPath, ['bin/capacity.js', '--tests', '5', '--server-cpus', '0.5', '--step', '250ms', '--lead', '100ms',
+      '--out', out], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] })
+    const exited = once(child, 'exit')
+    // The first probe's line: the server is up, on its quota, and the search under way.
+    for await (const line of readline.createInterface({ input: child.stderr })) {
+      if (/\d\/s/.test(line)) break
+    }
+    const cgroups = () => ['/sys/fs/cgroup', '/sys/fs/cgroup/cpu'].filter((root) => fs.existsSync(root))
+      .flatMap((root) => fs.readdirSync(root).filter((name) => name.startsWith(`ws-bench-capacity-${child.pid}-`)).map((name) => path.join(root, name)))
+    const [cgroup] = cgroups()
+    assert.ok(cgroup, 'the server\'s cgroup, while it runs')
+    const server = Number(fs.readFileSync(path.join(cgroup, 'cgroup.procs'), 'latin1').trim().split('\n')[0])
+    child.kill(signal)
+    const [code, killedBy] = await exited
+    assert.deepEqual([code, killedBy], [null, signal], 'the signal does what it would have done')
+    assert.deepEqual(cgroups(), [])
+    assert.throws(() => process.kill(server, 0), { code: 'ESRCH' }, 'the server is gone')
+  })
+}
