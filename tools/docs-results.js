@@ -8,6 +8,7 @@
 //                                                      or else one read off its table (TABLE_FIGURES)
 //   <!-- file:PATH --> ... <!-- /file:PATH -->        a file of the project as a code block: an
 //                                                      example the tests run, shown as it is
+//   <!-- commands:all --> ... <!-- /commands:all -->  the command that remakes each result file
 // Options:
 //   --check                   change nothing; exit 1 naming the docs that are out of date
 //   --from-compare <file>     first record an `npm run compare` results.json as docs/results/compare.json
@@ -41,7 +42,7 @@ const HELP = {
   'pbjson-infer': ['bin/pbjson.js', 'infer', '--help'],
   'pbjson-check': ['bin/pbjson.js', 'check', '--help']
 }
-const REGION = /<!-- (results|help|file):([\w./-]+) -->\n[^]*?<!-- \/\1:\2 -->/g
+const REGION = /<!-- (results|help|file|commands):([\w./-]+) -->\n[^]*?<!-- \/\1:\2 -->/g
 const FIGURE = /<!-- figure:([\w-]+)\.([\w-]+) -->[^<\n]*<!-- \/figure -->/g
 
 const USAGE = 'Usage: npm run docs:results [-- --check] [-- --from-compare <results.json> [--name NAME] [--command "..."] [--note "..."]] [--root <dir>]'
@@ -92,6 +93,7 @@ async function main () {
         return region(kind, name, help[name])
       }
       if (kind === 'file') return region(kind, name, `\`\`\`${path.extname(name).slice(1)}\n${fs.readFileSync(path.join(root, name), 'utf8')}\`\`\``)
+      if (kind === 'commands') return region(kind, name, `\`\`\`sh\n${remakeCommands(resultsDir).join('\n')}\n\`\`\``)
       return region(kind, name, renderResults(resultOf(doc, `results:${name}`, name)))
     }).replace(FIGURE, (_, name, key) => {
       const result = resultOf(doc, `figure:${name}.${key}`, name)
@@ -134,6 +136,22 @@ function outdatedResults (results) {
       `${name} ${recorded === null ? `before version ${version} (${since.slice(0, 10)})` : `version ${recorded}, now ${version}`}`)
     return [`stale: docs/results/${file} was measured with an older method (${methods.join('; ')}): remake it with ${result.command}`]
   })
+}
+
+/**
+ * The command that remakes each result file, as it recorded it, once each: a comparison's with the
+ * step that records it here (--from-compare, its name unless compare's own).
+ * @param {string} resultsDir
+ * @returns {string[]}
+ */
+function remakeCommands (resultsDir) {
+  const lines = fs.readdirSync(resultsDir).filter((file) => file.endsWith('.json') && !file.endsWith('-figures.json')).sort().map((file) => {
+    const { command } = JSON.parse(fs.readFileSync(path.join(resultsDir, file), 'utf8'))
+    const name = path.basename(file, '.json')
+    if (!/^npm run compare\b/.test(command)) return command
+    return `${command} && npm run docs:results -- --from-compare compare-report/results.json${name === 'compare' ? '' : ` --name ${name}`}`
+  })
+  return [...new Set(lines)]
 }
 
 /** parseArgs, with its errors as one usage line. */
