@@ -145,9 +145,10 @@ function outdatedResults (results) {
  * @returns {string[]}
  */
 function remakeCommands (resultsDir) {
-  const lines = fs.readdirSync(resultsDir).filter((file) => file.endsWith('.json') && !file.endsWith('-figures.json')).sort().map((file) => {
-    const { command } = JSON.parse(fs.readFileSync(path.join(resultsDir, file), 'utf8'))
-    const name = path.basename(file, '.json')
+  const names = fs.readdirSync(resultsDir).filter((file) => file.endsWith('.json') && !file.endsWith('-figures.json'))
+    .map((file) => path.basename(file, '.json')).sort()
+  const lines = names.map((name) => {
+    const { command } = JSON.parse(fs.readFileSync(path.join(resultsDir, `${name}.json`), 'utf8'))
     if (!/^npm run compare\b/.test(command)) return command
     return `${command} && npm run docs:results -- --from-compare compare-report/results.json${name === 'compare' ? '' : ` --name ${name}`}`
   })

@@ -133,6 +133,28 @@ test('--check fails on a table measured with an older method than its command\'s
   assert.equal(current.code, 0, current.stderr)
 })
 
+test('<!-- commands:all --> lists the command that remakes each result file, once each, a comparison with its recording step', async (t) => {
+  const root = tempProject('<!-- commands:all -->\n<!-- /commands:all -->\n')
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+  const write = (name, command) => fs.writeFileSync(path.join(root, `docs/results/${name}.json`), JSON.stringify({ ...result([]), name, command }))
+  write('compare', 'npm run compare')
+  write('compare-figures', 'npm run compare')
+  write('compare-people', 'npm run compare -- --tests people')
+  write('engine', 'BENCH_ROUNDS=5 npm run bench:engine')
+  write('engine-tls', 'BENCH_ROUNDS=5 npm run bench:engine')
+  assert.equal((await runScript(SCRIPT, ['--root', root])).code, 0)
+  assert.equal(fs.readFileSync(path.join(root, 'README.md'), 'utf8'), [
+    '<!-- commands:all -->',
+    '```sh',
+    'npm run compare && npm run docs:results -- --from-compare compare-report/results.json',
+    'npm run compare -- --tests people && npm run docs:results -- --from-compare compare-report/results.json --name compare-people',
+    'BENCH_ROUNDS=5 npm run bench:engine',
+    '```',
+    '<!-- /commands:all -->',
+    ''
+  ].join('\n'))
+})
+
 test('--from-compare records a real comparison as the verdict table and the figures table', async (t) => {
   const root = tempProject('<!-- results:compare -->\n<!-- /results:compare -->\n\n<!-- results:compare-figures -->\n<!-- /results:compare-figures -->\n')
   t.after(() => fs.rmSync(root, { recursive: true, force: true }))
