@@ -126,13 +126,14 @@ export function startResults (name, command) {
   const startedAt = new Date()
   const where = machine()
   const recorded = withEnvironment(command)
+  const provenance = provenanceOf(methodsOf(command))
   return {
     write ({ columns, rows, notes = [], figures }) {
       if (process.env.NODE_TEST_CONTEXT && !process.env.BENCH_RESULTS_DIR) return null
       const document = {
         name,
         command: recorded,
-        ...provenanceOf(methodsOf(command)),
+        ...provenance,
         machine: where,
         startedAt: startedAt.toISOString(),
         durationMs: Date.now() - startedAt.getTime(),

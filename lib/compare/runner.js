@@ -131,6 +131,8 @@ export async function compareFormats ({
   trials, budgetMs, margin = DEFAULT_EQUIVALENCE, pin = true, server = { kind: 'node' }, warmup, messages, inflight, rate, connections, progress
 }) {
   const startedAt = performance.now()
+  // The code as it was when the run began: what its processes loaded.
+  const provenance = provenanceOf([COMPARE_METHOD])
   const rows = await rowsToRun(tests, custom, profiles)
   if (custom && !allowLossy) {
     // Refused before any server starts, as the client refuses it: every format must carry the payload unchanged.
@@ -220,7 +222,7 @@ export async function compareFormats ({
     generations: run.generations.map(({ reports, ...generation }) => generation),
     elapsedMs: Math.round(performance.now() - startedAt),
     calibrate
-  }, provenanceOf([COMPARE_METHOD]))
+  }, provenance)
   if (calibrate !== null) {
     const calibration = calibrationOf(results.rows, labels, calibrate)
     results.calibration = { ...calibration, lines: calibrationLines(calibration) }
