@@ -56,6 +56,9 @@ export const TABLE_FIGURES = {
     'precise-lag-p50': (result) => rateCell(result, '1,000', 'precise', 'send lag p50'),
     'precise-lag-p99': (result) => rateCell(result, '1,000', 'precise', 'send lag p99'),
     'spin-lag-p99': (result) => rateCell(result, '1,000', 'spin', 'send lag p99'),
+    'spin-lag-p50': (result) => rateCell(result, '1,000', 'spin', 'send lag p50'),
+    // What spin pacing's client used at 1000/s, all its threads.
+    'spin-cpu': (result) => rateCell(result, '1,000', 'spin', 'client CPU'),
     'precise-excess': (result) => rateCell(result, '1,000', 'precise', 'CPU vs timer'),
     'spin-excess': (result) => rateCell(result, '1,000', 'spin', 'CPU vs timer'),
     'precise-5000': (result) => rateCell(result, '5,000', 'precise', 'CPU vs timer'),
@@ -66,6 +69,14 @@ export const TABLE_FIGURES = {
     // The send lag's p99 of the runs the report called saturated: a generator past its CPU.
     'saturated-lag-p99': ({ columns, rows }) => rows.filter((row) => row[columns.indexOf('saturated')] === 'yes')
       .map((row) => `${(Number.parseFloat(row[columns.indexOf('send lag p99')]) / 1000).toFixed(1)} ms at ${row[0]}/s`).join(', ')
+  },
+  verdicts: {
+    // This commit's A/A runs: the false calls among their timed cells (every one a false call).
+    'false-calls': ({ columns, rows }) => {
+      const row = rows.find((candidate) => candidate[0] === 'this commit')
+      const cell = (column) => row[columns.indexOf(column)]
+      return `${cell('false calls')} false calls in ${cell('timed cells')} timed cells over ${cell('A/A runs')} runs`
+    }
   },
   hosts: {
     // The merged row: every connection, and the rate of one message per connection per second.
