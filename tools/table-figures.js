@@ -43,11 +43,15 @@ export const TABLE_FIGURES = {
     // people's one message in JSON and in protobuf, and what protobuf saves on it.
     'people-json': (result) => megabytes(rawBytes(result, 'people', 'json')),
     'people-protobuf': (result) => megabytes(rawBytes(result, 'people', 'protobuf')),
-    'people-saved': (result) => megabytes(rawBytes(result, 'people', 'json') - rawBytes(result, 'people', 'protobuf'))
+    'people-saved': (result) => megabytes(rawBytes(result, 'people', 'json') - rawBytes(result, 'people', 'protobuf')),
+    // The repeated message deflated against its copy, over every format and test but people (one message over the window).
+    'repeated-deflated-range': (result) => `${spread(result.rows.filter(([test]) => test !== 'people').map((row) => row[result.columns.indexOf('repeated deflated')]), String)} B`
   },
   wire: {
     // JSON's wire bytes per payload byte with a stream, over the tests but the small one (its frame header weighs as much).
-    'json-stream-range': (result) => percentRange(result.rows.filter(([test, format, payload]) => format === 'json' && payload.startsWith('stream') && test !== '5 small').map((row) => row[5]))
+    'json-stream-range': (result) => percentRange(result.rows.filter(([test, format, payload]) => format === 'json' && payload.startsWith('stream') && test !== '5 small').map((row) => row[5])),
+    // The same with one message repeated.
+    'json-repeated-range': (result) => percentRange(result.rows.filter(([test, format, payload]) => format === 'json' && payload === 'one message repeated' && test !== '5 small').map((row) => row[5]))
   },
   rate: {
     // At 1000/s: the generator's own lateness with Node's timers, and what each pacing costs the client.
@@ -78,6 +82,22 @@ export const TABLE_FIGURES = {
       return `${cell('false calls')} false calls in ${cell('timed cells')} timed cells over ${cell('A/A runs')} runs`
     }
   },
+  reconnect: {
+    // Over the storms: how long the server was away, and the attempts the backoff alone would make (in brackets).
+    'server-away': (result) => `${spread(cellsOf(result, 'server back after ms').map(Number), (ms) => ms.toLocaleString('en-US'))} ms`,
+    'backoff-attempts': (result) => spread(numbersIn(result, 'attempts refused (the backoff alone)', 1), (n) => n.toLocaleString('en-US')),
+    // The attempts the client made while the server was away, and how late they started at the median.
+    'attempts-made': (result) => spread(numbersIn(result, 'attempts refused (the backoff alone)', 0), (n) => n.toLocaleString('en-US')),
+    'late-p50': (result) => `${spread(numbersIn(result, 'attempts late p50/p99 ms', 0), (ms) => ms.toLocaleString('en-US'))} ms`,
+    // The busiest 100 ms as a share of the connections: the backoff alone, what the client saw open, what the server accepted.
+    'backoff-peak': (result) => `${spread(numbersIn(result, 'busiest 100 ms: the backoff alone', 1), String)}%`,
+    'client-peak': (result) => `${spread(numbersIn(result, 'busiest 100 ms: client saw open', 1), String)}%`,
+    'server-peak': (result) => `${spread(numbersIn(result, 'busiest 100 ms: server accepted', 1), String)}%`
+  },
+  'shaping-check': {
+    // The proxy's rate against the kernel's, both counted on the wire: its range over the rates tried.
+    'wire-agreement': (result) => spread(cellsOf(result, 'proxy / kernel on the wire').map(Number), (ratio) => ratio.toFixed(3))
+  },
   hosts: {
     // The merged row: every connection, and the rate of one message per connection per second.
     connections: (result) => mergedHosts(result).connections.toLocaleString('en-US'),
@@ -95,6 +115,21 @@ function perFormat ({ columns, rows }, column, unit) {
     tests.at(-1).cells.push(`${row[columns.indexOf(column)]} ${unit} for ${format}`)
   }
   return tests.map(({ test, cells }) => `${test} ${cells.join(', ')}`).join('; ')
+}
+
+/** A column's cells, row by row. */
+function cellsOf ({ columns, rows }, column) {
+  return rows.map((row) => row[columns.indexOf(column)])
+}
+
+/** The nth number in each cell of a column, as in `4466 (23029)` or `669 (13.4%)`. */
+function numbersIn (result, column, nth) {
+  return cellsOf(result, column).map((cell) => Number(String(cell).match(/[\d.]+/g)[nth]))
+}
+
+/** `least-greatest` of some values, each as format gives it. */
+function spread (values, format) {
+  return `${format(Math.min(...values))}-${format(Math.max(...values))}`
 }
 
 /** `15-27%` from cells such as `27.3%`: the whole percents around their least and greatest. */
