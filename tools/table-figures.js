@@ -42,6 +42,7 @@ export const TABLE_FIGURES = {
     'people-stream': vsJson('people', 'stream vs json'),
     // people's one message in JSON and in protobuf, and what protobuf saves on it.
     'people-json': (result) => megabytes(rawBytes(result, 'people', 'json')),
+    'people-json-bytes': (result) => rawBytes(result, 'people', 'json').toLocaleString('en-US'),
     'people-protobuf': (result) => megabytes(rawBytes(result, 'people', 'protobuf')),
     'people-saved': (result) => megabytes(rawBytes(result, 'people', 'json') - rawBytes(result, 'people', 'protobuf')),
     // The repeated message deflated against its copy, over every format and test but people (one message over the window).
