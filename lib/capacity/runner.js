@@ -9,7 +9,8 @@ import { START_WARMUP_MS } from '../compare/lockstep.js'
 import { lossyRefusal, prepareRun } from '../load/measure.js'
 import { UsageError, oneLine } from '../errors.js'
 import { measureCapacity } from './run.js'
-import { capacityRows } from './results.js'
+import { CAPACITY_METHOD, capacityRows } from './results.js'
+import { provenanceOf } from '../provenance.js'
 import { calibrationOf } from './calibration.js'
 import { renderCapacityHtml } from './html.js'
 
@@ -22,6 +23,8 @@ export async function findCapacity (options) {
   const { formats, tests, custom, allowLossy, codecModules, calibrate, slos, budget, targetRate, server, tls } = options
   const { compress, direction } = options
   const startedAt = performance.now()
+  // The code as it was when the run began: what its processes loaded.
+  const provenance = provenanceOf([CAPACITY_METHOD])
   const rows = await rowsToRun(tests, custom, ['none'])
   if (custom && !allowLossy) {
     for (const format of formats) {
@@ -73,6 +76,7 @@ export async function findCapacity (options) {
   const results = {
     kind: 'capacity',
     generatedAt: new Date().toISOString(),
+    ...provenance,
     machine: {
       cpu: os.cpus()[0]?.model.trim() ?? 'unknown CPU',
       cores: os.availableParallelism(),

@@ -9,6 +9,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import readline from 'node:readline'
 import { ROOT, runScript, temporaryDirectory } from '../helpers.js'
+import { CAPACITY_METHOD } from '../../lib/capacity/results.js'
 
 test('capacity finds each format\'s rate at the objective on a half-core server, every message of every probe accounted for', async (t) => {
   const out = temporaryDirectory('capacity-')
@@ -19,6 +20,7 @@ test('capacity finds each format\'s rate at the objective on a half-core server,
   assert.ok(run.code === 0 || run.code === 1, run.stderr)
   const results = JSON.parse(run.stdout)
   assert.equal(results.kind, 'capacity')
+  assert.deepEqual(results.methods, { capacity: CAPACITY_METHOD.version }, 'the method it measured with')
   assert.deepEqual(results.settings.budget.quota, { quotaUs: 1000, periodUs: 2000 })
   assert.deepEqual(results.settings.formats, ['json', 'protobuf'])
   assert.equal(results.searches.length, 2)
