@@ -1,5 +1,6 @@
-// The parent's side of a batch client (lib/compare/batch-client.js): one child process, asked one
-// request at a time over IPC. compare's generations and capacity's probes both drive them.
+// The parent's side of the batch clients (lib/compare/batch-client.js): each one child process, asked
+// one request at a time over IPC. compare's generations and capacity's probes both drive them;
+// compare opens one per row and format (openBatchClients).
 import { once } from 'node:events'
 import { forkNodeScript } from '../processes.js'
 import { CpuClock } from '../cpu-time.js'
@@ -82,4 +83,27 @@ export class BatchClient {
     else this.child.kill()
     await this.exited
   }
+}
+
+/**
+ * Starts the batch client processes: per row, one per format, each ready to be any of them. If one
+ * cannot start, the others are closed, not left behind.
+ * @param {object} options runLockstep's: formats, codecModules, rows (lockstep.js's LockstepRow), load
+ * @returns {Promise<{clients: BatchClient[][], bytes: number[]}>} clients by row, and each row's
+ *   largest mean message, bytes, over its formats
+ */
+export async function openBatchClients ({ formats, codecModules, rows, load }) {
+  // They start on every CPU, each making its row ready at once; then they move to the clients' CPU.
+  const fork = (name) => new BatchClient(name)
+  const clients = rows.map((row) => formats.map((_, i) => fork(`client ${i + 1} of ${row.label}`)))
+  const opened = await Promise.allSettled(rows.flatMap(({ key, test, custom, profile }, r) => {
+    const plan = { formats, codecModules, load, rows: [{ key, test, custom, profile }] }
+    return clients[r].map((client) => client.ask({ type: 'open', plan }))
+  }))
+  const failed = opened.find((attempt) => attempt.status === 'rejected')
+  if (failed) {
+    await Promise.all(clients.flat().map((client) => client.close()))
+    throw failed.reason
+  }
+  return { clients, bytes: rows.map((_, r) => opened[r * formats.length].value.bytes) }
 }

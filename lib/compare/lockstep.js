@@ -20,45 +20,20 @@
 // Servers and clients swap formats between generations, drawn at random, so a process's own quirks
 // become spread between generations, which the intervals count, instead of a bias they cannot see;
 // at random, not in turn, so that nothing a process does every other time can keep to one format.
-// A row starts once the row before it has gone quiet (settle).
-import { setTimeout } from 'node:timers/promises'
-import http from 'node:http'
-import https from 'node:https'
-import tls from 'node:tls'
+// A row starts once the row before it has gone quiet (settle, machine-watch.js); its batches are
+// sized in the warm-up (row-plan.js).
 import { performance } from 'node:perf_hooks'
-import parsePrometheusTextFormat from 'parse-prometheus-text-format'
 import { pinProcess, startServerProcess } from '../processes.js'
-import { CpuClock, loadAverage, machineCpuNs } from '../cpu-time.js'
-import { METRICS_PATH } from '../protocol.js'
+import { CpuClock } from '../cpu-time.js'
+// As roundTo: `round` here is a rotation's count of generations so far.
+import { round as roundTo } from '../display.js'
 import { UsageError } from '../errors.js'
+import { readMetrics } from '../server/metrics-reader.js'
 import { trialOrder } from './statistics.js'
-import { BatchClient, HEAP_FLAGS } from './client-handle.js'
+import { HEAP_FLAGS, openBatchClients } from './client-handle.js'
+import { MachineWatch, settle } from './machine-watch.js'
+import { batchOrders, planRow } from './row-plan.js'
 
-/** A closed-loop batch lasts about this long for the slower format (at least one message). */
-export const BATCH_MS = 25
-/** Batches never hold more messages than this, however fast the row. */
-export const MAX_BATCH_MESSAGES = 200
-/** Open-loop batches run at this share of the slower format's closed-loop rate: both keep up. */
-export const OPEN_LOOP_SHARE = 0.8
-/**
- * Each row's share of a generation, ms over all formats (with two formats, five pairs of 25 ms
- * batches in closed loop and seven in open loop). Longer rows narrowed every interval more than
- * the generations they cost, up to here (docs/method.md).
- */
-export const ROW_MS = 600
-/**
- * The closed-loop batches' share of a row, the rest open loop. Within a generation the batches'
- * own noise makes nearly all of a ratio's spread, so each metric's interval narrows with the square
- * root of its share: with p99 pooled over generations, latency had the margin that CPU lacked.
- */
-const CLOSED_SHARE = 0.4
-/**
- * Unrecorded batches per format in each generation's first row, before its measured ones: this
- * long. Just after the generation's connections open, the first batch of that row took twice its
- * row's median round trip and 1.2x its server CPU; a later row's first batch ran like its others
- * (0.93-1.07x in one run without these batches), so only the first row pays for them.
- */
-const WARMUP_MS = 50
 /**
  * At the start, every client process sends its row in every format, all rows at once, unrecorded,
  * for this long: without it the p99 of the first three generations ran 3-10x the later ones'. A
@@ -82,11 +57,6 @@ const START_WARMUP_LONGEST = 3
  * collected later, in whatever row comes next.
  */
 export const OWN_SERVERS_BYTES = 1_000_000
-/** A row's processes are quiet when they use less than this share of one core over SETTLE_WINDOW_MS. */
-const QUIET_SHARE = 0.05
-const SETTLE_WINDOW_MS = 5
-/** The longest a row waits for the one before it to go quiet. */
-const MAX_SETTLE_MS = 1000
 /** Past this share of one core over its batches, a process was the bottleneck of the row. */
 const SATURATED_SHARE = 0.9
 
@@ -148,7 +118,7 @@ export async function runLockstep (options) {
     }
     // The shared servers start while the clients make their rows ready (a second saved), all
     // settled, not raced, so that nothing still starting when another fails is left behind.
-    const [opened, shared] = await Promise.allSettled([openClients(options), startPair()])
+    const [opened, shared] = await Promise.allSettled([openBatchClients(options), startPair()])
     clients = opened.value?.clients ?? []
     if (opened.status === 'rejected') throw opened.reason
     if (shared.status === 'rejected') throw shared.reason
@@ -249,7 +219,7 @@ async function startServers ({ formats, serverArgs, serverCommand, cpus }) {
  * One generation: each format given in each row a server and a client process, every row in lockstep batches.
  * @param {object} options runLockstep's
  * @param {object[][]} servers by row, one per format
- * @param {BatchClient[][]} clients by row, one per format
+ * @param {import('./client-handle.js').BatchClient[][]} clients by row, one per format
  * @param {{shift: number, round: number}} rotation shift: which server and client each format uses,
  *   (format + shift) mod their number; round: how many generations of that rotation came before
  * @param {Map<string, object>} plan each row's batch sizes and rate, made in the warm-up
@@ -348,93 +318,17 @@ async function measureRow (row, sizes, clients, serverOf, load, onSaturated, rou
     return {
       cpuUs: Math.round(serverNs / 1000),
       messages,
-      perMessageUs: messages > 0 ? round2(serverNs / 1000 / messages) : null,
-      codecUs: codecMessages > 0 ? round2((after.seconds - before.seconds) * 1e6 / codecMessages) : null
+      perMessageUs: messages > 0 ? roundTo(serverNs / 1000 / messages, 2) : null,
+      codecUs: codecMessages > 0 ? roundTo((after.seconds - before.seconds) * 1e6 / codecMessages, 2) : null
     }
   })
-}
-
-/**
- * Waits until the processes of the row just run have gone quiet: their CPU over the last
- * SETTLE_WINDOW_MS below QUIET_SHARE of a core and none of their threads waiting for a CPU, or
- * MAX_SETTLE_MS gone. After people, its processes went on collecting 13 MB messages' garbage into
- * the next row's first batch, whose p99 ran 3.7x that of the row's other batches.
- * @param {CpuClock[]} clocks
- */
-export async function settle (clocks) {
-  const busy = () => clocks.reduce((sum, clock) => sum + (clock.read() ?? 0), 0)
-  const started = performance.now()
-  let before = busy()
-  while (performance.now() - started < MAX_SETTLE_MS) {
-    await setTimeout(SETTLE_WINDOW_MS)
-    const now = busy()
-    if (now - before < QUIET_SHARE * SETTLE_WINDOW_MS * 1e6 && !clocks.some((clock) => clock.runnable())) break
-    before = now
-  }
-}
-
-/**
- * What the machine did over a generation besides our work: the load average at its end, the CPU
- * other processes took (the machine's busy time less the hypervisor's steal and less this
- * process's, the servers' and the clients'), and the steal: on a virtual machine, other guests.
- */
-class MachineWatch {
-  /** @param {CpuClock[]} clocks the servers' and clients' clocks, read already around their batches */
-  constructor (clocks) {
-    this.clocks = clocks
-    this.started = performance.now()
-    this.machine = machineCpuNs()
-    this.own = process.cpuUsage()
-    this.ns = clocks.map((clock) => clock.read())
-  }
-
-  /** @returns {{ms: number, loadAverage: number|null, neighbourCores: number|null, stealCores: number|null}} */
-  read () {
-    const ms = performance.now() - this.started
-    const own = process.cpuUsage(this.own)
-    const ourNs = (own.user + own.system) * 1000 +
-      this.clocks.reduce((sum, clock, i) => sum + (clock.read() ?? 0) - (this.ns[i] ?? 0), 0)
-    const machine = machineCpuNs()
-    const known = machine !== null && this.machine !== null
-    const stealNs = known ? machine.stealNs - this.machine.stealNs : null
-    const cores = (ns) => known ? Math.max(0, round2(ns / 1e6 / ms)) : null
-    return {
-      ms: Math.round(ms),
-      loadAverage: loadAverage(),
-      neighbourCores: cores(known && machine.busyNs - this.machine.busyNs - stealNs - ourNs),
-      stealCores: cores(stealNs)
-    }
-  }
-}
-
-/**
- * Starts the batch client processes: per row, one per format, each ready to be any of them. If one
- * cannot start, the others are closed, not left behind.
- * @param {object} options runLockstep's
- * @returns {Promise<{clients: BatchClient[][], bytes: number[]}>} clients by row, and each row's
- *   largest mean message, bytes, over its formats
- */
-async function openClients ({ formats, codecModules, rows, load }) {
-  // They start on every CPU, each making its row ready at once; then they move to the clients' CPU.
-  const fork = (name) => new BatchClient(name)
-  const clients = rows.map((row) => formats.map((_, i) => fork(`client ${i + 1} of ${row.label}`)))
-  const opened = await Promise.allSettled(rows.flatMap(({ key, test, custom, profile }, r) => {
-    const plan = { formats, codecModules, load, rows: [{ key, test, custom, profile }] }
-    return clients[r].map((client) => client.ask({ type: 'open', plan }))
-  }))
-  const failed = opened.find((attempt) => attempt.status === 'rejected')
-  if (failed) {
-    await Promise.all(clients.flat().map((client) => client.close()))
-    throw failed.reason
-  }
-  return { clients, bytes: rows.map((_, r) => opened[r * formats.length].value.bytes) }
 }
 
 /**
  * Warms each client up in every format, on the server it meets that format on, every row at once;
  * then moves them to the clients' CPU.
  * @param {object} options runLockstep's
- * @param {BatchClient[][]} clients by row
+ * @param {import('./client-handle.js').BatchClient[][]} clients by row
  * @param {object[][]} servers by row, one per format
  */
 async function warmClients ({ formats, rows, cpus, startWarmupMs = START_WARMUP_MS }, clients, servers) {
@@ -452,22 +346,6 @@ async function warmClients ({ formats, rows, cpus, startWarmupMs = START_WARMUP_
     throw err
   }
   if (cpus?.clients) for (const client of clients.flat()) pinProcess(client.pid, cpus.clients)
-}
-
-/**
- * The order of the formats in each pair of one phase of a row: balanced blocks (trialOrder), the
- * formats renamed by the round so that the one that opens the row takes turns from one generation
- * of a rotation to the next. The first batch of a row meets what the row before it left behind
- * (after people, the person row's first batch ran the p99 of json in an A/A run 1.5x that of
- * its twin, always the same format's); a row of one pair (people) would otherwise put the same
- * format first every time.
- * @param {number} count formats
- * @param {number} pairs in the phase
- * @param {number} round how many generations of the same rotation came before
- * @returns {number[][]} per pair, format indexes in the order they run
- */
-export function batchOrders (count, pairs, round) {
-  return Array.from({ length: pairs }, (_, pair) => trialOrder(count, pair).map((format) => (format + round) % count))
 }
 
 /**
@@ -492,84 +370,7 @@ async function runPairs (clients, serverOf, key, orders, count, rate) {
   return totals
 }
 
-/**
- * A row's batch sizes and rates, from short closed-loop probes of every format: batches of about
- * BATCH_MS for the slower one, and open-loop batches at OPEN_LOOP_SHARE of its rate.
- */
-async function planRow (row, clients, load, batchMessages) {
-  if (load.direction === 'fanout') {
-    // Fan-out has its rate: batches of about ROW_MS/4 of publishes, every one timed and costed.
-    const count = batchMessages ?? Math.max(1, Math.round(load.rate * ROW_MS / 4000))
-    const timed = { closedCount: count, timedRate: load.rate, closedPairs: 2, warmupBatches: 1 }
-    return { ...timed, openCount: 0, openRate: null, openPairs: 0 }
-  }
-  let slowest = Infinity
-  for (const client of clients) {
-    const probes = []
-    for (let count = 1; count !== null; count = nextProbe(probes, batchMessages)) {
-      const { sent, durationMs } = await client.batch(row.key, count, null, false)
-      probes.push({ sent, durationMs })
-    }
-    slowest = Math.min(slowest, probedRate(probes))
-  }
-  return rowPlan(slowest, clients.length, load, batchMessages)
-}
-
-/** A row's closed-loop rate from its probes, messages per second: the fastest (a hiccup only slows a probe). */
-const probedRate = (probes) => Math.max(...probes.map((probe) => probe.sent * 1000 / Math.max(probe.durationMs, 0.01)))
-
-/**
- * The size of a row's next rate probe, or null once the probes time the row. They grow, each sized
- * to last BATCH_MS at the fastest rate so far (a single message times mostly wake-ups), two at
- * least and three at most; a probe that lasts a batch times the row (people's single message,
- * 0.3 s), but not the first alone: one message held up for 0.26 s by a busy machine had planned
- * a row at 3.8 messages a second, and its open-loop batches of 20 ran for 5 s each.
- * @param {Array<{sent: number, durationMs: number}>} probes so far, at least one
- * @param {number|undefined} batchMessages a fixed batch size (-n)
- * @returns {number|null}
- */
-export function nextProbe (probes, batchMessages) {
-  const last = probes[probes.length - 1]
-  if (probes.length >= 3 || (probes.length >= 2 && last.durationMs >= BATCH_MS)) return null
-  return batchMessages ?? clamp(Math.round(probedRate(probes) * BATCH_MS / 1000))
-}
-
-/**
- * A row's batches from the slower format's closed-loop rate: batches of about BATCH_MS (or
- * `batchMessages`), open-loop ones at OPEN_LOOP_SHARE of that rate, as many pairs of each as fit
- * their share of ROW_MS (CLOSED_SHARE).
- * @param {number} slowest messages per second, the slower format's
- * @param {number} formats how many take turns
- * @param {{inflight: number, connections: number}} load
- * @param {number|undefined} batchMessages a fixed batch size (-n)
- * @returns {{closedCount: number, timedRate: null, closedPairs: number, openCount: number,
- *   openRate: number|null, openPairs: number, warmupBatches: number}}
- */
-export function rowPlan (slowest, formats, load, batchMessages) {
-  const closedCount = batchMessages ?? clamp(Math.round(slowest * BATCH_MS / 1000))
-  const openRate = slowest * OPEN_LOOP_SHARE
-  const openCount = batchMessages ?? clamp(Math.round(openRate * BATCH_MS / 1000))
-  const closedMs = closedCount * 1000 / slowest
-  // Rows whose batches are long (big payloads, slow networks) get fewer, down to one pair of each kind.
-  const pairs = (batchMs, share) => Math.max(1, Math.round(ROW_MS * share / (formats * batchMs)))
-  // A batch of one message at a time is the same in closed and open loop (people's 13 MB): costing
-  // the timed batches spares a second pair that would take as long.
-  const single = closedCount === 1 && openCount === 1 && load.inflight === 1 && load.connections === 1
-  return {
-    closedCount,
-    timedRate: null,
-    closedPairs: pairs(closedMs, CLOSED_SHARE),
-    openCount: single ? 0 : openCount,
-    openRate: single ? null : Math.round(openRate * 10) / 10,
-    openPairs: single ? 0 : pairs(openCount * 1000 / openRate, 1 - CLOSED_SHARE),
-    // None where one batch outlasts it: warm clients need no single message of people's megabytes to lead in.
-    warmupBatches: Math.round(WARMUP_MS / closedMs)
-  }
-}
-
 const longest = (generations) => Math.max(...generations.map(({ ms }) => ms))
-const clamp = (count) => Math.max(1, Math.min(MAX_BATCH_MESSAGES, count))
-const round2 = (value) => Math.round(value * 100) / 100
 
 /**
  * A server's codec seconds and messages for one format and test, from its /metrics.
@@ -581,28 +382,10 @@ const round2 = (value) => Math.round(value * 100) / 100
  */
 async function serverCodec (server, format, test, ca) {
   try {
-    const families = parsePrometheusTextFormat(await getText(`${server.url.replace(/^ws/, 'http')}${METRICS_PATH}`, ca))
-    const value = (name) => {
-      const metric = families.find((family) => family.name === name)?.metrics
-        .find(({ labels }) => labels?.format === format && labels?.test === test)
-      return metric ? Number(metric.value) : 0
-    }
+    const metrics = await readMetrics(server.url, { ca })
+    const value = (name) => metrics.value(name, { format, test }) ?? 0
     return { seconds: value('wsbench_codec_seconds_total'), messages: value('wsbench_messages_total') }
   } catch {
     return null
   }
-}
-
-/** GET over http:// or https:// (trusting `ca` beside Node's roots): the body of a 200, else an error. */
-function getText (url, ca) {
-  const secure = url.startsWith('https:')
-  return new Promise((resolve, reject) => {
-    const options = secure && ca ? { ca: [...tls.rootCertificates, ca] } : {}
-    const request = (secure ? https : http).get(url, options, (response) => {
-      let body = ''
-      response.setEncoding('utf8').on('data', (chunk) => { body += chunk })
-      response.on('end', () => response.statusCode === 200 ? resolve(body) : reject(new Error(`${url} answered ${response.statusCode}`)))
-    })
-    request.on('error', reject)
-  })
 }
