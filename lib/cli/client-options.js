@@ -32,6 +32,62 @@ import { PRECISE_BUDGET, PRECISE_WINDOW_US, defaultPacing, parsePacing } from '.
  *   filled in) and what the command does around it
  */
 
+/** The load client's options, but --format (only client.js takes it), in the order --help lists them. */
+const CLIENT_OPTIONS = {
+  ...CODEC_MODULE_OPTION,
+  ...PAYLOAD_OPTIONS,
+  url: { describe: 'server URL (ws:// or wss://)', default: DEFAULT_URL, type: 'string' },
+  connections: { alias: 'c', describe: 'parallel WebSocket connections [default: 1, or one per worker]' },
+  inflight: { alias: 'i', describe: 'messages outstanding per connection (1 = strict request/response) [default: 1, with --rate 1000]' },
+  rate: { alias: 'r', describe: 'open loop: messages per second in total, latency from the schedule (with --arrivals: per connection)', type: 'string' },
+  arrivals: { describe: 'connections that come and go: this many new connections a second (with --stages, where the ramp starts), each sending --per-connection messages and closing', type: 'string' },
+  'per-connection': { describe: '--arrivals: messages each connection sends, --inflight at a time, before it closes', type: 'string' },
+  stages: { describe: 'open loop on a ramp: DURATION:RATE,... the rate moving linearly to each target over its duration, from --rate (or 0): 10s:1000,30s:1000,10s:0 (sets the duration)', type: 'string' },
+  pacing: { describe: `how --rate wakes for each message: precise (a pacing thread, then the event loop waits the last ${PRECISE_WINDOW_US} µs, within ${PRECISE_BUDGET * 100}% of a core; precise:<µs> sets that window), spin (waits busily as long as the thread runs late: a few µs, at a core), or timer (Node's timers: a millisecond or more late, no CPU between sends). Default: precise, or timer under a CPU quota below one core or with a --workers thread for every core`, type: 'string' },
+  duration: { alias: 'd', describe: 'run for this long instead of a message count: 30s, 500ms, 2m', type: 'string' },
+  warmup: { alias: 'w', describe: 'messages (or a time: 2s) sent first and not recorded', default: '0', type: 'string' },
+  'start-at': { describe: 'connect and warm up, then start measuring at this instant (ISO time or epoch ms): hosts measure together', type: 'string' },
+  workers: { describe: 'worker threads, each with its share of connections, messages and rate', default: 1 },
+  out: { describe: 'also write the JSON report to this file', type: 'string' },
+  'hdr-out': { describe: 'write the latency histograms as an HdrHistogram interval log', type: 'string' },
+  html: { describe: 'also write the report as an HTML page: replies and latency second by second (a ramp\'s stages marked), latency by percentile', type: 'string' },
+  assert: { describe: 'threshold that fails the run (exit 1), repeatable: "p99<20ms", "errors==0", "rate>=5000"', type: 'array', string: true, default: [] },
+  header: { alias: 'H', describe: 'extra upgrade header "Name: value", repeatable', type: 'array', string: true, default: [] },
+  // Its default, BENCH_TOKEN, is read on each parse (clientCommandLine).
+  token: { describe: 'sent as Authorization: Bearer <token>; default from BENCH_TOKEN', type: 'string' },
+  subprotocol: { describe: 'Sec-WebSocket-Protocol to ask for', type: 'string' },
+  insecure: { describe: 'wss:// without verifying the certificate (self-signed servers)', type: 'boolean', default: false },
+  ca: { describe: 'wss://: also trust this certificate (PEM): the server\'s own or its CA\'s (NODE_EXTRA_CA_CERTS works too)', type: 'string' },
+  ack: { describe: 'what counts as the reply (up): ACK, any, or text:<reply>', default: 'ACK', type: 'string' },
+  reconnect: { describe: `when a connection drops, reconnect (within --timeout) and go on; each attempt after a random wait up to --reconnect-base x 2^attempt (full jitter), at most --reconnect-cap, and at most ${ATTEMPTS_PER_TURN} attempts starting in one turn of the event loop`, type: 'boolean', default: false },
+  'reconnect-base': { describe: '--reconnect: the first attempt\'s longest wait', default: `${DEFAULT_BACKOFF.baseMs}ms`, type: 'string' },
+  'reconnect-cap': { describe: '--reconnect: no wait longer than this', default: `${DEFAULT_BACKOFF.capMs / 1000}s`, type: 'string' },
+  timeout: { describe: 'per-message timeout in ms; a message with no reply by then is lost', default: 10000 },
+  compress: { describe: 'offer permessage-deflate', type: 'boolean', default: false },
+  repeat: { describe: 'send one message over and over instead of the test\'s stream of varying messages (flatters compression, caches and the JIT)', type: 'boolean', default: false },
+  direction: {
+    describe: 'up: send the payload, server ACKs; down: server sends it; echo: server sends it back; ' +
+      'fanout: one publisher at --rate, --connections subscribers each get every publish',
+    choices: DIRECTIONS,
+    default: 'up'
+  },
+  role: { describe: 'fanout: both in this process, or only the publisher or only the subscribers (split across hosts)', choices: FANOUT_ROLES, default: 'both' },
+  heartbeat: { describe: 'fanout: a subscriber whose next delivery is this late (beyond how late they run) pings; its ping unanswered as long again, it reconnects', default: `${DEFAULT_HEARTBEAT_MS}ms`, type: 'string' },
+  decode: {
+    describe: 'fanout: which subscribers decode every delivery: all (the client CPU a subscriber pays, times subscribers) ' +
+      'or one (the others read the header and account: a generator that keeps up with thousands)',
+    choices: FANOUT_DECODERS,
+    default: 'all'
+  },
+  json: { describe: 'print one JSON object instead of the human report', type: 'boolean', default: false },
+  throttle: { describe: `network profile: none, ${Object.keys(PROFILES).join(', ')}`, type: 'string' },
+  up: { describe: 'client-to-server bandwidth, kbit/s (overrides the profile)', type: 'string' },
+  down: { describe: 'server-to-client bandwidth, kbit/s (overrides the profile)', type: 'string' },
+  rtt: { describe: 'round-trip time to add, ms (overrides the profile)', type: 'string' },
+  loss: { describe: 'packet loss %, kernel shaping (tc) only', type: 'string' },
+  'throttle-backend': { describe: 'auto: tc when it can work here, else proxy', choices: BACKENDS, default: 'auto' }
+}
+
 /**
  * Parses a load client's command line. With `--payload`, the first positional is the message count.
  * @param {string[]} argv process.argv
@@ -40,93 +96,10 @@ import { PRECISE_BUDGET, PRECISE_WINDOW_US, defaultPacing, parsePacing } from '.
  * @returns {Promise<ClientOptions>}
  */
 export async function parseClientArgs (argv, format) {
-  const program = programName(format ? `node client_${format}.js` : 'node client.js --format <name>')
-  const formatOption = format ? {} : { format: { alias: 'f', describe: `wire format: ${formatNames().join(', ')}, or one a --codec-module adds`, demandOption: true, type: 'string' } }
-  const args = await commandLine(argv, `Usage: ${program} <test> [messages] [options]\n` +
-    `       ${program} --payload <file.json> [messages] [--proto <file.proto> --type <Name>] [options]\n\n` +
-    `Sends [messages] ${format ?? 'the --format\'s'} messages of <test> and reports latency, throughput and bytes.\n` +
-    'Tests: 1 numbers, 2 strings, 3 medium, 4 large, 5 small (by number or name), people, person, counters.')
-    .command('$0 [test] [messages]', false)
-    .positional('test', { describe: 'test payload, by number or name', type: 'string' })
-    .positional('messages', { describe: 'messages to send and record [default: 10000]' })
-    .options({
-      ...formatOption,
-      ...CODEC_MODULE_OPTION,
-      ...PAYLOAD_OPTIONS,
-      url: { describe: 'server URL (ws:// or wss://)', default: DEFAULT_URL, type: 'string' },
-      connections: { alias: 'c', describe: 'parallel WebSocket connections [default: 1, or one per worker]' },
-      inflight: { alias: 'i', describe: 'messages outstanding per connection (1 = strict request/response) [default: 1, with --rate 1000]' },
-      rate: { alias: 'r', describe: 'open loop: messages per second in total, latency from the schedule (with --arrivals: per connection)', type: 'string' },
-      arrivals: { describe: 'connections that come and go: this many new connections a second (with --stages, where the ramp starts), each sending --per-connection messages and closing', type: 'string' },
-      'per-connection': { describe: '--arrivals: messages each connection sends, --inflight at a time, before it closes', type: 'string' },
-      stages: { describe: 'open loop on a ramp: DURATION:RATE,... the rate moving linearly to each target over its duration, from --rate (or 0): 10s:1000,30s:1000,10s:0 (sets the duration)', type: 'string' },
-      pacing: { describe: `how --rate wakes for each message: precise (a pacing thread, then the event loop waits the last ${PRECISE_WINDOW_US} µs, within ${PRECISE_BUDGET * 100}% of a core; precise:<µs> sets that window), spin (waits busily as long as the thread runs late: a few µs, at a core), or timer (Node's timers: a millisecond or more late, no CPU between sends). Default: precise, or timer under a CPU quota below one core or with a --workers thread for every core`, type: 'string' },
-      duration: { alias: 'd', describe: 'run for this long instead of a message count: 30s, 500ms, 2m', type: 'string' },
-      warmup: { alias: 'w', describe: 'messages (or a time: 2s) sent first and not recorded', default: '0', type: 'string' },
-      'start-at': { describe: 'connect and warm up, then start measuring at this instant (ISO time or epoch ms): hosts measure together', type: 'string' },
-      workers: { describe: 'worker threads, each with its share of connections, messages and rate', default: 1 },
-      out: { describe: 'also write the JSON report to this file', type: 'string' },
-      'hdr-out': { describe: 'write the latency histograms as an HdrHistogram interval log', type: 'string' },
-      html: { describe: 'also write the report as an HTML page: replies and latency second by second (a ramp\'s stages marked), latency by percentile', type: 'string' },
-      assert: { describe: 'threshold that fails the run (exit 1), repeatable: "p99<20ms", "errors==0", "rate>=5000"', type: 'array', string: true, default: [] },
-      header: { alias: 'H', describe: 'extra upgrade header "Name: value", repeatable', type: 'array', string: true, default: [] },
-      token: { describe: 'sent as Authorization: Bearer <token>; default from BENCH_TOKEN', type: 'string', default: process.env.BENCH_TOKEN },
-      subprotocol: { describe: 'Sec-WebSocket-Protocol to ask for', type: 'string' },
-      insecure: { describe: 'wss:// without verifying the certificate (self-signed servers)', type: 'boolean', default: false },
-      ca: { describe: 'wss://: also trust this certificate (PEM): the server\'s own or its CA\'s (NODE_EXTRA_CA_CERTS works too)', type: 'string' },
-      ack: { describe: 'what counts as the reply (up): ACK, any, or text:<reply>', default: 'ACK', type: 'string' },
-      reconnect: { describe: `when a connection drops, reconnect (within --timeout) and go on; each attempt after a random wait up to --reconnect-base x 2^attempt (full jitter), at most --reconnect-cap, and at most ${ATTEMPTS_PER_TURN} attempts starting in one turn of the event loop`, type: 'boolean', default: false },
-      'reconnect-base': { describe: '--reconnect: the first attempt\'s longest wait', default: `${DEFAULT_BACKOFF.baseMs}ms`, type: 'string' },
-      'reconnect-cap': { describe: '--reconnect: no wait longer than this', default: `${DEFAULT_BACKOFF.capMs / 1000}s`, type: 'string' },
-      timeout: { describe: 'per-message timeout in ms; a message with no reply by then is lost', default: 10000 },
-      compress: { describe: 'offer permessage-deflate', type: 'boolean', default: false },
-      repeat: { describe: 'send one message over and over instead of the test\'s stream of varying messages (flatters compression, caches and the JIT)', type: 'boolean', default: false },
-      direction: {
-        describe: 'up: send the payload, server ACKs; down: server sends it; echo: server sends it back; ' +
-          'fanout: one publisher at --rate, --connections subscribers each get every publish',
-        choices: DIRECTIONS,
-        default: 'up'
-      },
-      role: { describe: 'fanout: both in this process, or only the publisher or only the subscribers (split across hosts)', choices: FANOUT_ROLES, default: 'both' },
-      heartbeat: { describe: 'fanout: a subscriber whose next delivery is this late (beyond how late they run) pings; its ping unanswered as long again, it reconnects', default: `${DEFAULT_HEARTBEAT_MS}ms`, type: 'string' },
-      decode: {
-        describe: 'fanout: which subscribers decode every delivery: all (the client CPU a subscriber pays, times subscribers) ' +
-          'or one (the others read the header and account: a generator that keeps up with thousands)',
-        choices: FANOUT_DECODERS,
-        default: 'all'
-      },
-      json: { describe: 'print one JSON object instead of the human report', type: 'boolean', default: false },
-      throttle: { describe: `network profile: none, ${Object.keys(PROFILES).join(', ')}`, type: 'string' },
-      up: { describe: 'client-to-server bandwidth, kbit/s (overrides the profile)', type: 'string' },
-      down: { describe: 'server-to-client bandwidth, kbit/s (overrides the profile)', type: 'string' },
-      rtt: { describe: 'round-trip time to add, ms (overrides the profile)', type: 'string' },
-      loss: { describe: 'packet loss %, kernel shaping (tc) only', type: 'string' },
-      'throttle-backend': { describe: 'auto: tc when it can work here, else proxy', choices: BACKENDS, default: 'auto' }
-    })
-    .example(`${program} 4 100 --throttle 3g`, 'test 4 over a 3G profile')
-    .example(`${program} 5 50 --rtt 100 --up 400 --down 400`, 'a custom network')
-    .example(`${program} 3 100000`, 'test 3 (medium), 100,000 messages, one at a time')
-    .example(`${program} small 100000 --inflight 100`, 'test 5 with 100 messages in flight')
-    .example(`${program} 4 1000 --connections 4 --json`, 'four connections, JSON report on stdout')
-    .example(`${program} 3 --rate 2000 --duration 60s --start-at 2026-11-23T17:00:00Z`, 'on every host: measure the same minute')
-    .example(`${program} 3 --stages 10s:1000,30s:1000,10s:0`, 'ramp up to 1000/s, hold, ramp down: where latency bends')
-    .example(`${program} 3 --arrivals 500 --per-connection 5 --duration 10s`, '500 new connections a second, 5 messages each, then gone')
-    .example(`${program} 3 --direction fanout --connections 1000 --rate 20 --duration 10s`, 'one publisher, 1000 subscribers')
-    .example(`${program} --payload my.json 1000`, 'your own document, schema inferred')
-    .example(`${program} --payload my.json 1000 --proto my.proto --type shop.Order`, 'your own document and schema')
-    .parseAsync()
+  const args = await clientCommandLine(argv, format)
   const custom = payloadFiles(args)
   const durationMs = args.duration === undefined ? undefined : duration('duration', args.duration)
-  let test = args.test
-  let messages = args.messages
-  if (custom) {
-    if (messages !== undefined) throw new UsageError(`give either a test ('${test}') or --payload, not both`)
-    messages = test
-    test = null
-    if (args.direction === 'down') throw new UsageError('--direction down needs a built-in test: the server cannot know your payload')
-  } else if (test === undefined) {
-    throw new UsageError('name a test (1-5, people, person, counters) or give --payload <file.json> (see --help)')
-  }
+  const { test, messages } = testAndMessages(args, custom)
   const rate = args.rate === undefined ? undefined : positiveNumber('rate', args.rate)
   const arrivals = args.arrivals === undefined ? undefined : arrivalsOf(args, messages)
   const stages = args.stages === undefined ? undefined : parseStages(args.stages, arrivals?.arrivals ?? rate ?? 0)
@@ -143,32 +116,7 @@ export async function parseClientArgs (argv, format) {
     codecModules,
     test: test === null ? null : String(test),
     custom,
-    /** @type {import('../load/engine.js').LoadSettings} */
-    load: {
-      url: parseWsUrl(args.url),
-      messages: messages === undefined ? (durationMs === undefined && !stages ? DEFAULT_CLIENT_MESSAGES : undefined) : wholeNumber('messages', messages, 1),
-      durationMs,
-      rate,
-      stages,
-      ...arrivals,
-      ...pacingOf(args.pacing, workers),
-      connections: wholeNumber('connections', args.connections ?? workers, 1),
-      inflight: wholeNumber('inflight', args.inflight ?? inflightDefault(rate, stages, arrivals), 1),
-      warmup: /[a-z]$/i.test(args.warmup) ? { durationMs: duration('warmup', args.warmup) } : { messages: wholeNumber('warmup', args.warmup, 0) },
-      startAt: args.startAt === undefined ? undefined : futureInstant('start-at', args.startAt),
-      timeoutMs: wholeNumber('timeout', args.timeout, 1),
-      compress: args.compress,
-      repeat: args.repeat,
-      direction: args.direction,
-      ack: ackRule(args.ack),
-      headers: upgradeHeaders(args.header, args.token),
-      subprotocol: args.subprotocol,
-      insecure: args.insecure,
-      ca: args.ca === undefined ? undefined : trustedCertificate(args.ca, args.url),
-      reconnect: args.reconnect,
-      backoff: { baseMs: duration('reconnect-base', args.reconnectBase), capMs: duration('reconnect-cap', args.reconnectCap) },
-      ...(args.direction === 'fanout' && { role: args.role, decode: args.decode, heartbeatMs: duration('heartbeat', args.heartbeat) })
-    },
+    load: loadSettings(args, { messages, durationMs, rate, stages, arrivals, workers }),
     allowLossy: args.allowLossy,
     workers,
     out: args.out,
@@ -179,6 +127,77 @@ export async function parseClientArgs (argv, format) {
     // Strings from the command line, so a typo is quoted as typed: --rate abc, not NaN.
     network: resolveNetwork({ profile: args.throttle, up: args.up, down: args.down, rtt: args.rtt, loss: args.loss }),
     throttleBackend: args.throttleBackend
+  }
+}
+
+/** The client's command line as yargs reads it: options by type, with their defaults, not yet checked together. */
+async function clientCommandLine (argv, format) {
+  const program = programName(format ? `node client_${format}.js` : 'node client.js --format <name>')
+  const formatOption = format ? {} : { format: { alias: 'f', describe: `wire format: ${formatNames().join(', ')}, or one a --codec-module adds`, demandOption: true, type: 'string' } }
+  // Setting a key the table has keeps its place in --help.
+  const token = { ...CLIENT_OPTIONS.token, default: process.env.BENCH_TOKEN }
+  return commandLine(argv, `Usage: ${program} <test> [messages] [options]\n` +
+    `       ${program} --payload <file.json> [messages] [--proto <file.proto> --type <Name>] [options]\n\n` +
+    `Sends [messages] ${format ?? 'the --format\'s'} messages of <test> and reports latency, throughput and bytes.\n` +
+    'Tests: 1 numbers, 2 strings, 3 medium, 4 large, 5 small (by number or name), people, person, counters.')
+    .command('$0 [test] [messages]', false)
+    .positional('test', { describe: 'test payload, by number or name', type: 'string' })
+    .positional('messages', { describe: 'messages to send and record [default: 10000]' })
+    .options({ ...formatOption, ...CLIENT_OPTIONS, token })
+    .example(`${program} 4 100 --throttle 3g`, 'test 4 over a 3G profile')
+    .example(`${program} 5 50 --rtt 100 --up 400 --down 400`, 'a custom network')
+    .example(`${program} 3 100000`, 'test 3 (medium), 100,000 messages, one at a time')
+    .example(`${program} small 100000 --inflight 100`, 'test 5 with 100 messages in flight')
+    .example(`${program} 4 1000 --connections 4 --json`, 'four connections, JSON report on stdout')
+    .example(`${program} 3 --rate 2000 --duration 60s --start-at 2026-11-23T17:00:00Z`, 'on every host: measure the same minute')
+    .example(`${program} 3 --stages 10s:1000,30s:1000,10s:0`, 'ramp up to 1000/s, hold, ramp down: where latency bends')
+    .example(`${program} 3 --arrivals 500 --per-connection 5 --duration 10s`, '500 new connections a second, 5 messages each, then gone')
+    .example(`${program} 3 --direction fanout --connections 1000 --rate 20 --duration 10s`, 'one publisher, 1000 subscribers')
+    .example(`${program} --payload my.json 1000`, 'your own document, schema inferred')
+    .example(`${program} --payload my.json 1000 --proto my.proto --type shop.Order`, 'your own document and schema')
+    .parseAsync()
+}
+
+/** The test and the message count: with --payload there is no test, and the first positional is the count. */
+function testAndMessages (args, custom) {
+  if (!custom) {
+    if (args.test === undefined) throw new UsageError('name a test (1-5, people, person, counters) or give --payload <file.json> (see --help)')
+    return { test: args.test, messages: args.messages }
+  }
+  if (args.messages !== undefined) throw new UsageError(`give either a test ('${args.test}') or --payload, not both`)
+  if (args.direction === 'down') throw new UsageError('--direction down needs a built-in test: the server cannot know your payload')
+  return { test: null, messages: args.test }
+}
+
+/**
+ * The engine's settings, every default filled in, each option checked in the order it is listed.
+ * @returns {import('../load/engine.js').LoadSettings}
+ */
+function loadSettings (args, { messages, durationMs, rate, stages, arrivals, workers }) {
+  return {
+    url: parseWsUrl(args.url),
+    messages: messages === undefined ? (durationMs === undefined && !stages ? DEFAULT_CLIENT_MESSAGES : undefined) : wholeNumber('messages', messages, 1),
+    durationMs,
+    rate,
+    stages,
+    ...arrivals,
+    ...pacingOf(args.pacing, workers),
+    connections: wholeNumber('connections', args.connections ?? workers, 1),
+    inflight: wholeNumber('inflight', args.inflight ?? inflightDefault(rate, stages, arrivals), 1),
+    warmup: /[a-z]$/i.test(args.warmup) ? { durationMs: duration('warmup', args.warmup) } : { messages: wholeNumber('warmup', args.warmup, 0) },
+    startAt: args.startAt === undefined ? undefined : futureInstant('start-at', args.startAt),
+    timeoutMs: wholeNumber('timeout', args.timeout, 1),
+    compress: args.compress,
+    repeat: args.repeat,
+    direction: args.direction,
+    ack: ackRule(args.ack),
+    headers: upgradeHeaders(args.header, args.token),
+    subprotocol: args.subprotocol,
+    insecure: args.insecure,
+    ca: args.ca === undefined ? undefined : trustedCertificate(args.ca, args.url),
+    reconnect: args.reconnect,
+    backoff: { baseMs: duration('reconnect-base', args.reconnectBase), capMs: duration('reconnect-cap', args.reconnectCap) },
+    ...(args.direction === 'fanout' && { role: args.role, decode: args.decode, heartbeatMs: duration('heartbeat', args.heartbeat) })
   }
 }
 
