@@ -4,6 +4,7 @@
 // recorded, and the server's open files once it counts no open connection, beside its baseline.
 import fs from 'node:fs'
 import { runNodeScript, startServerProcess } from '../lib/processes.js'
+import { readMetrics } from '../lib/server/metrics-reader.js'
 import { printRow, startResults } from './support/results.js'
 
 const ARRIVALS = Number(process.env.BENCH_ARRIVALS ?? 500)
@@ -12,8 +13,7 @@ const DURATION = '10s'
 
 /** The server's open connections, from its /metrics. */
 async function openConnections (url) {
-  const text = await (await fetch(`${url.replace('ws:', 'http:')}/metrics`)).text()
-  return Number(/^wsbench_open_connections (\d+)/m.exec(text)[1])
+  return (await readMetrics(url)).value('wsbench_open_connections')
 }
 
 const results = startResults('arrivals', 'npm run bench:arrivals')

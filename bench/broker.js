@@ -14,12 +14,12 @@
 import cluster from 'node:cluster'
 import os from 'node:os'
 import { fileURLToPath } from 'node:url'
-import parsePrometheusTextFormat from 'parse-prometheus-text-format'
 import { addHistograms, summarizeLatency } from '../lib/histogram.js'
 import { runNodeScript, startBrokerProcess, startServerProcess } from '../lib/processes.js'
 import { RELAY, relayFrames, TAG } from '../lib/server/cluster-ipc.js'
 import { UsageError, runMain } from '../lib/errors.js'
 import { BROKERS as KNOWN_BROKERS } from '../lib/server/broker.js'
+import { readMetrics } from '../lib/server/metrics-reader.js'
 import { printRow, processCpuUs, startResults } from './support/results.js'
 
 const BROKERS = (process.env.BENCH_BROKERS ?? 'ipc,redis,nats').split(',')
@@ -227,11 +227,10 @@ async function measureFanout (name) {
 
 /** The server's CPU time (every process), deliveries so far, and the broker's CPU time. */
 async function serverCpu (url, broker) {
-  const families = parsePrometheusTextFormat(await (await fetch(`${url.replace(/^ws/, 'http')}/metrics`)).text())
-  const sum = (name) => families.find((family) => family.name === name)?.metrics.reduce((total, { value }) => total + Number(value), 0) ?? 0
+  const metrics = await readMetrics(url)
   return {
-    serverUs: sum('process_cpu_seconds_total') * 1e6,
-    deliveries: sum('wsbench_fanout_deliveries_total'),
+    serverUs: metrics.sum('process_cpu_seconds_total') * 1e6,
+    deliveries: metrics.sum('wsbench_fanout_deliveries_total'),
     brokerUs: broker && processCpuUs(broker.process.pid)
   }
 }

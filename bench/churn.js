@@ -11,6 +11,7 @@ import WebSocket from 'ws'
 import { createCodec } from '../lib/codecs/registry.js'
 import { loadPayload, resolveTest } from '../lib/payloads/catalog.js'
 import { PROJECT_ROOT, startServerProcess } from '../lib/processes.js'
+import { readMetrics } from '../lib/server/metrics-reader.js'
 import { printRow, startResults } from './support/results.js'
 
 const PER_ROUND = Number(process.env.BENCH_CHURN ?? 5000)
@@ -36,9 +37,12 @@ function short () {
 
 /** The server's open connections, heap in use and resident memory, from its /metrics. */
 async function metrics () {
-  const text = await (await fetch(`${server.url.replace('ws:', 'http:')}/metrics`)).text()
-  const value = (name) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)[1])
-  return { open: value('wsbench_open_connections'), heap: value('nodejs_heap_size_used_bytes'), rss: value('process_resident_memory_bytes') }
+  const metrics = await readMetrics(server.url)
+  return {
+    open: metrics.value('wsbench_open_connections'),
+    heap: metrics.value('nodejs_heap_size_used_bytes'),
+    rss: metrics.value('process_resident_memory_bytes')
+  }
 }
 
 /** Once the server has closed every connection and collected its garbage: its files, heap and memory. */

@@ -9,14 +9,22 @@
 import { commandLine, commaList, duration, positiveNumber, wholeNumber } from '../lib/cli/parser.js'
 import { runMain } from '../lib/errors.js'
 import { runNodeScript, startServerProcess } from '../lib/processes.js'
-import { scrapeServer } from '../lib/compare/runner.js'
+import { readMetrics } from '../lib/server/metrics-reader.js'
 import { resolveTest } from '../lib/payloads/catalog.js'
 import { testLabel } from '../lib/report/report.js'
-import { METRICS_PATH } from '../lib/protocol.js'
 import { npmCommand, printTable, processRssBytes, startResults } from './support/results.js'
 
 const COLUMNS = ['test', 'format', 'deflate', 'wire B/delivery', 'server CPU µs/delivery', 'server KB/subscriber',
   'client CPU µs/delivery', 'p50 ms', 'p99 ms', 'delivered/expected']
+
+/** The server's CPU seconds and its fan-out deliveries of one format and test so far, from its /metrics. */
+async function serverCounts (url, format, test) {
+  const metrics = await readMetrics(url)
+  return {
+    cpuSeconds: metrics.value('process_cpu_seconds_total'),
+    deliveries: metrics.value('wsbench_fanout_deliveries_total', { format, test }) ?? 0
+  }
+}
 
 /** One format, deflate on or off, one test: a server of its own and one fan-out client run. */
 async function measureBroadcast ({ format, compress, test, subscribers, rate, durationMs }) {
@@ -25,13 +33,12 @@ async function measureBroadcast ({ format, compress, test, subscribers, rate, du
     const before = processRssBytes(server.child.pid)
     let peak = before
     const sampler = setInterval(() => { peak = Math.max(peak, processRssBytes(server.child.pid)) }, 100)
-    const metrics = `${server.url.replace(/^ws/, 'http')}${METRICS_PATH}`
-    const scraped = await scrapeServer(metrics, format, test.name)
+    const scraped = await serverCounts(server.url, format, test.name)
     const run = await runNodeScript(`client_${format}.js`, [test.name, '--direction', 'fanout', '--connections', String(subscribers),
       '--rate', String(rate), '--duration', `${durationMs}ms`, '--warmup', '1s', '--url', server.url, '--json',
       ...(compress ? ['--compress'] : [])])
     clearInterval(sampler)
-    const after = await scrapeServer(metrics, format, test.name)
+    const after = await serverCounts(server.url, format, test.name)
     const report = JSON.parse(run.stdout)
     const f = report.fanout
     const serverCpu = (after.cpuSeconds - scraped.cpuSeconds) * 1e6 / (after.deliveries - scraped.deliveries)

@@ -14,6 +14,7 @@ import { spawn } from 'node:child_process'
 import { PROJECT_ROOT, startServerProcess } from '../lib/processes.js'
 import { Reconnects } from '../lib/load/reconnects.js'
 import { BUCKET_MS, busiestWindow } from '../lib/report/report.js'
+import { readMetrics } from '../lib/server/metrics-reader.js'
 import { printRow, startResults } from './support/results.js'
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 5000)
@@ -34,8 +35,7 @@ async function freePort () {
 /** One figure of the server's /metrics (0 while it cannot answer). */
 async function metric (url, name) {
   try {
-    const text = await (await fetch(`${url.replace('ws:', 'http:')}/metrics`)).text()
-    return Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1] ?? 0)
+    return (await readMetrics(url)).value(name) ?? 0
   } catch {
     return 0
   }

@@ -5,7 +5,7 @@
 import os from 'node:os'
 import { PROFILES as NETWORKS } from '../lib/network/profiles.js'
 import { startServer } from '../lib/server/server.js'
-import { runClientProcess } from '../lib/compare/runner.js'
+import { runClientProcess } from './support/client-process.js'
 import { printRow, startResults } from './support/results.js'
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 30)

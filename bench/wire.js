@@ -4,11 +4,11 @@
 // network carries per message against the encoded message: the stream's is what real traffic
 // would cost; the repeated message's is the artifact of deflate matching each message against its
 // identical predecessor. BENCH_MESSAGES (2000) and BENCH_TESTS (every test with a stream) override.
-import { runClientProcess } from '../lib/compare/runner.js'
 import { TESTS } from '../lib/payloads/catalog.js'
 import { hasStream } from '../lib/payloads/streams.js'
 import { startServerProcess } from '../lib/processes.js'
 import { describePayload, testLabel } from '../lib/report/report.js'
+import { runClientProcess } from './support/client-process.js'
 import { selectedTests } from './support/formats.js'
 import { printRow, startResults } from './support/results.js'
 

@@ -2,8 +2,7 @@ import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
-import parsePrometheusTextFormat from 'parse-prometheus-text-format'
-import { cpuPinning, runNodeScript } from '../processes.js'
+import { cpuPinning } from '../processes.js'
 import { DEFAULT_BUDGET_MS, DEFAULT_FORMATS, DEFAULT_HEARTBEAT_MS } from '../defaults.js'
 import { resolveTest } from '../payloads/catalog.js'
 import { testLabel } from '../report/report.js'
@@ -16,25 +15,6 @@ import { renderHtmlReport } from './html.js'
 import { loadCustomTest } from '../payloads/custom.js'
 import { lossyRefusal, prepareRun } from '../load/measure.js'
 import { UsageError, oneLine } from '../errors.js'
-
-/**
- * Runs one load client as a child process, exactly as a user would (client_json.js,
- * client_protobuf.js, or client.js --format for the others), and returns its `--json` report. A
- * client that fails still prints its partial report; that report is returned as is.
- * @param {string} format a format's name
- * @param {string[]} args arguments after the script name (test, messages, options)
- * @param {string} [cpus] the CPUs to run it on (taskset's list)
- * @returns {Promise<object>} the parsed report
- */
-export async function runClientProcess (format, args, cpus) {
-  const [script, ...formatArgs] = DEFAULT_FORMATS.includes(format) ? [`client_${format}.js`] : ['client.js', '--format', format]
-  const { code, stdout, stderr } = await runNodeScript(script, [...formatArgs, ...args, '--json'], { cpus })
-  try {
-    return JSON.parse(stdout)
-  } catch {
-    throw new Error(`${[script, ...formatArgs].join(' ')} exited with ${code}: ${stderr.trim() || 'no report'}`)
-  }
-}
 
 /**
  * The rows of a comparison: each test (or the user's payload) on each network profile.
@@ -65,31 +45,6 @@ export function formatLabels (formats) {
     seen.set(format, count)
     return count === 1 ? format : `${format}#${count}`
   })
-}
-
-/**
- * Reads the server's CPU seconds, resident memory, and messages and fan-out deliveries from its
- * /metrics, for one format and test.
- * @param {string} url the server's /metrics URL
- * @param {string} format
- * @param {string} test
- * @returns {Promise<{cpuSeconds: number, rssBytes: number, messages: number, deliveries: number}>}
- * @throws {Error} with one line when the endpoint cannot be read or lacks the counters
- */
-export async function scrapeServer (url, format, test) {
-  const response = await fetch(url)
-  if (!response.ok) throw new Error(`${url} answered ${response.status}`)
-  const families = parsePrometheusTextFormat(await response.text())
-  const sample = (name, labels = {}) => families.find((family) => family.name === name)?.metrics
-    .find((metric) => Object.entries(labels).every(([key, value]) => metric.labels?.[key] === value))
-  const cpu = sample('process_cpu_seconds_total')
-  if (!cpu) throw new Error(`${url} has no process_cpu_seconds_total`)
-  return {
-    cpuSeconds: Number(cpu.value),
-    rssBytes: Number(sample('process_resident_memory_bytes')?.value ?? 0),
-    messages: Number(sample('wsbench_messages_total', { format, test })?.value ?? 0),
-    deliveries: Number(sample('wsbench_fanout_deliveries_total', { format, test })?.value ?? 0)
-  }
 }
 
 /**

@@ -9,6 +9,7 @@ import path from 'node:path'
 import { forkNodeScript, startServerProcess } from '../../lib/processes.js'
 import { decodeHistogram } from '../../lib/histogram.js'
 import { CpuClock } from '../../lib/cpu-time.js'
+import { readMetrics } from '../../lib/server/metrics-reader.js'
 
 const REFUSES_15TH = path.resolve('test/fixtures/codecs/json-refuses-15th.js')
 const LOAD = { direction: 'up', inflight: 1, connections: 1, compress: false, repeat: false, allowLossy: false }
@@ -97,9 +98,8 @@ test('closed and open-loop batches, measured or not: the report accounts for eve
     assert.equal(report.failure, null)
     // The server counted every message: the warm-up batches' and, before each measured closed-loop
     // batch, a lead-in of a tenth of it (at most 5) that the client does not record.
-    const metrics = await (await fetch(`${server.url.replace('ws:', 'http:')}/metrics`)).text()
-    const counted = metrics.match(/^wsbench_messages_total\{format="json",test="small"\} (\d+)$/m)
-    assert.equal(Number(counted?.[1]), 10 + (3 + 30) + (4 + 40) + 20 + 25, metrics)
+    const counted = (await readMetrics(server.url)).value('wsbench_messages_total', { format: 'json', test: 'small' })
+    assert.equal(counted, 10 + (3 + 30) + (4 + 40) + 20 + 25)
     assert.deepEqual(await client.ask({ type: 'close' }), { type: 'closed' })
   } finally {
     const { code, stderr } = await client.end()
@@ -187,10 +187,7 @@ test('one process, two generations: json on one server, then protobuf on another
     assert.deepEqual(second.messages, { sent: 40, acked: 40, errors: 0, lost: 0 }, 'nothing of the first generation')
     assert.equal(decodeHistogram(second.histogram).totalCount, 40)
     // Each server saw its own format only: 30 + a lead-in of 3, 40 + 4.
-    const counted = async (url, format) => {
-      const metrics = await (await fetch(`${url.replace('ws:', 'http:')}/metrics`)).text()
-      return Number(metrics.match(new RegExp(`^wsbench_messages_total\\{format="${format}",test="small"\\} (\\d+)$`, 'm'))?.[1] ?? 0)
-    }
+    const counted = async (url, format) => (await readMetrics(url)).value('wsbench_messages_total', { format, test: 'small' }) ?? 0
     assert.deepEqual([await counted(other.url, 'protobuf'), await counted(other.url, 'json')], [44, 0])
     assert.ok(await counted(server.url, 'json') >= 33)
   } finally {

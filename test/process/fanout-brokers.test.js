@@ -6,10 +6,10 @@ import { test, describe } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import WebSocket from 'ws'
-import parsePrometheusTextFormat from 'parse-prometheus-text-format'
 import { createCodec } from '../../lib/codecs/registry.js'
 import { loadMessages, resolveTest } from '../../lib/payloads/catalog.js'
 import { connectionUrl, fanoutHeader, readFanoutHeader } from '../../lib/protocol.js'
+import { readMetrics } from '../../lib/server/metrics-reader.js'
 import { startBrokerProcess, watchOutput } from '../../lib/processes.js'
 import { brokerUnavailable, runScript, startServerProcess } from '../helpers.js'
 
@@ -90,9 +90,6 @@ async function publish (url, { frames, binary }) {
   ws.close()
 }
 
-const metric = (text, name) => parsePrometheusTextFormat(text).find((family) => family.name === name)?.metrics
-  .reduce((total, { value }) => total + Number(value), 0)
-
 describe('node server.js --processes 2 --broker: fan-out across worker processes', () => {
   for (const kind of ['ipc', 'redis', 'nats']) {
     test(`${kind}: subscribers on both workers get every publish once, in order`, { skip: kind !== 'ipc' && brokerUnavailable(kind) }, async (t) => {
@@ -117,8 +114,8 @@ describe('node server.js --processes 2 --broker: fan-out across worker processes
       await Promise.all(FORMATS.map((format) => publish(url(format, 'publisher'), frames[format])))
       const expected = Array.from({ length: PUBLISHES }, (_, seq) => seq)
       for (const { done } of all()) assert.deepEqual(await done, { received: expected, end: `END ${PUBLISHES}` })
-      const text = await (await fetch(`${server.url.replace('ws:', 'http:')}/metrics`)).text()
-      assert.equal(metric(text, 'wsbench_fanout_deliveries_total'), PUBLISHES * all().length, 'deliveries summed over both workers')
+      const metrics = await readMetrics(server.url)
+      assert.equal(metrics.sum('wsbench_fanout_deliveries_total'), PUBLISHES * all().length, 'deliveries summed over both workers')
       for (const { ws } of all()) ws.close()
       // The fan-out client's own accounting agrees, on another test.
       const args = ['5', '--direction', 'fanout', '--connections', '20', '--rate', '50', '--duration', '2s', '--timeout', '3000', '--json', '--url', server.url]

@@ -7,6 +7,7 @@ import { createCodec } from '../../lib/codecs/registry.js'
 import { loadPayload, resolveTest } from '../../lib/payloads/catalog.js'
 import { ROOT, openConnection, refusedUpgrade, runScript, startServerProcess } from '../helpers.js'
 import { watchOutput } from '../../lib/processes.js'
+import { readMetrics } from '../../lib/server/metrics-reader.js'
 
 describe('node server.js', () => {
   test('prints where it listens, and a final summary on SIGTERM', async () => {
@@ -151,7 +152,7 @@ test('churn: after 5,000 short connections (open, one message, close) the server
     const baseline = files()
     for (let round = 0; round < 25; round++) await Promise.all(Array.from({ length: 200 }, short))
     // Once the server has seen every connection close (its own count), its files are what they were.
-    const open = async () => Number(/^wsbench_open_connections (\d+)/m.exec(await (await fetch(`${server.url.replace('ws:', 'http:')}/metrics`)).text())[1])
+    const open = async () => (await readMetrics(server.url)).value('wsbench_open_connections')
     for (let tries = 0; await open() > 0 && tries < 500; tries++);
     assert.equal(await open(), 0)
     const after = files()

@@ -4,14 +4,13 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import cluster from 'node:cluster'
 import net from 'node:net'
-import parsePrometheusTextFormat from 'parse-prometheus-text-format'
 import { startCluster } from '../../lib/server/cluster.js'
+import { readMetrics } from '../../lib/server/metrics-reader.js'
 import { UsageError } from '../../lib/errors.js'
 import { DEFAULT_MAX_CONNECTIONS } from '../../lib/defaults.js'
 import { openConnection } from '../helpers.js'
 
 const OPTIONS = { host: '127.0.0.1', port: 0, maxConnections: DEFAULT_MAX_CONNECTIONS }
-const metric = (text, name) => Number(parsePrometheusTextFormat(text).find((family) => family.name === name)?.metrics[0].value)
 const workerPids = () => Object.values(cluster.workers).map((worker) => worker.process.pid)
 
 test('two worker processes on one port: every message answered, counters and /metrics summed, 1001 on close', async () => {
@@ -25,12 +24,12 @@ test('two worker processes on one port: every message answered, counters and /me
     ws.send('{"id":1,"status":"ok"}')
     assert.equal(await nextReply(), 'ACK')
   }
-  const text = await (await fetch(`${server.url.replace('ws:', 'http:')}/metrics`)).text()
-  assert.equal(metric(text, 'wsbench_messages_total'), 8)
-  assert.ok(metric(text, 'wsbench_codec_seconds_total') > 0, 'the workers\' codec time, summed')
-  assert.equal(metric(text, 'wsbench_connections_total'), 8)
-  assert.equal(metric(text, 'wsbench_open_connections'), 8)
-  assert.ok(metric(text, 'process_cpu_seconds_total') > 0)
+  const metrics = await readMetrics(server.url)
+  assert.equal(metrics.value('wsbench_messages_total'), 8)
+  assert.ok(metrics.value('wsbench_codec_seconds_total') > 0, 'the workers\' codec time, summed')
+  assert.equal(metrics.value('wsbench_connections_total'), 8)
+  assert.equal(metrics.value('wsbench_open_connections'), 8)
+  assert.ok(metrics.value('process_cpu_seconds_total') > 0)
 
   const closed = connections.map(({ closed }) => closed)
   await server.close()

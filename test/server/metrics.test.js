@@ -1,17 +1,12 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import parsePrometheusTextFormat from 'parse-prometheus-text-format'
 import { aggregateMetrics, createMetrics, createProcessMetrics } from '../../lib/server/metrics.js'
+import { parseMetrics } from '../../lib/server/metrics-reader.js'
 import { ServerStats } from '../../lib/server/stats.js'
 import { startServer } from '../../lib/server/server.js'
 import { openConnection, refusedUpgrade } from '../helpers.js'
 
-/** The samples of one metric, as parse-prometheus-text-format reads them. */
-const samples = (text, name) => parsePrometheusTextFormat(text).find((family) => family.name === name)?.metrics ?? []
-const valueOf = (text, name, labels = {}) => {
-  const sample = samples(text, name).find((s) => Object.entries(labels).every(([key, value]) => s.labels?.[key] === value))
-  return sample ? Number(sample.value) : undefined
-}
+const valueOf = (text, name, labels) => parseMetrics(text).value(name, labels)
 
 test('createMetrics: counters read from ServerStats when scraped, by format and test, beside process metrics', async () => {
   const stats = new ServerStats()
@@ -167,6 +162,6 @@ test('aggregateMetrics: several processes\' metrics summed as prom-client sums a
   assert.equal(valueOf(text, 'wsbench_open_connections'), 5)
   const own = valueOf(await process.metrics(), 'process_resident_memory_bytes')
   assert.ok(valueOf(text, 'process_resident_memory_bytes') > own * 2, 'three processes\' memory, summed')
-  assert.equal(samples(text, 'nodejs_version_info').length, 1, 'labels that are the same everywhere are taken once')
-  assert.equal(samples(text, 'process_start_time_seconds').length, 0, 'start times do not add up')
+  assert.equal(parseMetrics(text).samples('nodejs_version_info').length, 1, 'labels that are the same everywhere are taken once')
+  assert.equal(parseMetrics(text).samples('process_start_time_seconds').length, 0, 'start times do not add up')
 })
