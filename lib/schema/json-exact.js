@@ -21,119 +21,137 @@ const NUMBER_RE = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/y
  */
 export function parseJsonExact (text) {
   if (typeof text !== 'string') throw new TypeError('parseJsonExact expects a string')
-  let pos = 0
+  const reader = new ExactJsonReader(text)
+  const value = reader.parseValue(1)
+  reader.skipWhitespace()
+  if (reader.pos < text.length) reader.fail(`unexpected ${quoteCharacter(text, reader.pos)} after the JSON value`)
+  return value
+}
 
-  const fail = (what) => {
-    const before = text.slice(0, pos)
+/** One pass over JSON text: where it has got to, and a reader for each kind of value it meets there. */
+class ExactJsonReader {
+  constructor (text) {
+    this.text = text
+    this.pos = 0
+  }
+
+  fail (what) {
+    const before = this.text.slice(0, this.pos)
     const line = before.split('\n').length
-    const column = pos - before.lastIndexOf('\n')
+    const column = this.pos - before.lastIndexOf('\n')
     throw new UsageError(`invalid JSON at line ${line}, column ${column}: ${what}`)
   }
-  const unexpected = () => fail(pos >= text.length ? 'unexpected end of input' : `unexpected character ${quoteCharacter(text, pos)}`)
-  const skipWhitespace = () => {
-    while (isJsonSpace(text.charCodeAt(pos))) pos++
+
+  unexpected () {
+    this.fail(this.pos >= this.text.length ? 'unexpected end of input' : `unexpected character ${quoteCharacter(this.text, this.pos)}`)
   }
-  const expect = (char) => {
-    skipWhitespace()
-    if (text[pos] !== char) unexpected()
-    pos++
+
+  skipWhitespace () {
+    while (isJsonSpace(this.text.charCodeAt(this.pos))) this.pos++
   }
-  const parseLiteral = (word, value) => {
-    if (!text.startsWith(word, pos)) unexpected()
-    pos += word.length
+
+  expect (char) {
+    this.skipWhitespace()
+    if (this.text[this.pos] !== char) this.unexpected()
+    this.pos++
+  }
+
+  parseLiteral (word, value) {
+    if (!this.text.startsWith(word, this.pos)) this.unexpected()
+    this.pos += word.length
     return value
   }
-  const parseString = () => {
-    const start = pos++
+
+  parseString () {
+    const start = this.pos++
     let escaped = false
     for (;;) {
-      const c = text.charCodeAt(pos)
+      const c = this.text.charCodeAt(this.pos)
       if (c === 0x22) break
-      if (Number.isNaN(c)) fail('unterminated string')
-      if (c < 0x20) fail('control character in string')
+      if (Number.isNaN(c)) this.fail('unterminated string')
+      if (c < 0x20) this.fail('control character in string')
       if (c === 0x5c) {
         escaped = true
-        pos++
+        this.pos++
       }
-      pos++
+      this.pos++
     }
-    pos++
-    if (!escaped) return text.slice(start + 1, pos - 1)
+    this.pos++
+    if (!escaped) return this.text.slice(start + 1, this.pos - 1)
     try {
-      return JSON.parse(text.slice(start, pos))
+      return JSON.parse(this.text.slice(start, this.pos))
     } catch {
-      pos = start
-      return fail('invalid escape in string')
+      this.pos = start
+      return this.fail('invalid escape in string')
     }
   }
-  const parseNumber = () => {
-    NUMBER_RE.lastIndex = pos
-    const match = NUMBER_RE.exec(text)
-    if (!match) unexpected()
-    pos = NUMBER_RE.lastIndex
+
+  parseNumber () {
+    NUMBER_RE.lastIndex = this.pos
+    const match = NUMBER_RE.exec(this.text)
+    if (!match) this.unexpected()
+    this.pos = NUMBER_RE.lastIndex
     const literal = match[0]
     const number = Number(literal)
     const isIntegerLiteral = match[1] === undefined && match[2] === undefined
     return isIntegerLiteral && !Number.isSafeInteger(number) ? BigInt(literal) : number
   }
-  const parseValue = (depth) => {
-    if (depth > MAX_JSON_DEPTH) fail(`nesting deeper than ${MAX_JSON_DEPTH} levels`)
-    skipWhitespace()
-    switch (text[pos]) {
-      case '{': return parseObject(depth)
-      case '[': return parseArray(depth)
-      case '"': return parseString()
-      case 't': return parseLiteral('true', true)
-      case 'f': return parseLiteral('false', false)
-      case 'n': return parseLiteral('null', null)
-      default: return parseNumber()
+
+  parseValue (depth) {
+    if (depth > MAX_JSON_DEPTH) this.fail(`nesting deeper than ${MAX_JSON_DEPTH} levels`)
+    this.skipWhitespace()
+    switch (this.text[this.pos]) {
+      case '{': return this.parseObject(depth)
+      case '[': return this.parseArray(depth)
+      case '"': return this.parseString()
+      case 't': return this.parseLiteral('true', true)
+      case 'f': return this.parseLiteral('false', false)
+      case 'n': return this.parseLiteral('null', null)
+      default: return this.parseNumber()
     }
   }
-  const parseObject = (depth) => {
+
+  parseObject (depth) {
     const object = {}
-    pos++
-    skipWhitespace()
-    if (text[pos] === '}') {
-      pos++
+    this.pos++
+    this.skipWhitespace()
+    if (this.text[this.pos] === '}') {
+      this.pos++
       return object
     }
     for (;;) {
-      skipWhitespace()
-      if (text[pos] !== '"') unexpected()
-      const key = parseString()
-      expect(':')
-      setOwn(object, key, parseValue(depth + 1))
-      skipWhitespace()
-      if (text[pos] === '}') break
-      if (text[pos] !== ',') unexpected()
-      pos++
+      this.skipWhitespace()
+      if (this.text[this.pos] !== '"') this.unexpected()
+      const key = this.parseString()
+      this.expect(':')
+      setOwn(object, key, this.parseValue(depth + 1))
+      this.skipWhitespace()
+      if (this.text[this.pos] === '}') break
+      if (this.text[this.pos] !== ',') this.unexpected()
+      this.pos++
     }
-    pos++
+    this.pos++
     return object
   }
-  const parseArray = (depth) => {
+
+  parseArray (depth) {
     const array = []
-    pos++
-    skipWhitespace()
-    if (text[pos] === ']') {
-      pos++
+    this.pos++
+    this.skipWhitespace()
+    if (this.text[this.pos] === ']') {
+      this.pos++
       return array
     }
     for (;;) {
-      array.push(parseValue(depth + 1))
-      skipWhitespace()
-      if (text[pos] === ']') break
-      if (text[pos] !== ',') unexpected()
-      pos++
+      array.push(this.parseValue(depth + 1))
+      this.skipWhitespace()
+      if (this.text[this.pos] === ']') break
+      if (this.text[this.pos] !== ',') this.unexpected()
+      this.pos++
     }
-    pos++
+    this.pos++
     return array
   }
-
-  const value = parseValue(1)
-  skipWhitespace()
-  if (pos < text.length) fail(`unexpected ${quoteCharacter(text, pos)} after the JSON value`)
-  return value
 }
 
 /**
