@@ -251,33 +251,44 @@ function checkNames (typeName, packageName) {
 /**
  * Turns the root shape into message definitions: object messages in first-use order, each value
  * message right after the types it refers to.
- * @returns {{ definitions: Array<{name: string, comment?: string, lines: string[], valueMessage: boolean}>, usesNullValue: boolean }}
+ * @returns {{ definitions: Array<{name: string, comment?: string, lines: string[], valueMessage: boolean}>, usesNullValue: boolean, maps: string[] }}
  */
 function emitMessages (rootShape, rootName) {
-  const definitions = []
-  const signatures = new Map() // message name -> body text when shareable (value messages), else null
-  const unionNames = new Set()
-  const maps = []
-  let usesNullValue = false
+  const emitter = new MessageEmitter()
+  const rootKinds = kindsOf(rootShape)
+  if (rootKinds.length === 1 && rootKinds[0].kind === 'object') emitter.objectMessage(rootShape.object, 1, rootName)
+  else emitter.valueMessage(rootShape, rootKinds, 1, nameHint(rootName), rootName)
+  const { definitions, usesNullValue, maps } = emitter
+  return { definitions, usesNullValue, maps }
+}
+
+/** The message definitions of one schema as they are emitted, and the names they have taken. */
+class MessageEmitter {
+  definitions = []
+  signatures = new Map() // message name -> body text when shareable (value messages), else null
+  unionNames = new Set()
+  maps = []
+  usesNullValue = false
 
   // Reserves a message name; value messages with the same name and body share one definition.
-  const claimName = (candidate, signature = null) => {
+  claimName (candidate, signature = null) {
     for (let n = 1; ; n++) {
       const name = n === 1 ? candidate : `${candidate}${n}`
-      if (!signatures.has(name)) {
-        signatures.set(name, signature)
+      if (!this.signatures.has(name)) {
+        this.signatures.set(name, signature)
         return { name, isNew: true }
       }
-      if (signature !== null && signatures.get(name) === signature) return { name, isNew: false }
+      if (signature !== null && this.signatures.get(name) === signature) return { name, isNew: false }
     }
   }
-  const scalar = (type) => {
-    if (type === NULL_VALUE_TYPE) usesNullValue = true
+
+  scalar (type) {
+    if (type === NULL_VALUE_TYPE) this.usesNullValue = true
     return type
   }
 
   // fields: [{ name, type, repeated? }]; the non-repeated ones form the oneof `kind`.
-  const defineValueMessage = (candidate, fields, comment) => {
+  defineValueMessage (candidate, fields, comment) {
     let number = 1
     const declare = (indent, { name, type, repeated }) => `${indent}${repeated ? 'repeated ' : ''}${type} ${name} = ${number++};`
     const alternatives = fields.filter((field) => !field.repeated)
@@ -286,54 +297,60 @@ function emitMessages (rootShape, rootName) {
       ? ['  oneof kind {', ...alternatives.map((field) => declare('    ', field)), '  }']
       : alternatives.map((field) => declare('  ', field))
     lines.push(...list.map((field) => declare('  ', field)))
-    const { name, isNew } = claimName(candidate, lines.join('\n'))
-    if (isNew) definitions.push({ name, comment, lines, valueMessage: true })
+    const { name, isNew } = this.claimName(candidate, lines.join('\n'))
+    if (isNew) this.definitions.push({ name, comment, lines, valueMessage: true })
     return name
   }
-  const jsonText = () => defineValueMessage('JsonText', [{ name: VALUE_FIELDS.text, type: 'string' }],
-    '// Exact JSON text of a value nested too deep for protobuf decoders, or never seen with content.')
+
+  jsonText () {
+    return this.defineValueMessage('JsonText', [{ name: VALUE_FIELDS.text, type: 'string' }],
+      '// Exact JSON text of a value nested too deep for protobuf decoders, or never seen with content.')
+  }
 
   /**
    * Type of one position. `depth` is where its message would sit (root = 1); `hint` names object
    * messages; a plain `repeated` ({ repeatedOf }) only where the position is an object key
    * present in every instance, since repeated fields have no presence and cannot nest.
    */
-  const typeOf = (shape, depth, hint, { plainRepeatedAllowed = false } = {}) => {
+  typeOf (shape, depth, hint, { plainRepeatedAllowed = false } = {}) {
     const kinds = kindsOf(shape)
-    if (kinds.length === 1 && kinds[0].scalar) return scalar(kinds[0].scalar)
-    if (kinds.length === 0 || depth >= MAX_MESSAGE_DEPTH) return jsonText()
+    if (kinds.length === 1 && kinds[0].scalar) return this.scalar(kinds[0].scalar)
+    if (kinds.length === 0 || depth >= MAX_MESSAGE_DEPTH) return this.jsonText()
     const [{ kind }] = kinds
-    if (kinds.length === 1 && kind === 'object') return objectMessage(shape.object, depth, hint.name())
-    if (kinds.length === 1 && kind === 'list' && plainRepeatedAllowed) return { repeatedOf: elementType(shape, depth, hint) }
-    return valueMessage(shape, kinds, depth, hint)
+    if (kinds.length === 1 && kind === 'object') return this.objectMessage(shape.object, depth, hint.name())
+    if (kinds.length === 1 && kind === 'list' && plainRepeatedAllowed) return { repeatedOf: this.elementType(shape, depth, hint) }
+    return this.valueMessage(shape, kinds, depth, hint)
   }
-  const elementType = (shape, elementDepth, hint) => typeOf(shape.array.element, elementDepth, hint.element())
 
-  const valueMessage = (shape, kinds, depth, hint, forcedName) => {
+  elementType (shape, elementDepth, hint) {
+    return this.typeOf(shape.array.element, elementDepth, hint.element())
+  }
+
+  valueMessage (shape, kinds, depth, hint, forcedName) {
     const fields = kinds.map(({ kind, scalar: type }) => {
-      if (kind === 'object') return { name: VALUE_FIELDS.object, type: objectMessage(shape.object, depth + 1, hint.name()) }
-      if (kind === 'list') return { name: VALUE_FIELDS.list, type: elementType(shape, depth + 1, hint), repeated: true }
-      return { name: VALUE_FIELDS[kind], type: scalar(type) }
+      if (kind === 'object') return { name: VALUE_FIELDS.object, type: this.objectMessage(shape.object, depth + 1, hint.name()) }
+      if (kind === 'list') return { name: VALUE_FIELDS.list, type: this.elementType(shape, depth + 1, hint), repeated: true }
+      return { name: VALUE_FIELDS[kind], type: this.scalar(type) }
     })
     // Short unions of plain parts read best named by them (StringOrNull, DoubleListList); others by position.
-    const plain = fields.length <= 2 && fields.every((field) => !unionNames.has(field.type))
-    const name = defineValueMessage(forcedName ?? (plain ? fields.map(valueNamePart).join('Or') : `${hint.name()}Value`), fields)
-    if (fields.length > 1) unionNames.add(name)
+    const plain = fields.length <= 2 && fields.every((field) => !this.unionNames.has(field.type))
+    const name = this.defineValueMessage(forcedName ?? (plain ? fields.map(valueNamePart).join('Or') : `${hint.name()}Value`), fields)
+    if (fields.length > 1) this.unionNames.add(name)
     return name
   }
 
-  const objectMessage = (objectShape, depth, candidate) => {
-    const { name } = claimName(candidate)
+  objectMessage (objectShape, depth, candidate) {
+    const { name } = this.claimName(candidate)
     const definition = { name, lines: [], valueMessage: false }
-    definitions.push(definition)
+    this.definitions.push(definition)
     const allocator = createFieldAllocator()
     for (const [key, { shape, count }] of objectShape.keys) {
       const fieldName = allocator.name(fieldNameFor(key))
       // A map, like a repeated field, is always there: only where the key is in every instance.
       const always = count === objectShape.instances
       const type = always && isMap(shape)
-        ? mapType(shape, depth, key)
-        : typeOf(shape, depth + 1, nameHint(key), { plainRepeatedAllowed: always })
+        ? this.mapType(shape, depth, key)
+        : this.typeOf(shape, depth + 1, nameHint(key), { plainRepeatedAllowed: always })
       const label = type.repeatedOf ? 'repeated ' : SCALAR_TYPES.has(type) ? 'optional ' : ''
       const jsonName = fieldName === key ? '' : ` [json_name = ${protoString(key)}]`
       definition.lines.push(`  ${label}${type.repeatedOf ?? type} ${fieldName} = ${allocator.number()}${jsonName};`)
@@ -342,17 +359,12 @@ function emitMessages (rootShape, rootName) {
   }
 
   // The values of every key, merged into one shape: what a map's values hold.
-  const mapType = (shape, depth, key) => {
-    maps.push(key)
+  mapType (shape, depth, key) {
+    this.maps.push(key)
     const values = newShape()
     for (const slot of shape.object.keys.values()) mergeShape(values, slot.shape)
-    return `map<string, ${typeOf(values, depth + 1, nameHint(key, 1))}>`
+    return `map<string, ${this.typeOf(values, depth + 1, nameHint(key, 1))}>`
   }
-
-  const rootKinds = kindsOf(rootShape)
-  if (rootKinds.length === 1 && rootKinds[0].kind === 'object') objectMessage(rootShape.object, 1, rootName)
-  else valueMessage(rootShape, rootKinds, 1, nameHint(rootName), rootName)
-  return { definitions, usesNullValue, maps }
 }
 
 /**

@@ -80,39 +80,39 @@ function withNull (parts) {
 }
 
 /** Builds the schema of one root type: object messages inline, those that contain themselves in $defs. */
-function createBuilder () {
-  const defs = {}
-  const inlined = new Map() // object message -> its keywords, when it does not contain itself
-  const open = new Set() // object messages being built
-  const recursive = new Set()
-  const building = new Set() // value messages being built, to stop a recursive one
+class SchemaBuilder {
+  defs = {}
+  inlined = new Map() // object message -> its keywords, when it does not contain itself
+  open = new Set() // object messages being built
+  recursive = new Set()
+  building = new Set() // value messages being built, to stop a recursive one
 
   // Inlined where used, as validators run inline code fastest; a message met again while it is
   // being built (TreeNode.child) is a $defs entry instead, and refers to itself.
-  const objectParts = (type) => {
+  objectParts (type) {
     const name = type.fullName.slice(1)
     const ref = () => new Map([['object', { $ref: `#/$defs/${name}` }]])
-    if (Object.hasOwn(defs, name)) return ref()
-    if (open.has(type)) {
-      recursive.add(type)
+    if (Object.hasOwn(this.defs, name)) return ref()
+    if (this.open.has(type)) {
+      this.recursive.add(type)
       return ref()
     }
-    if (!inlined.has(type)) {
-      open.add(type)
-      const keywords = objectKeywords(type)
-      open.delete(type)
-      if (recursive.has(type)) {
-        defs[name] = keywords
+    if (!this.inlined.has(type)) {
+      this.open.add(type)
+      const keywords = this.objectKeywords(type)
+      this.open.delete(type)
+      if (this.recursive.has(type)) {
+        this.defs[name] = keywords
         return ref()
       }
-      inlined.set(type, keywords)
+      this.inlined.set(type, keywords)
     }
-    return new Map([['object', inlined.get(type)]])
+    return new Map([['object', this.inlined.get(type)]])
   }
 
-  const objectKeywords = (type) => {
+  objectKeywords (type) {
     const properties = {}
-    for (const [key, field] of fieldsByInputKey(type)) setOwn(properties, key, render(propertyParts(field)))
+    for (const [key, field] of fieldsByInputKey(type)) setOwn(properties, key, render(this.propertyParts(field)))
     const keywords = { properties }
     // proto2 `required`: present under one of the keys the field is read from, and not null.
     const required = type.fieldsArray.filter((field) => field.required).map((field) => readKeys(type, field))
@@ -125,59 +125,59 @@ function createBuilder () {
   }
 
   // A field as a key of its message: null means "not set" unless the field takes null as a value.
-  const propertyParts = (field) => {
-    const parts = entryParts(field)
+  propertyParts (field) {
+    const parts = this.entryParts(field)
     return field.required || acceptsNull(field) ? parts : withNull(parts)
   }
 
   // The whole value of a field: an array for repeated, an object for a map, else one value.
-  const entryParts = (field) => {
+  entryParts (field) {
     if (field.map) {
       const keywords = {}
-      const values = render(valueParts(field))
+      const values = render(this.valueParts(field))
       if (Object.keys(values).length) keywords.additionalProperties = values
       if (field.keyType === 'bool') keywords.propertyNames = { pattern: '^(true|false)$' }
       else if (field.keyType !== 'string') keywords.propertyNames = { pattern: INTEGER_KEY }
       return new Map([['object', keywords]])
     }
     if (field.repeated) {
-      const items = render(valueParts(field))
+      const items = render(this.valueParts(field))
       return new Map([['array', Object.keys(items).length ? { items } : {}]])
     }
-    return valueParts(field)
+    return this.valueParts(field)
   }
 
-  const valueParts = (field) => {
+  valueParts (field) {
     field.resolve()
     const resolved = field.resolvedType
     if (resolved instanceof Enum) return enumParts(resolved)
-    if (resolved instanceof Type) return messageParts(resolved)
+    if (resolved instanceof Type) return this.messageParts(resolved)
     return scalarParts(field.type)
   }
 
-  const messageParts = (type) => {
+  messageParts (type) {
     // Any JSON value is a google.protobuf.Value: said here, where following its fields would recurse.
     if (type.fullName === '.google.protobuf.Value') return ANY
     const shape = messageShape(type)
-    if (shape.kind === 'unwrap') return entryParts(shape.field)
-    if (shape.kind === 'object') return objectParts(type)
-    if (building.has(type)) return ANY // a value message inside itself: only hand-written schemas do that
-    building.add(type)
+    if (shape.kind === 'unwrap') return this.entryParts(shape.field)
+    if (shape.kind === 'object') return this.objectParts(type)
+    if (this.building.has(type)) return ANY // a value message inside itself: only hand-written schemas do that
+    this.building.add(type)
     try {
-      return valueMessageParts(shape.fieldsByKind)
+      return this.valueMessageParts(shape.fieldsByKind)
     } finally {
-      building.delete(type)
+      this.building.delete(type)
     }
   }
 
   // One JSON value whose kind picks a field (adapter's kindCodec): each kind with a field takes
   // that field's schema for its JSON type; with a JSON text field every other value is taken too.
-  const valueMessageParts = (fieldsByKind) => {
+  valueMessageParts (fieldsByKind) {
     const parts = new Map()
     for (const [kind, types] of Object.entries(KIND_TYPES)) {
       const field = fieldsByKind[kind]
       if (!field) continue
-      const fieldParts = entryParts(field)
+      const fieldParts = this.entryParts(field)
       // An integer goes to the integer field; with none, to the number field.
       const jsonType = fieldParts === ANY ? types[0] : types.find((type) => fieldParts.has(type))
       if (jsonType && !parts.has(jsonType)) parts.set(jsonType, fieldParts === ANY ? {} : fieldParts.get(jsonType))
@@ -188,8 +188,6 @@ function createBuilder () {
     const others = Object.values(KIND_TYPES).flat().filter((type) => !parts.has(type))
     return new Map([...parts, ...others.map((type) => [type, {}])])
   }
-
-  return { defs, messageParts }
 }
 
 /** Every key a field is read from, as fieldsByInputKey assigns them. */
@@ -226,9 +224,9 @@ function readKeys (type, field) {
  */
 export function jsonSchemaOfType (type) {
   if (!(type instanceof Type)) throw new TypeError('expected a protobufjs Type, e.g. from compileSchema')
-  const { defs, messageParts } = createBuilder()
-  const root = render(messageParts(type))
-  return { $schema: JSON_SCHEMA_DIALECT, ...root, ...(Object.keys(defs).length ? { $defs: defs } : {}) }
+  const builder = new SchemaBuilder()
+  const root = render(builder.messageParts(type))
+  return { $schema: JSON_SCHEMA_DIALECT, ...root, ...(Object.keys(builder.defs).length ? { $defs: builder.defs } : {}) }
 }
 
 /** The JSON Schema type names a JSON value has: an integral number is both integer and number. */
