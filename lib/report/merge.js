@@ -12,6 +12,13 @@ import { mergeFanout } from './fanout.js'
  * @throws {UsageError} when the reports measured different things
  */
 export function mergeReports (reports) {
+  checkMergeable(reports)
+  const report = buildReport(mergeResults(reports), mergedContext(reports))
+  return { ...report, mergedFrom: reports.length, windows: measuredWindows(reports) }
+}
+
+/** Reports merge only when they measured the same thing: one format, test and direction, one kind of payload. */
+function checkMergeable (reports) {
   if (reports.length === 0) throw new UsageError('nothing to merge')
   const [first] = reports
   for (const report of reports) {
@@ -22,14 +29,22 @@ export function mergeReports (reports) {
   for (const report of reports) {
     if (report.payload?.kind !== first.payload?.kind) throw new UsageError(`cannot merge a run that sent a ${report.payload?.kind ?? 'unstated'} payload with one that sent a ${first.payload?.kind ?? 'unstated'} one`)
   }
-  const sum = (pick) => reports.reduce((total, report) => total + pick(report), 0)
+}
+
+const sumOf = (reports, pick) => reports.reduce((total, report) => total + pick(report), 0)
+
+/**
+ * The parts' measurements as one run's result (what buildReport reads): counts summed, histograms
+ * added, the span from the earliest start to the last end.
+ * @returns {import('../load/engine.js').LoadResult}
+ */
+function mergeResults (reports) {
+  const [first] = reports
+  const sum = (pick) => sumOf(reports, pick)
   const startedAt = Math.min(...reports.map((r) => r.startedAt))
   const endedAt = Math.max(...reports.map((r) => r.startedAt + r.durationMs))
-  const targets = reports.map((r) => r.target).filter(Boolean)
-  // A target's figure all parts share, else null (mixed pacings, or from before it was reported).
-  const same = (pick) => targets.every((t) => pick(t) === pick(first.target)) ? pick(first.target) ?? null : null
   const stages = mergeStages(reports)
-  const result = {
+  return {
     messages: {
       sent: sum((r) => r.messages.sent),
       acked: sum((r) => r.messages.acked),
@@ -53,15 +68,7 @@ export function mergeReports (reports) {
       read: sum((r) => r.bytes.read)
     },
     timeSeries: mergeTimeSeries(reports.flatMap((r) => r.timeSeries ?? [])),
-    target: targets.length === reports.length
-      ? {
-          rate: sum((r) => r.target.rate),
-          sendRate: Math.round(sum((r) => r.target.sendRate) * 10) / 10,
-          pacing: same((t) => t.pacing),
-          pacingReason: same((t) => t.pacingReason),
-          ...stages
-        }
-      : null,
+    target: mergeTarget(reports, stages),
     stageHistograms: stages && reports.every((r) => r.stages.every((stage) => stage.histogram))
       ? first.stages.map((_, i) => addHistograms(reports.map((r) => r.stages[i].histogram)))
       : null,
@@ -78,12 +85,37 @@ export function mergeReports (reports) {
     failure: reports.find((r) => r.failure && !/messages failed|deliveries lost/.test(r.failure))?.failure ?? null,
     fanout: first.fanout ? mergeFanout(reports.map((r) => r.fanout)) : undefined
   }
-  const report = buildReport(result, {
+}
+
+/**
+ * The parts' open-loop targets as one: rates summed, with the ramp's stages when they ran one.
+ * @param {{stages: object[]}|null} stages from mergeStages
+ * @returns {object|null} null unless every part had a target rate
+ */
+function mergeTarget (reports, stages) {
+  const targets = reports.map((r) => r.target).filter(Boolean)
+  if (targets.length !== reports.length) return null
+  const [first] = targets
+  // A target's figure all parts share, else null (mixed pacings, or from before it was reported).
+  const same = (pick) => targets.every((t) => pick(t) === pick(first)) ? pick(first) ?? null : null
+  return {
+    rate: sumOf(targets, (t) => t.rate),
+    sendRate: Math.round(sumOf(targets, (t) => t.sendRate) * 10) / 10,
+    pacing: same((t) => t.pacing),
+    pacingReason: same((t) => t.pacingReason),
+    ...stages
+  }
+}
+
+/** What the parts ran, as one run: the first part's settings, with the connections of all of them. */
+function mergedContext (reports) {
+  const [first] = reports
+  return {
     format: first.format,
     codecModule: first.codecModule ?? null,
     test: { name: first.test, id: first.testId, custom: first.payloadFile !== undefined, file: first.payloadFile, inferred: first.schema === 'inferred', typeName: first.schema },
     url: first.url,
-    connections: first.fanout ? sum((r) => r.fanout.subscribers) : sum((r) => r.connections),
+    connections: first.fanout ? sumOf(reports, (r) => r.fanout.subscribers) : sumOf(reports, (r) => r.connections),
     inflight: first.inflight,
     warmup: first.warmup,
     direction: first.direction,
@@ -91,8 +123,7 @@ export function mergeReports (reports) {
     lossy: first.lossy,
     payload: first.payload,
     role: first.fanout ? [...new Set(reports.map((r) => r.fanout.role))].join('+') : undefined
-  })
-  return { ...report, mergedFrom: reports.length, windows: measuredWindows(reports) }
+  }
 }
 
 /** Adds up per-second entries that share an epoch second, whichever part they came from. */

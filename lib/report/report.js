@@ -42,18 +42,7 @@ export function buildReport (result, context) {
   const sendLag = result.sendLagHistogram ?? null
   const sendLagMs = sendLag?.totalCount > 0 ? summarizeLatency(sendLag) : null
   return {
-    format: context.format,
-    codecModule: context.codecModule ?? null,
-    test: context.test.name,
-    testId: context.test.id,
-    url: context.url,
-    connections: context.connections,
-    inflight: context.inflight,
-    warmup: context.warmup,
-    startAt: context.startAt ?? null,
-    direction: context.direction ?? 'up',
-    payload: context.payload ?? null,
-    network: context.network ?? { profile: 'none' },
+    ...describeRunContext(context),
     messages: { ...messages },
     startedAt: result.startedAt,
     durationMs: round(durationMs, 3),
@@ -90,13 +79,35 @@ export function buildReport (result, context) {
     histogram: encodeHistogram(histogram),
     uncorrectedHistogram: uncorrected ? encodeHistogram(uncorrected) : null,
     sendLagHistogram: sendLag ? encodeHistogram(sendLag) : null,
-    // A user's payload: which file (and how many messages), which schema, and whether it arrived unchanged.
-    ...(context.test.custom && {
-      payloadFile: context.test.file,
-      corpus: context.test.corpus ?? null,
-      schema: context.test.inferred ? 'inferred' : context.test.typeName,
-      lossy: context.lossy ?? null
-    })
+    ...(context.test.custom && describeCustomPayload(context))
+  }
+}
+
+/** What was run, as the report's first fields name it: format, test, where, how many connections, which network. */
+function describeRunContext (context) {
+  return {
+    format: context.format,
+    codecModule: context.codecModule ?? null,
+    test: context.test.name,
+    testId: context.test.id,
+    url: context.url,
+    connections: context.connections,
+    inflight: context.inflight,
+    warmup: context.warmup,
+    startAt: context.startAt ?? null,
+    direction: context.direction ?? 'up',
+    payload: context.payload ?? null,
+    network: context.network ?? { profile: 'none' }
+  }
+}
+
+/** A user's payload: which file (and how many messages), which schema, and whether it arrived unchanged. */
+function describeCustomPayload ({ test, lossy }) {
+  return {
+    payloadFile: test.file,
+    corpus: test.corpus ?? null,
+    schema: test.inferred ? 'inferred' : test.typeName,
+    lossy: lossy ?? null
   }
 }
 
