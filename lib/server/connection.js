@@ -143,20 +143,22 @@ function answerMessages (ws, target, codec, context) {
 const preparedCache = new WeakMap()
 
 /**
- * A built-in test's messages in the codec's own form, prepared once per codec and kind and shared
- * by every connection, as a client prepares its payloads; encoded for every reply, the cost measured.
- * @param {import('../codecs/registry.js').Codec} codec the registry's codec for this test (one per format and test)
+ * A built-in test's messages in the codec's own form, prepared once per codec, test and kind and
+ * shared by every connection, as a client prepares its payloads; encoded for every reply, the cost measured.
+ * @param {import('../codecs/registry.js').Codec} codec the registry's codec for this test: one per format and
+ *   test, or one for every test (JSON's), hence the test in the key
  * @param {import('../payloads/catalog.js').TestInfo} test
  * @param {boolean} repeat the one message instead of the stream
  * @returns {unknown[]}
  */
 function preparedMessages (codec, test, repeat) {
   if (!preparedCache.has(codec)) preparedCache.set(codec, new Map())
-  const byKind = preparedCache.get(codec)
-  if (!byKind.has(repeat)) {
-    byKind.set(repeat, loadMessages(test, { repeat }).messages.map((message) => codec.prepare(message)))
+  const byTestAndKind = preparedCache.get(codec)
+  const key = `${test.name} ${repeat}`
+  if (!byTestAndKind.has(key)) {
+    byTestAndKind.set(key, loadMessages(test, { repeat }).messages.map((message) => codec.prepare(message)))
   }
-  return byKind.get(repeat)
+  return byTestAndKind.get(key)
 }
 
 /**

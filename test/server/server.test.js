@@ -69,6 +69,20 @@ describe('server', () => {
     assert.match(unknownPayload.body, /unknown payload 'loop': expected one of stream, repeated/)
   })
 
+  test('down: each test its own messages, though one codec serves every test (JSON\'s) and another test went down first', async () => {
+    for (const format of ['json', 'protobuf']) {
+      for (const id of [5, 4]) {
+        const test = resolveTest(id)
+        const codec = await createCodec(format, test)
+        const { ws } = await openConnection(`${server.url}/?test=${id}&format=${format}&direction=down`)
+        ws.send('GET')
+        const [reply] = await once(ws, 'message')
+        assert.deepEqual(codec.toPlain(codec.decode(reply)), loadMessages(test).messages[0], `${format}: test ${id}`)
+        ws.close()
+      }
+    }
+  })
+
   test('ACKs valid messages in both formats, in order', async () => {
     for (const format of ['json', 'protobuf']) {
       const test3 = resolveTest(3)
