@@ -9,7 +9,7 @@ import { commandLine, commaList, duration, wholeNumber } from '../lib/cli/parser
 import { UsageError, runMain } from '../lib/errors.js'
 import { compareFormats } from '../lib/compare/runner.js'
 import { cellText } from '../lib/compare/results.js'
-import { REFERENCE_SERVER_NAMES } from '../lib/server/reference.js'
+import { REFERENCE_SERVER_NAMES } from '../lib/reference/servers.js'
 import { resolveTest } from '../lib/payloads/catalog.js'
 import { npmCommand, printTable, startResults } from './support/results.js'
 

@@ -9,7 +9,7 @@ import { commandLine, commaList, duration, wholeNumber } from '../lib/cli/parser
 import { UsageError, runMain } from '../lib/errors.js'
 import { cpuPinning, runNodeScript, startServerProcess } from '../lib/processes.js'
 import { CpuClock } from '../lib/cpu-time.js'
-import { REFERENCE_SERVER_NAMES, buildReferenceServer, warmupOf } from '../lib/server/reference.js'
+import { REFERENCE_SERVER_NAMES, buildReferenceServer, warmupOf } from '../lib/reference/servers.js'
 import { START_WARMUP_MS } from '../lib/compare/lockstep.js'
 import { resolveTest } from '../lib/payloads/catalog.js'
 import { testLabel } from '../lib/report/report.js'

@@ -3,7 +3,7 @@
 // sources changed, and prints the program that runs it, for `npm run server:NAME`, which then execs
 // it: the server process is the server itself, with no node or npm wrapper holding its CPU
 // (docs/protocol.md, "CPU"). The build's own output goes to stderr: stdout is the program's path alone.
-import { REFERENCE_SERVER_NAMES, buildReferenceServer } from '../lib/server/reference.js'
+import { REFERENCE_SERVER_NAMES, buildReferenceServer } from '../lib/reference/servers.js'
 
 const [name] = process.argv.slice(2).filter((arg) => arg !== '--force')
 try {

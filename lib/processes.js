@@ -102,7 +102,7 @@ export function watchOutput (child) {
  * @param {string[]} [args] extra arguments
  * @param {{script?: string, command?: string, env?: object, args?: string[], readyPattern?: RegExp, cpus?: string, root?: string,
  *   nodeFlags?: string[]}} [options] args replace the default `--port 0`; command: a program to run in place of
- *   `node script` (a reference server's: lib/server/reference.js); readyPattern's first group is the address it
+ *   `node script` (a reference server's: lib/reference/servers.js); readyPattern's first group is the address it
  *   prints once ready; cpus: see cpuPinning; root: another copy of the project to run it from; nodeFlags: Node's
  *   and V8's flags for `node script` (not for a command)
  * @returns {Promise<{url: string, child: import('node:child_process').ChildProcess, output: () => string, stop: (signal?: string) => Promise<number|null>}>}

@@ -9,7 +9,8 @@ import { PROJECT_ROOT } from '../lib/processes.js'
 // Each subsystem may import the ones below it. The shared leaves at lib/'s top import no subsystem.
 const LAYERS = [
   ['errors', 'defaults', 'protocol', 'display', 'histogram', 'processes', 'cpu-time', 'provenance'],
-  ['network', 'schema'],
+  // reference: the servers of servers/, found and built (compare, capacity and cli run them).
+  ['network', 'schema', 'reference'],
   ['payloads'],
   ['codecs', 'report'],
   ['load', 'server'],

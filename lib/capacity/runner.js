@@ -35,7 +35,7 @@ export async function findCapacity (options) {
   const labels = formatLabels(formats)
   if (calibrate) Object.assign(process.env, { WSBENCH_PLANTED_US: String(calibrate.us), WSBENCH_PLANTED_SIDE: 'server' })
   const certificate = tls && server.kind !== 'command' ? await certificateFiles() : null
-  const { warmupOf } = await import('../server/reference.js')
+  const { warmupOf } = await import('../reference/servers.js')
   const load = {
     direction,
     connections: options.connections,

@@ -9,7 +9,7 @@ import { ALL_TESTS, resolveTest } from '../payloads/catalog.js'
 import { resolveNetwork } from '../network/profiles.js'
 import { CODEC_MODULE_OPTION, PAYLOAD_OPTIONS, codecModulesFor, commaList, commandLine, duration, payloadFiles, positiveNumber, wholeNumber } from './parser.js'
 import { programName } from './program.js'
-import { REFERENCE_SERVERS, REFERENCE_SERVER_NAMES } from '../server/reference.js'
+import { REFERENCE_SERVERS, REFERENCE_SERVER_NAMES } from '../reference/servers.js'
 
 /** What a difference must stay within to be called equivalent: compare's and capacity's. */
 export const EQUIVALENCE_OPTION = {

@@ -114,7 +114,7 @@ export async function compareFormats ({
     ...(certificate && { ca: certificate.cert }),
     ...(direction === 'fanout' && { rate, decode: 'all', heartbeatMs: DEFAULT_HEARTBEAT_MS })
   }
-  const { warmupOf } = await import('../server/reference.js')
+  const { warmupOf } = await import('../reference/servers.js')
   // What the user gave in place of what the server asks for (its server.json), and compare's start otherwise.
   const { startMs: startWarmupMs = START_WARMUP_MS, generations: warmupGenerations } =
     { ...warmupOf(server.kind), ...warmup }
@@ -243,7 +243,7 @@ export function serverArgsOf ({ compress, certificate, codecModules, server }) {
 export async function serverCommand (server) {
   if (server.kind === 'command') return server.command
   if (server.kind === 'node') return null
-  const { buildReferenceServer } = await import('../server/reference.js')
+  const { buildReferenceServer } = await import('../reference/servers.js')
   try {
     return [buildReferenceServer(server.kind)]
   } catch (err) {

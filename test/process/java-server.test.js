@@ -11,7 +11,7 @@ import os from 'node:os'
 import path from 'node:path'
 import zlib from 'node:zlib'
 import { watchOutput } from '../../lib/processes.js'
-import { buildReferenceServer, referenceServer } from '../../lib/server/reference.js'
+import { buildReferenceServer, referenceServer } from '../../lib/reference/servers.js'
 import { ROOT, openConnection, referenceServerUnavailable, runScript, startServerProcess } from '../helpers.js'
 import { TLS_OPTION_CASES, assertBadOptions, assertBenchServers, assertCompareOnServer, assertCompareRefusals, sharedServer } from './reference-server.js'
 

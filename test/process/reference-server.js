@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { buildReferenceServer, referenceServer } from '../../lib/server/reference.js'
+import { buildReferenceServer, referenceServer } from '../../lib/reference/servers.js'
 import { runScript, startServerProcess } from '../helpers.js'
 
 /**

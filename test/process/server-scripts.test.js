@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { REFERENCE_SERVERS } from '../../lib/server/reference.js'
+import { REFERENCE_SERVERS } from '../../lib/reference/servers.js'
 import { ROOT, openConnection, referenceServerUnavailable, startServerProcess, temporaryDirectory } from '../helpers.js'
 
 /**

@@ -9,7 +9,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import WebSocket from 'ws'
-import { buildReferenceServer } from '../../lib/server/reference.js'
+import { buildReferenceServer } from '../../lib/reference/servers.js'
 import { referenceServerUnavailable, startServerProcess } from '../helpers.js'
 
 const ROUNDS = 50
