@@ -15,10 +15,11 @@ import cluster from 'node:cluster'
 import os from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { addHistograms, summarizeLatency } from '../lib/histogram.js'
-import { runNodeScript, startBrokerProcess, startServerProcess } from '../lib/processes.js'
+import { runNodeScript, startServerProcess } from '../lib/processes.js'
 import { RELAY, relayFrames, TAG } from '../lib/server/cluster-ipc.js'
 import { UsageError, runMain } from '../lib/errors.js'
 import { BROKERS as KNOWN_BROKERS } from '../lib/server/broker.js'
+import { startBrokerProcess } from '../lib/server/broker-process.js'
 import { readMetrics } from '../lib/server/metrics-reader.js'
 import { printRow, processCpuUs, startResults } from './support/results.js'
 
@@ -62,7 +63,7 @@ async function main () {
       `test-3 messages, JSON (text) and protobuf (binary) in turn, 0.3-1.2 KB; flat out: ${FRAMES.toLocaleString('en-US')} frames after ${WARMUP.toLocaleString('en-US')} of warm-up, until the last receiver has them all; ` +
       `latency: ${RATE.toLocaleString('en-US')} frames/s for ${SECONDS} s, open loop, from each frame's due time to its arrival, over every receiver; ` +
       'CPU per frame published: the publisher\'s, the relay\'s (ipc: the primary process; redis, nats: the broker\'s server) and one receiver\'s, in the latency phase; ' +
-      `medians of ${ROUNDS} rounds, the brokers in turn; brokers started by startBrokerProcess (lib/processes.js); every process shares the machine's ${cores} cores; ${loadAtEnd()}`
+      `medians of ${ROUNDS} rounds, the brokers in turn; brokers started by startBrokerProcess (lib/server/broker-process.js); every process shares the machine's ${cores} cores; ${loadAtEnd()}`
     ],
     figures: figures(relays, { throughput: 'frames/s', p99: 'p99', 'relay-cpu': 'relay CPU/frame', 'publisher-cpu': 'publisher CPU/frame' })
   })

@@ -217,7 +217,7 @@ function serverFigures (log, subscribers) {
 
 /**
  * A broker between the server's processes, in the server host: the --broker the server is given.
- * (lib/processes.js's startBrokerProcess starts one on this machine's loopback, which no host can reach.)
+ * (lib/server/broker-process.js's startBrokerProcess starts one on this machine's loopback, which no host can reach.)
  * @returns {Promise<string>} ipc, or the broker's URL
  */
 async function startBroker (net, kind) {

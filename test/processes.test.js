@@ -5,12 +5,11 @@ import os from 'node:os'
 import path from 'node:path'
 import WebSocket from 'ws'
 import { spawn } from 'node:child_process'
-import net from 'node:net'
 import { once } from 'node:events'
 import {
-  PROJECT_ROOT, brokerProgram, cpuPinning, forkNodeScript, openFileLimit, pinProcess, runNodeScript, startBrokerProcess, startServerProcess, watchOutput
+  PROJECT_ROOT, cpuPinning, forkNodeScript, openFileLimit, pinProcess, runNodeScript, startServerProcess, watchOutput
 } from '../lib/processes.js'
-import { brokerUnavailable, temporaryDirectory } from './helpers.js'
+import { temporaryDirectory } from './helpers.js'
 
 // Resolves once an upgrade is answered: open, or the HTTP status it was refused with.
 function upgrade (url, headers = {}) {
@@ -210,34 +209,4 @@ test('openFileLimit: the open-file limit of this process, or of a child started 
   } finally {
     fs.rmSync(dir, { recursive: true })
   }
-})
-
-describe('startBrokerProcess', () => {
-  for (const kind of ['redis', 'nats']) {
-    test(`${kind}: answers on a free port, keeps nothing on disk, and leaves no process once stopped`, { skip: brokerUnavailable(kind) }, async () => {
-      const before = fs.readdirSync(os.tmpdir())
-      const broker = await startBrokerProcess(kind)
-      assert.equal(broker.kind, kind)
-      assert.match(broker.url, new RegExp(`^${kind}://127\\.0\\.0\\.1:\\d+$`))
-      // Both greet a new connection (nats) or answer PING (redis) at once.
-      const socket = net.connect(Number(new URL(broker.url).port), '127.0.0.1')
-      socket.end(kind === 'redis' ? 'PING\r\n' : '')
-      const [greeting] = await once(socket.setEncoding('utf8'), 'data')
-      assert.match(greeting, kind === 'redis' ? /^\+PONG\r\n$/ : /^INFO \{/)
-      socket.destroy()
-      const { pid } = broker.process
-      await broker.stop()
-      assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' })
-      assert.deepEqual(fs.readdirSync(os.tmpdir()).filter((entry) => !before.includes(entry) && entry.startsWith('wsbench-')), [])
-      await broker.stop() // twice is harmless
-    })
-  }
-
-  test('a program that is not installed: one line that says how to install it', { skip: brokerProgram('redis') !== '/usr/bin/redis-server' && 'redis-server is not Debian\'s here' }, async (t) => {
-    const path = process.env.PATH
-    t.after(() => { process.env.PATH = path })
-    process.env.PATH = ''
-    assert.equal(brokerProgram('redis'), null)
-    await assert.rejects(startBrokerProcess('redis'), { message: 'redis-server not found: apt-get install redis-server' })
-  })
 })

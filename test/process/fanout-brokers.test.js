@@ -10,7 +10,8 @@ import { createCodec } from '../../lib/codecs/registry.js'
 import { loadMessages, resolveTest } from '../../lib/payloads/catalog.js'
 import { connectionUrl, fanoutHeader, readFanoutHeader } from '../../lib/protocol.js'
 import { readMetrics } from '../../lib/server/metrics-reader.js'
-import { startBrokerProcess, watchOutput } from '../../lib/processes.js'
+import { watchOutput } from '../../lib/processes.js'
+import { startBrokerProcess } from '../../lib/server/broker-process.js'
 import { brokerUnavailable, runScript, startServerProcess } from '../helpers.js'
 
 const PUBLISHES = 300

@@ -8,7 +8,7 @@ import net from 'node:net'
 import { BROKER_CONNECT_TIMEOUT_MS, connectBroker, parseBrokerUrl } from '../../lib/server/broker.js'
 import { Envelopes } from '../../lib/server/brokers/envelope.js'
 import { UsageError } from '../../lib/errors.js'
-import { startBrokerProcess } from '../../lib/processes.js'
+import { startBrokerProcess } from '../../lib/server/broker-process.js'
 import { brokerUnavailable } from '../helpers.js'
 
 const FRAMES = 2000
