@@ -12,15 +12,10 @@ import { cellText } from '../lib/compare/results.js'
 import { REFERENCE_SERVER_NAMES } from '../lib/reference/servers.js'
 import { resolveTest } from '../lib/payloads/catalog.js'
 import { npmCommand, printTable, startResults } from './support/results.js'
+import { median } from './support/statistics.js'
 
 const COLUMNS = ['test', 'server', 'B/msg json', 'B/msg protobuf', 'p50 ms json', 'p50 ms protobuf', 'server CPU µs/msg json',
   'server CPU µs/msg protobuf', 'server codec µs/msg json', 'server codec µs/msg protobuf', 'server CPU protobuf/json', 'server codec protobuf/json']
-
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = Math.floor(sorted.length / 2)
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
-}
 
 /** The first recorded generation's server CPU per message against the later ones' median, as a geometric mean over tests and formats. */
 function firstGenerationRatio (reports) {

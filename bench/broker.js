@@ -22,6 +22,7 @@ import { BROKERS as KNOWN_BROKERS } from '../lib/server/broker.js'
 import { startBrokerProcess } from '../lib/server/broker-process.js'
 import { readMetrics } from '../lib/server/metrics-reader.js'
 import { printRow, processCpuUs, startResults } from './support/results.js'
+import { median } from './support/statistics.js'
 
 const BROKERS = (process.env.BENCH_BROKERS ?? 'ipc,redis,nats').split(',')
 const PEERS = Number(process.env.BENCH_PEERS ?? 3)
@@ -96,10 +97,11 @@ async function inRounds (names, measure, key) {
   }
   const columns = Object.keys(runs[names[0]][0])
   const label = (column) => column.replace(/ \(.*\)$/, '')
-  const median = (values) => values.includes(null) ? null : [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+  // A figure a broker has none of (null: ipc has no broker process) stays empty.
+  const medianOf = (values) => values.includes(null) ? null : median(values)
   return {
     columns: ['broker', ...columns.map(label), `rounds (${label(key)})`],
-    rows: names.map((name) => [name, ...columns.map((column) => shown(column, median(runs[name].map((run) => run[column])))),
+    rows: names.map((name) => [name, ...columns.map((column) => shown(column, medianOf(runs[name].map((run) => run[column])))),
       runs[name].map((run) => shown(key, run[key])).join(', ')])
   }
 }

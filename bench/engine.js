@@ -16,6 +16,7 @@ import { runNodeScript as runScript, startServerProcess } from '../lib/processes
 import { throwawayCertificate } from '../lib/server/tls.js'
 import { checkout } from './support/checkout.js'
 import { printRow, startResults } from './support/results.js'
+import { median } from './support/statistics.js'
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 100000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
@@ -50,8 +51,6 @@ async function ourRate (test, format, root, tls) {
     await server.stop()
   }
 }
-
-const median = (values) => values.slice().sort((a, b) => a - b)[Math.floor(values.length / 2)]
 
 /** A market-data feed of `count` messages in four kinds, and the one message closest to its mean size. */
 function writeCorpus (dir, count) {

@@ -14,6 +14,7 @@ import { loadOptions, prepareRun } from '../lib/load/measure.js'
 import { CpuClock } from '../lib/cpu-time.js'
 import { cpuPinning, forkNodeScript, startServerProcess } from '../lib/processes.js'
 import { printRow, startResults } from './support/results.js'
+import { median } from './support/statistics.js'
 
 const TESTS = (process.env.BENCH_TESTS ?? '5,3').split(',')
 const FORMATS = ['json', 'protobuf']
@@ -90,7 +91,6 @@ function generate (kind, job, server) {
   })
 }
 
-const median = (values) => values.slice().sort((a, b) => a - b)[Math.floor(values.length / 2)]
 const us = (value) => value.toFixed(2)
 const int = (value) => Math.round(value).toLocaleString('en-US')
 

@@ -9,6 +9,7 @@ import path from 'node:path'
 import { CpuClock } from '../lib/cpu-time.js'
 import { PROJECT_ROOT, cpuPinning, runNodeScript, startServerProcess } from '../lib/processes.js'
 import { printRow, startResults } from './support/results.js'
+import { median } from './support/statistics.js'
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 40000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
@@ -41,7 +42,6 @@ async function measure (library) {
   }
 }
 
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 const results = startResults('go-websocket', 'npm run bench:go-websocket')
 const runs = Object.fromEntries(LIBRARIES.map((library) => [library, []]))
 for (let round = 0; round < ROUNDS; round++) {

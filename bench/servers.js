@@ -14,6 +14,7 @@ import { START_WARMUP_MS } from '../lib/compare/lockstep.js'
 import { resolveTest } from '../lib/payloads/catalog.js'
 import { testLabel } from '../lib/report/report.js'
 import { npmCommand, printTable, startResults } from './support/results.js'
+import { median } from './support/statistics.js'
 
 const COLUMNS = ['test', 'format', 'server', 'msgs/s', 'server CPU µs/msg', 'client p50 ms', 'rounds']
 const FORMATS = ['json', 'protobuf']
@@ -46,12 +47,6 @@ async function measure ({ server: kind, format, test, messages, inflight, cpus, 
   } finally {
     await server.stop()
   }
-}
-
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = Math.floor(sorted.length / 2)
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
 }
 
 runMain(async () => {

@@ -9,6 +9,7 @@ import path from 'node:path'
 import { PROJECT_ROOT } from '../lib/processes.js'
 import { checkout } from './support/checkout.js'
 import { printRow, startResults } from './support/results.js'
+import { median } from './support/statistics.js'
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 20)
 const BEFORE = process.env.BENCH_BEFORE
@@ -20,8 +21,6 @@ for (const tool of ['hyperfine', '/usr/bin/time']) {
     process.exit(2)
   }
 }
-
-const median = (values) => values.slice().sort((a, b) => a - b)[Math.floor(values.length / 2)]
 
 /** Median wall seconds of `node <command>` in cwd, by hyperfine. */
 function wallSeconds (cwd, command) {

@@ -14,6 +14,7 @@ import path from 'node:path'
 import { PROJECT_ROOT, runNodeScript } from '../lib/processes.js'
 import { checkout } from './support/checkout.js'
 import { startResults } from './support/results.js'
+import { median } from './support/statistics.js'
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3)
 const BEFORE = process.env.BENCH_BEFORE
@@ -40,7 +41,6 @@ try {
   before?.remove()
 }
 
-const median = (values) => values.length ? values.slice().sort((a, b) => a - b)[Math.floor(values.length / 2)] : null
 const percent = (fraction) => fraction === null ? 'n/a' : `±${Math.round(fraction * 100)}%`
 const rows = designs.map((design) => {
   const runs = outcomes.get(design)

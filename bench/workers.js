@@ -5,10 +5,10 @@
 import os from 'node:os'
 import { runNodeScript as runScript, startServerProcess } from '../lib/processes.js'
 import { printRow, startResults } from './support/results.js'
+import { median } from './support/statistics.js'
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 300_000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 
 const results = startResults('workers', 'npm run bench:workers')
 const server = await startServerProcess()
