@@ -43,6 +43,30 @@ export function refuseSpacedServerArgs (argv) {
   if (argv.includes('--server-args')) throw new UsageError('--server-args takes the server\'s options after an equals sign, as one argument: --server-args=\'--json-library gson\'')
 }
 
+/** compare's options after --payload's and --formats, in the order --help lists them. */
+const COMPARE_OPTIONS = {
+  ...CODEC_MODULE_OPTION,
+  tests: { describe: 'comma-separated tests, by number or name', default: ALL_TESTS.join(','), type: 'string' },
+  ...SERVER_OPTIONS,
+  throttle: { describe: 'comma-separated network profiles (none = no shaping)', default: 'none', type: 'string' },
+  compress: { describe: 'permessage-deflate on server and clients', type: 'boolean', default: false },
+  tls: { describe: 'wss://: servers with a throwaway certificate that the clients verify (TLS\'s cost in every figure, its records in the wire bytes)', type: 'boolean', default: false },
+  repeat: { describe: 'send each test\'s one message over and over instead of its stream of varying messages (flatters compression)', type: 'boolean', default: false },
+  direction: { describe: 'up: clients send the payload; down: the server sends it; echo: both; fanout: one publisher, --connections subscribers', choices: DIRECTIONS, default: 'up' },
+  rate: { describe: `fanout: publishes per second [default: ${DEFAULT_FANOUT_RATE}]`, type: 'string' },
+  trials: { alias: 't', describe: `a fixed number of generations (each: every test in lockstep batches, the processes swapping formats), 2 to ${MAX_TRIALS} [default: as many as fit --budget]` },
+  calibrate: { describe: `[client|server][:µs]: plant a known cost (µs per message, default ${DEFAULT_PLANTED_US}) in the client's encode (default) or the server's decode of one of two otherwise identical JSON codecs, and report whether it was found where planted, about its size, and not called worse on the other side's CPU, and the smallest difference this machine tells in the budget: 20, server, server:30 [default tests: ${CALIBRATION_TESTS.join(',')}]`, type: 'string' },
+  budget: { describe: `run generations while the next one fits in this much time from the start: 90s, 5m [default: ${DEFAULT_BUDGET_MS / 1000}s]`, type: 'string', nargs: 1 },
+  ...EQUIVALENCE_OPTION,
+  'start-warmup': { describe: 'how long each client sends each format before the warm-up generations (and until it has spent 0.3 s of its CPU on it, or this if less, for at most 3x this): 5s, 500ms [default: 2s, or a reference server\'s own (servers/NAME/server.json): the JVM compiles for longer]', type: 'string', nargs: 1 },
+  pin: { describe: 'server and clients on CPUs of their own (taskset), so they never share a core: --no-pin to let them', type: 'boolean', default: true },
+  messages: { alias: 'n', describe: 'messages per batch [default: about 25 ms of the slower format\'s traffic, at most 200]' },
+  inflight: { alias: 'i', describe: 'messages outstanding per connection [default: 1]' },
+  connections: { alias: 'c', describe: 'parallel connections per client (fanout: subscribers)', default: 1 },
+  out: { alias: 'o', describe: 'directory for results.json, results.md and report.html', default: 'compare-report', type: 'string' },
+  json: { describe: 'print the results document as JSON instead of the table', type: 'boolean', default: false }
+}
+
 /**
  * Parses `npm run compare`'s command line. Messages per batch stay undefined unless given, so
  * each test gets batches that suit its speed (see planRow in lib/compare/lockstep.js).
@@ -54,71 +78,20 @@ export function refuseSpacedServerArgs (argv) {
  *   json: boolean, out: string}>}
  */
 export async function parseCompareArgs (argv) {
-  const program = programName('npm run compare --')
-  refuseSpacedServerArgs(argv)
-  const args = await commandLine(argv, `Usage: ${program} [options]\n\n` +
-    'Starts a server, runs the JSON and the protobuf client (or the --formats chosen) on each test and\n' +
-    'network profile, prints one side-by-side table and writes results.json, results.md and report.html.')
-    .options({
-      ...PAYLOAD_OPTIONS,
-      formats: { describe: `comma-separated formats, the first is the baseline of the ratios (one named twice: an A/A run): ${formatNames().join(', ')}, or one a --codec-module adds`, default: DEFAULT_FORMATS.join(','), type: 'string' },
-      ...CODEC_MODULE_OPTION,
-      tests: { describe: 'comma-separated tests, by number or name', default: ALL_TESTS.join(','), type: 'string' },
-      ...SERVER_OPTIONS,
-      throttle: { describe: 'comma-separated network profiles (none = no shaping)', default: 'none', type: 'string' },
-      compress: { describe: 'permessage-deflate on server and clients', type: 'boolean', default: false },
-      tls: { describe: 'wss://: servers with a throwaway certificate that the clients verify (TLS\'s cost in every figure, its records in the wire bytes)', type: 'boolean', default: false },
-      repeat: { describe: 'send each test\'s one message over and over instead of its stream of varying messages (flatters compression)', type: 'boolean', default: false },
-      direction: { describe: 'up: clients send the payload; down: the server sends it; echo: both; fanout: one publisher, --connections subscribers', choices: DIRECTIONS, default: 'up' },
-      rate: { describe: `fanout: publishes per second [default: ${DEFAULT_FANOUT_RATE}]`, type: 'string' },
-      trials: { alias: 't', describe: `a fixed number of generations (each: every test in lockstep batches, the processes swapping formats), 2 to ${MAX_TRIALS} [default: as many as fit --budget]` },
-      calibrate: { describe: `[client|server][:µs]: plant a known cost (µs per message, default ${DEFAULT_PLANTED_US}) in the client's encode (default) or the server's decode of one of two otherwise identical JSON codecs, and report whether it was found where planted, about its size, and not called worse on the other side's CPU, and the smallest difference this machine tells in the budget: 20, server, server:30 [default tests: ${CALIBRATION_TESTS.join(',')}]`, type: 'string' },
-      budget: { describe: `run generations while the next one fits in this much time from the start: 90s, 5m [default: ${DEFAULT_BUDGET_MS / 1000}s]`, type: 'string', nargs: 1 },
-      ...EQUIVALENCE_OPTION,
-      'start-warmup': { describe: 'how long each client sends each format before the warm-up generations (and until it has spent 0.3 s of its CPU on it, or this if less, for at most 3x this): 5s, 500ms [default: 2s, or a reference server\'s own (servers/NAME/server.json): the JVM compiles for longer]', type: 'string', nargs: 1 },
-      pin: { describe: 'server and clients on CPUs of their own (taskset), so they never share a core: --no-pin to let them', type: 'boolean', default: true },
-      messages: { alias: 'n', describe: 'messages per batch [default: about 25 ms of the slower format\'s traffic, at most 200]' },
-      inflight: { alias: 'i', describe: 'messages outstanding per connection [default: 1]' },
-      connections: { alias: 'c', describe: 'parallel connections per client (fanout: subscribers)', default: 1 },
-      out: { alias: 'o', describe: 'directory for results.json, results.md and report.html', default: 'compare-report', type: 'string' },
-      json: { describe: 'print the results document as JSON instead of the table', type: 'boolean', default: false }
-    })
-    .example('npm run compare', 'every test, JSON vs protobuf, on loopback')
-    .example(`${program} --tests 1,5 --inflight 100`, 'tests 1 and 5, 100 in flight')
-    .example(`${program} --tests 4,5 --throttle none,3g`, 'tests 4 and 5 on loopback and on 3G')
-    .example(`${program} --tests people --compress`, 'people, with permessage-deflate')
-    .example(`${program} --tests 3,4 --tls`, 'over wss://: what TLS changes')
-    .example(`${program} --tests people --direction down`, 'the server sends 50,000 persons, clients decode them')
-    .example(`${program} --payload my.json`, 'your own document, schema inferred')
-    .example(`${program} --formats json,protobuf,msgpack,cbor`, 'MessagePack and CBOR beside them')
-    .example(`${program} --formats json,json`, 'an A/A run: the same format twice should call nothing')
-    .example(`${program} --tests 3,4 --budget 5m --equivalence 2`, 'longer, to decide smaller differences')
-    .example(`${program} --calibrate`, 'what this machine can tell: a planted 20 µs encode cost, found or not')
-    .example(`${program} --calibrate server`, 'the same, planted in the server\'s decode')
-    .example(`${program} --server go --tests 3,4`, 'the same question for a Go backend')
-    .example(`${program} --server java --tests 3,4`, 'and for a Java one')
-    .example(`${program} --server java --server-args='--json-library gson' --tests person --direction echo`, 'protobuf-java against Gson in place of Jackson')
-    .example(`${program} --direction fanout --connections 200 --tests 3,4 --compress`, 'a broadcast to 200 subscribers')
-    .parseAsync()
+  const args = await compareCommandLine(argv)
+  const given = (name) => argv.some((arg) => arg === `--${name}` || arg.startsWith(`--${name}=`))
   const profiles = commaList(args.throttle)
   for (const profile of profiles) resolveNetwork({ profile })
   const custom = payloadFiles(args)
-  if (custom && argv.some((arg) => arg === '--tests' || arg.startsWith('--tests='))) throw new UsageError('give either --tests or --payload, not both')
+  if (custom && given('tests')) throw new UsageError('give either --tests or --payload, not both')
   if (custom && args.direction === 'down') throw new UsageError('--direction down needs built-in tests: the server cannot know your payload')
   const calibrate = args.calibrate === undefined ? null : plantOf(args.calibrate)
-  const given = (name) => argv.some((arg) => arg === `--${name}` || arg.startsWith(`--${name}=`))
   if (calibrate !== null && (given('formats') || custom)) throw new UsageError('--calibrate compares JSON with itself plus a planted cost: it takes no --formats or --payload')
   if (calibrate !== null && args.direction !== 'up') throw new UsageError('--calibrate plants its cost in the client\'s encode or the server\'s decode of messages going up: it runs with --direction up')
   const tests = custom ? [] : calibrate !== null && !given('tests') ? CALIBRATION_TESTS : commaList(args.tests)
   for (const test of tests) resolveTest(test)
-  const formats = calibrate === null ? commaList(args.formats) : ['json', PLANTED_FORMAT]
-  if (formats.length === 0) throw new UsageError(`--formats needs at least one of ${formatNames().join(', ')}`)
-  const modules = calibrate === null ? args.codecModule : [...args.codecModule, PLANTED_MODULE]
-  const codecModules = await codecModulesFor(modules, formats)
-  if (custom) for (const format of formats) checkCarries(await loadFormat(format))
-  const trials = args.trials === undefined ? undefined : wholeNumber('trials', args.trials, 2)
-  if (trials > MAX_TRIALS) throw new UsageError(`--trials must be at most ${MAX_TRIALS}, got ${trials}`)
-  if (trials !== undefined && args.budget !== undefined) throw new UsageError('give either --trials (a fixed number of generations) or --budget (as many as fit), not both')
+  const { formats, codecModules } = await formatsOf(args, calibrate, custom)
+  const trials = trialsOf(args)
   const fanout = args.direction === 'fanout'
   if (fanout && args.inflight !== undefined) throw new UsageError('--inflight does not apply to fanout: the publisher follows --rate, subscribers only listen')
   if (!fanout && args.rate !== undefined) throw new UsageError('--rate goes with --direction fanout (the other directions run a closed loop)')
@@ -148,6 +121,57 @@ export async function parseCompareArgs (argv) {
     out: args.out,
     json: args.json
   }
+}
+
+/** compare's command line as yargs reads it: options by type, with their defaults, not yet checked together. */
+async function compareCommandLine (argv) {
+  const program = programName('npm run compare --')
+  refuseSpacedServerArgs(argv)
+  // Names the formats known as the command line is read.
+  const formats = { describe: `comma-separated formats, the first is the baseline of the ratios (one named twice: an A/A run): ${formatNames().join(', ')}, or one a --codec-module adds`, default: DEFAULT_FORMATS.join(','), type: 'string' }
+  return commandLine(argv, `Usage: ${program} [options]\n\n` +
+    'Starts a server, runs the JSON and the protobuf client (or the --formats chosen) on each test and\n' +
+    'network profile, prints one side-by-side table and writes results.json, results.md and report.html.')
+    .options({ ...PAYLOAD_OPTIONS, formats, ...COMPARE_OPTIONS })
+    .example('npm run compare', 'every test, JSON vs protobuf, on loopback')
+    .example(`${program} --tests 1,5 --inflight 100`, 'tests 1 and 5, 100 in flight')
+    .example(`${program} --tests 4,5 --throttle none,3g`, 'tests 4 and 5 on loopback and on 3G')
+    .example(`${program} --tests people --compress`, 'people, with permessage-deflate')
+    .example(`${program} --tests 3,4 --tls`, 'over wss://: what TLS changes')
+    .example(`${program} --tests people --direction down`, 'the server sends 50,000 persons, clients decode them')
+    .example(`${program} --payload my.json`, 'your own document, schema inferred')
+    .example(`${program} --formats json,protobuf,msgpack,cbor`, 'MessagePack and CBOR beside them')
+    .example(`${program} --formats json,json`, 'an A/A run: the same format twice should call nothing')
+    .example(`${program} --tests 3,4 --budget 5m --equivalence 2`, 'longer, to decide smaller differences')
+    .example(`${program} --calibrate`, 'what this machine can tell: a planted 20 µs encode cost, found or not')
+    .example(`${program} --calibrate server`, 'the same, planted in the server\'s decode')
+    .example(`${program} --server go --tests 3,4`, 'the same question for a Go backend')
+    .example(`${program} --server java --tests 3,4`, 'and for a Java one')
+    .example(`${program} --server java --server-args='--json-library gson' --tests person --direction echo`, 'protobuf-java against Gson in place of Jackson')
+    .example(`${program} --direction fanout --connections 200 --tests 3,4 --compress`, 'a broadcast to 200 subscribers')
+    .parseAsync()
+}
+
+/**
+ * The formats compared (--calibrate's: JSON and its planted twin) and the codec modules that add
+ * them, each format checked to carry a user's payload.
+ * @returns {Promise<{formats: string[], codecModules: string[]}>}
+ */
+async function formatsOf (args, calibrate, custom) {
+  const formats = calibrate === null ? commaList(args.formats) : ['json', PLANTED_FORMAT]
+  if (formats.length === 0) throw new UsageError(`--formats needs at least one of ${formatNames().join(', ')}`)
+  const modules = calibrate === null ? args.codecModule : [...args.codecModule, PLANTED_MODULE]
+  const codecModules = await codecModulesFor(modules, formats)
+  if (custom) for (const format of formats) checkCarries(await loadFormat(format))
+  return { formats, codecModules }
+}
+
+/** --trials, checked: a fixed number of generations, or none to run as many as --budget fits. */
+function trialsOf (args) {
+  const trials = args.trials === undefined ? undefined : wholeNumber('trials', args.trials, 2)
+  if (trials > MAX_TRIALS) throw new UsageError(`--trials must be at most ${MAX_TRIALS}, got ${trials}`)
+  if (trials !== undefined && args.budget !== undefined) throw new UsageError('give either --trials (a fixed number of generations) or --budget (as many as fit), not both')
+  return trials
 }
 
 /**
