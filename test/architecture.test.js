@@ -11,7 +11,8 @@ const LAYERS = [
   ['errors', 'defaults', 'protocol', 'display', 'histogram', 'processes', 'cpu-time', 'provenance'],
   // reference: the servers of servers/, found and built (compare, capacity and cli run them).
   ['network', 'schema', 'reference'],
-  ['payloads'],
+  // outputs: --out's metrics streams (lib/cli starts them, lib/load's runs say what they measured so far).
+  ['payloads', 'outputs'],
   ['codecs', 'report'],
   ['load', 'server'],
   ['compare'],

@@ -8,6 +8,7 @@ import { formatNames } from '../codecs/registry.js'
 import { BACKENDS, PROFILES, resolveNetwork } from '../network/profiles.js'
 import { CODEC_MODULE_OPTION, PAYLOAD_OPTIONS, codecModulesFor, commandLine, duration, futureInstant, parseWsUrl, payloadFiles, positiveNumber, wholeNumber } from './parser.js'
 import { programName } from './program.js'
+import { outOptions, parseOutputs } from './outputs.js'
 import { ATTEMPTS_PER_TURN, DEFAULT_BACKOFF } from '../load/reconnects.js'
 import { StagedSchedule } from '../load/schedule.js'
 import { PRECISE_BUDGET, PRECISE_WINDOW_US, defaultPacing, parsePacing } from '../load/pacer.js'
@@ -18,6 +19,7 @@ import { PRECISE_BUDGET, PRECISE_WINDOW_US, defaultPacing, parsePacing } from '.
  * @property {boolean} allowLossy
  * @property {number} workers
  * @property {string} [out] JSON report file
+ * @property {import('./outputs.js').Outputs} outputs --out's streams, --out-interval, --out-histograms, --tag
  * @property {string} [hdrOut] HdrHistogram interval log file
  * @property {string} [html] HTML page of the report
  * @property {string[]} assert threshold expressions
@@ -48,7 +50,7 @@ const CLIENT_OPTIONS = {
   warmup: { alias: 'w', describe: 'messages (or a time: 2s) sent first and not recorded', default: '0', type: 'string' },
   'start-at': { describe: 'connect and warm up, then start measuring at this instant (ISO time or epoch ms): hosts measure together', type: 'string' },
   workers: { describe: 'worker threads, each with its share of connections, messages and rate', default: 1 },
-  out: { describe: 'also write the JSON report to this file', type: 'string' },
+  ...outOptions('the JSON report'),
   'hdr-out': { describe: 'write the latency histograms as an HdrHistogram interval log', type: 'string' },
   html: { describe: 'also write the report as an HTML page: replies and latency second by second (a ramp\'s stages marked), latency by percentile', type: 'string' },
   assert: { describe: 'threshold that fails the run (exit 1), repeatable: "p99<20ms", "errors==0", "rate>=5000"', type: 'array', string: true, default: [] },
@@ -111,15 +113,18 @@ export async function parseClientArgs (argv, format) {
   else if (args.role !== 'both') throw new UsageError(`--role goes with --direction fanout, not ${args.direction}`)
   else if (args.decode !== 'all') throw new UsageError(`--decode goes with --direction fanout, not ${args.direction}`)
   const codecModules = await codecModulesFor(args.codecModule, [format ?? args.format])
+  const load = loadSettings(args, { messages, durationMs, rate, stages, arrivals, workers })
+  const outputs = parseOutputs(args, load)
   return {
     format: format ?? args.format,
     codecModules,
     test: test === null ? null : String(test),
     custom,
-    load: loadSettings(args, { messages, durationMs, rate, stages, arrivals, workers }),
+    load,
     allowLossy: args.allowLossy,
     workers,
-    out: args.out,
+    out: outputs.file,
+    outputs,
     hdrOut: args.hdrOut,
     html: args.html,
     assert: args.assert,

@@ -26,6 +26,7 @@ export async function runClientCli (fixedFormat, argv) {
   const { mergeReports } = await import('../report/merge.js')
   const { deliver } = await import('./deliver.js')
   const { createProgress } = await import('./progress.js')
+  const { openStream } = await import('./outputs.js')
   const prepared = await prepareRun(format, options)
   if (prepared.lossy) await refuseLossy(prepared, options.allowLossy)
   const server = new URL(options.load.url)
@@ -34,6 +35,9 @@ export async function runClientCli (fixedFormat, argv) {
   const interrupt = () => controller.abort('interrupted by SIGINT')
   process.once('SIGINT', interrupt)
   const progress = createProgress(process.stderr)
+  // --out's streams: the run's parts join `live`, whose figures a timer pushes.
+  const { direction } = options.load
+  const stream = await openStream(options.outputs, { format, test: prepared.test.name, direction })
   let shaping
   try {
     shaping = options.network && await startShaping(options.network, {
@@ -44,15 +48,18 @@ export async function runClientCli (fixedFormat, argv) {
       connectUrl: shaping?.backend === 'proxy' ? `ws://${shaping.host}:${shaping.port}` : undefined,
       network: shaping ? { ...options.network, backend: shaping.backend, reason: shaping.reason } : null,
       signal: controller.signal,
-      onTick: progress?.update
+      onTick: progress?.update,
+      live: stream.live
     }
     const report = options.workers > 1
       ? { ...mergeReports(await runInWorkers(options, options.workers, context)), workers: options.workers }
       : await measure(prepared, options.load, context)
     progress?.done()
     // The whole client process's peak memory (every worker thread's connections included).
-    return await deliver({ ...report, peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024) }, options)
+    const peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024)
+    return await deliver(await stream.finish({ ...report, peakRssMb }), options)
   } finally {
+    stream.stop()
     process.off('SIGINT', interrupt)
     await shaping?.stop()
   }

@@ -13,6 +13,7 @@ import { createPacer } from './pacer.js'
 import { Recorder } from './recorder.js'
 import { OpenLoopSchedule, StagedSchedule } from './schedule.js'
 import { Timers } from './timers.js'
+import { emptyFigures } from '../outputs/figures.js'
 
 /**
  * Runs arrivals until the schedule is done and every connection has finished (or given up).
@@ -25,6 +26,7 @@ export async function runArrivals (options) {
   const pacer = createPacer(options.pacing, options.pacingReason)
   await pacer.start()
   const run = new Arrivals(options, pacer)
+  options.live?.add(run)
   const stop = () => run.stop()
   options.signal?.addEventListener('abort', stop, { once: true })
   try {
@@ -211,6 +213,34 @@ class Arrivals {
     const { acked, errors } = this.messages
     const p99 = this.recorder.closeSecond({ acked, errors })
     this.options.onTick?.({ ...this.messages, elapsedMs: performance.now() - this.startedAt, p99 })
+  }
+
+  /**
+   * What the arrivals have measured so far (see Figures in lib/outputs/figures.js), for --out's
+   * timer: their counts and latency, the bytes of the connections gone and of those open, their openings.
+   * @returns {import('../outputs/figures.js').Figures}
+   */
+  figures () {
+    const { recorder } = this
+    const bytes = { ...this.bytes }
+    for (const channel of this.live.keys()) {
+      const since = channel.bytesSinceMark()
+      bytes.written += since.written
+      bytes.read += since.read
+    }
+    return {
+      ...emptyFigures(),
+      ...(this.startedAt > 0 && {
+        startedAt: recorder.startedAt,
+        messages: { ...this.messages },
+        latency: recorder.histogram,
+        bytes,
+        cpuUs: recorder.cpuUsSinceStart(),
+        stage: this.schedule.stageAt?.(performance.now() - this.startedAt) ?? null
+      }),
+      connect: this.connectTimes.histograms.total,
+      connectFailures: this.connectTimes.failedAttempts()
+    }
   }
 
   /** SIGINT: no new arrivals, no new messages; what is in flight gets the timeout's grace. */

@@ -35,6 +35,11 @@ export class ConnectTimes {
     this.failures[cause] = (this.failures[cause] ?? 0) + 1
   }
 
+  /** @returns {number} the attempts that failed, whatever their cause */
+  failedAttempts () {
+    return Object.values(this.failures).reduce((sum, count) => sum + count, 0)
+  }
+
   /**
    * What the report keeps: the histograms encoded (a merge adds them), the failures.
    * @returns {{histograms: Record<string, string|null>, failures: Record<string, number>}}

@@ -13,6 +13,7 @@ import { frameSource, replyJudge } from './messages.js'
 import { createPacer } from './pacer.js'
 import { Phase } from './phase.js'
 import { Recorder } from './recorder.js'
+import { emptyFigures } from '../outputs/figures.js'
 
 /**
  * @typedef {object} LoadSettings what the user chose for a load run: the command line produces it,
@@ -72,6 +73,8 @@ import { Recorder } from './recorder.js'
  *   measured phase, made from its result (a fan-out publisher's END)
  * @property {(progress: {sent: number, acked: number, errors: number, lost: number, elapsedMs: number, p99: number}) => void} [onTick]
  *   called once a second while measuring
+ * @property {{add: (source: {figures: () => object}) => void}} [live] --out: the run adds itself, so that a
+ *   timer can read what it has measured so far (lib/outputs/figures.js LiveFigures)
  */
 
 /**
@@ -165,6 +168,7 @@ export async function openRun (options) {
   run.channels.push(...opened.map(({ ws, socket }) => new Channel(ws, socket, inflight, run.sendOptions, run.phase)))
   run.compression = compression(options.compress, opened)
   run.tls = negotiated(opened)
+  options.live?.add(run)
   return run
 }
 
@@ -286,6 +290,23 @@ export class Run {
     channel.setReconnecting(false)
     if (timedOut) this.fail(`the server did not come back within ${this.timeoutMs} ms (--reconnect, --timeout)`)
     this.phase.checkDone()
+  }
+
+  /**
+   * What the run has measured so far (see Figures in lib/outputs/figures.js), for --out's timer:
+   * the measured phase's figures once it has started, and every connection's opening.
+   * @returns {import('../outputs/figures.js').Figures}
+   */
+  figures () {
+    const phase = this.phase
+    const measuring = phase.recorder !== null && phase.startedAt > 0
+    return {
+      ...emptyFigures(),
+      ...(measuring && phase.figures()),
+      connect: this.connectTimes.histograms.total,
+      connectFailures: this.connectTimes.failedAttempts(),
+      reconnects: this.reconnects.count
+    }
   }
 
   /** The measured phase's result when it never ran (a failure or an interrupt came first). */

@@ -7,6 +7,7 @@ import { Subscribers } from './subscribers.js'
 import { createLatencyHistogram } from '../histogram.js'
 import { FANOUT_END, FANOUT_HEADER_BYTES } from '../protocol.js'
 import { mergeCompression, mergeConnectTimes } from '../report/merge.js'
+import { addFigures, emptyFigures } from '../outputs/figures.js'
 
 /**
  * Runs a fan-out: `connections` subscribers and (unless role is subscriber) one publisher at
@@ -19,6 +20,9 @@ import { mergeCompression, mergeConnectTimes } from '../report/merge.js'
 export async function runFanout (options) {
   const { role = 'both', connections, signal } = options
   const subscribers = role === 'publisher' ? null : new Subscribers(options)
+  // --out reads the publisher's messages and the subscribers' deliveries as one run's figures.
+  let publisherRun = null
+  options.live?.add({ figures: () => fanoutFigures(publisherRun, subscribers) })
   const stop = () => subscribers?.stop(typeof signal.reason === 'string' ? signal.reason : 'interrupted')
   signal?.addEventListener('abort', stop, { once: true })
   try {
@@ -29,6 +33,7 @@ export async function runFanout (options) {
         ...options,
         connections: 1,
         role: 'publisher',
+        live: { add: (run) => { publisherRun = run } },
         // Every publish that was not refused may have been delivered, acknowledged in time or not.
         farewell: ({ messages }) => `${FANOUT_END}${messages.sent - messages.errors}`
       })
@@ -41,6 +46,16 @@ export async function runFanout (options) {
     signal?.removeEventListener('abort', stop)
     await subscribers?.close()
   }
+}
+
+/**
+ * A fan-out's figures so far: the publisher's messages (its acknowledgements' latency left out: a
+ * fan-out's latency is publish to delivery), the subscribers' deliveries.
+ * @returns {import('../outputs/figures.js').Figures}
+ */
+function fanoutFigures (publisherRun, subscribers) {
+  const published = publisherRun ? { ...publisherRun.figures(), latency: null } : emptyFigures()
+  return subscribers ? addFigures([published, subscribers.figures()]) : published
 }
 
 /**

@@ -80,7 +80,8 @@ function lossOf (test, codec) {
  * Runs the load in this thread and builds its report.
  * @param {PreparedRun} run
  * @param {import('./engine.js').LoadSettings} settings this thread's share of the work
- * @param {{connectUrl?: string, network: object|null, signal?: AbortSignal, onTick?: Function}} context
+ * @param {{connectUrl?: string, network: object|null, signal?: AbortSignal, onTick?: Function, live?: object}} context
+ *   live: --out's LiveFigures (lib/outputs/figures.js), which the run joins
  * @returns {Promise<object>} the report
  */
 export async function measure (run, settings, context) {
@@ -95,10 +96,11 @@ export async function measure (run, settings, context) {
  * for a format that decodes by the payload's schema, the handshake that has the server learn it first.
  * @param {PreparedRun} run
  * @param {import('./engine.js').LoadSettings} settings
- * @param {{connectUrl?: string, signal?: AbortSignal, onTick?: Function}} context
+ * @param {{connectUrl?: string, signal?: AbortSignal, onTick?: Function, live?: object}} context
  * @returns {import('./engine.js').LoadOptions}
  */
-export function loadOptions ({ format, test, codec, prepared, payload }, settings, { connectUrl, signal, onTick }) {
+export function loadOptions ({ format, test, codec, prepared, payload }, settings, context) {
+  const { connectUrl, signal, onTick, live } = context
   return {
     ...settings,
     connectUrl,
@@ -108,6 +110,7 @@ export function loadOptions ({ format, test, codec, prepared, payload }, setting
     repeat: payload.kind === 'repeated',
     signal,
     onTick,
+    live,
     handshake: test.custom && format.registersSchema
       ? { frame: registrationFrame(test), expect: REGISTRATION_OK }
       : undefined

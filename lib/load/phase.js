@@ -256,14 +256,10 @@ export class Phase {
 
   /** @returns {PhaseResult} */
   result () {
-    const bytes = this.channels.map((channel) => channel.bytesSinceMark())
     return {
       messages: { sent: this.sent, acked: this.acked, errors: this.errors, lost: this.lost },
       durationMs: this.measuredMs(),
-      bytes: {
-        written: bytes.reduce((sum, { written }) => sum + written, 0),
-        read: bytes.reduce((sum, { read }) => sum + read, 0)
-      },
+      bytes: this.bytesSinceStart(),
       target: this.schedule
         ? {
             rate: this.schedule.rate,
@@ -274,6 +270,37 @@ export class Phase {
           }
         : null,
       ...this.recorder?.result()
+    }
+  }
+
+  /** @returns {{written: number, read: number}} bytes on its connections' sockets since it started */
+  bytesSinceStart () {
+    let written = 0
+    let read = 0
+    for (const channel of this.channels) {
+      const bytes = channel.bytesSinceMark()
+      written += bytes.written
+      read += bytes.read
+    }
+    return { written, read }
+  }
+
+  /**
+   * A recorded phase's figures so far (see Figures in lib/outputs/figures.js), read by --out's
+   * timer between messages: its counts, its recorder's histograms as they stand, its bytes, and
+   * the stage of a ramp under way.
+   * @returns {Partial<import('../outputs/figures.js').Figures>}
+   */
+  figures () {
+    const recorder = this.recorder
+    return {
+      startedAt: recorder.startedAt,
+      messages: { sent: this.sent, acked: this.acked, errors: this.errors, lost: this.lost },
+      latency: recorder.histogram,
+      sendLag: recorder.sendLag,
+      bytes: this.bytesSinceStart(),
+      cpuUs: recorder.cpuUsSinceStart(),
+      stage: this.schedule?.stageAt?.(performance.now() - this.startedAt) ?? null
     }
   }
 

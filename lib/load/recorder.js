@@ -121,6 +121,12 @@ export class Recorder {
     return p99
   }
 
+  /** The process's CPU (user and system, µs) since the phase started. */
+  cpuUsSinceStart () {
+    const { user, system } = process.cpuUsage(this.cpuAtStart)
+    return user + system
+  }
+
   /** Adds the second's latencies to the phase's and starts the next second empty. */
   foldSecond () {
     this.histogram.add(this.perSecond)

@@ -160,6 +160,16 @@ export class StagedSchedule extends Schedule {
   }
 
   /**
+   * @param {number} elapsedMs since the start
+   * @returns {number} the stage under way then, from 1 (the last one past the ramp's end)
+   */
+  stageAt (elapsedMs) {
+    let i = 0
+    while (i < this.segments.length - 1 && this.segments[i].at + this.segments[i].durationMs <= elapsedMs) i++
+    return i + 1
+  }
+
+  /**
    * The ramp as the report's target names it: each stage's span and rates, and the messages it called for.
    * @returns {{stages: Array<{fromMs: number, toMs: number, fromRate: number, toRate: number, messages: number}>}}
    */

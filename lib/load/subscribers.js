@@ -13,6 +13,7 @@ import { Liveness } from './liveness.js'
 import { FANOUT_END, FANOUT_HEADER_BYTES, isErrorReply, isFanoutEnd, readFanoutHeader } from '../protocol.js'
 import { createLatencyHistogram, encodeHistogram } from '../histogram.js'
 import { printable } from '../display.js'
+import { emptyFigures, spreadOf } from '../outputs/figures.js'
 
 /** Connection attempts in flight while opening: a burst of thousands overflows the server's accept queue. */
 const OPENING_AT_ONCE = 200
@@ -351,6 +352,37 @@ export class Subscribers {
         },
         reconnects: { count: this.reconnects.totalCount, histogram: encodeHistogram(this.reconnects) },
         liveness: this.liveness.result(performance.now())
+      }
+    }
+  }
+
+  /**
+   * What the subscribers have measured so far (see Figures in lib/outputs/figures.js), for --out's
+   * timer: the deliveries' latency and accounting, their sockets' bytes, their connections.
+   * @returns {import('../outputs/figures.js').Figures}
+   */
+  figures () {
+    const { recorder, published, counts } = this
+    let written = 0
+    let read = 0
+    for (const { bytes, open, socket } of this.subscribers) {
+      const since = bytes.since(open ? socket : null)
+      written += since.written
+      read += since.read
+    }
+    return {
+      ...emptyFigures(),
+      ...(this.recording && {
+        startedAt: recorder.startedAt, latency: recorder.histogram, cpuUs: recorder.cpuUsSinceStart()
+      }),
+      bytes: { written, read },
+      connect: this.connectTimes.histograms.total,
+      connectFailures: this.connectTimes.failedAttempts(),
+      reconnects: this.reconnects.totalCount,
+      fanout: {
+        delivered: counts.delivered,
+        lost: published === null ? null : published * this.subscribers.length - counts.delivered,
+        spread: spreadOf(this.perPublish)
       }
     }
   }

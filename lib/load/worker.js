@@ -3,11 +3,15 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { measure, prepareRun } from './measure.js'
 import { addCodecModules } from '../codecs/registry.js'
+import { LiveFigures, encodeFigures } from '../outputs/figures.js'
 
 const { run, connectUrl, network } = workerData
 const controller = new AbortController()
-parentPort.on('message', (message) => {
+// --out: the main thread asks for this thread's figures when its timer pushes them.
+const live = workerData.live ? new LiveFigures() : undefined
+parentPort.on('message', async (message) => {
   if (message === 'stop') controller.abort('interrupted by SIGINT')
+  if (message === 'figures') parentPort.postMessage({ figures: encodeFigures(await live.read()) })
 })
 
 try {
@@ -18,6 +22,7 @@ try {
     connectUrl,
     network,
     signal: controller.signal,
+    live,
     onTick: (progress) => parentPort.postMessage({ progress })
   })
   parentPort.postMessage({ report })

@@ -186,6 +186,11 @@ function stageLine ({ fromMs, toMs, fromRate, toRate, messages, replies, latency
   return `${span}, ${int(replies)} replies  ${latency}`
 }
 
+/** One --out stream: how many pushes, how many failed and why. */
+function outputLine ({ kind, url, pushes, failed, error }) {
+  return `out       ${kind} ${url}: ${int(pushes)} pushes, ${failed ? `${int(failed)} FAILED (${error})` : 'none failed'}`
+}
+
 function sendLagLine ({ p50, p99, max }) {
   return `send lag  p50 ${ms(p50)}  p99 ${ms(p99)}  max ${ms(max)}  (due time to send, where a connection had room: ` +
     'the generator\'s own lateness, counted in the latency above)'
@@ -397,6 +402,7 @@ export function formatReport (report, histogram) {
     ...(report.fanout ? fanoutLines(report.fanout) : []),
     ...(report.cpu ? [cpuLine(report.cpu)] : []),
     ...(report.generator ? [generatorLine(report.generator, report.durationMs, report.fanout)] : []),
+    ...(report.outputs ?? []).map(outputLine),
     `${report.fanout ? 'latency   publish to delivery: ' : 'latency   '}min ${ms(l.min)}  mean ${ms(l.mean)}  stdev ${ms(l.stdev)}  p50 ${ms(l.p50)}  p90 ${ms(l.p90)}  p99 ${ms(l.p99)}  p99.9 ${ms(l.p999)}  max ${ms(l.max)}${report.target ? '  (from the schedule)' : ''}`,
     ...(report.sendLagMs ? [sendLagLine(report.sendLagMs)] : []),
     ...(report.stages ? report.stages.map(stageLine) : []),

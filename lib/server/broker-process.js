@@ -98,8 +98,13 @@ function brokerReady (child, kind, exited) {
   })
 }
 
-/** A port free on `host` now (the kernel's pick for a listener that is then closed). */
-function freePort (host) {
+/**
+ * A port free on `host` now (the kernel's pick for a listener that is then closed), for a program
+ * that must be told its port: a broker, a Prometheus.
+ * @param {string} host
+ * @returns {Promise<number>}
+ */
+export function freePort (host) {
   return new Promise((resolve, reject) => {
     const probe = net.createServer()
     probe.once('error', reject)

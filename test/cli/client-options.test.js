@@ -25,8 +25,11 @@ before(() => { savedToken = process.env.BENCH_TOKEN; delete process.env.BENCH_TO
 after(() => { if (savedToken !== undefined) process.env.BENCH_TOKEN = savedToken })
 
 describe('parseClientArgs: defaults', () => {
-  test('a test alone: 10,000 messages, one at a time, to the default URL, no shaping', async () => {
-    assert.deepEqual(await json('3'), {
+  test('a test alone: 10,000 messages, one at a time, to the default URL, no shaping, nothing streamed', async () => {
+    const parsed = await json('3')
+    // The run id, where --tag and --start-at give none: random.
+    assert.match(parsed.outputs.tags.testid, /^[0-9a-f]{8}$/)
+    assert.deepEqual(parsed, {
       format: 'json',
       codecModules: [],
       test: '3',
@@ -58,6 +61,7 @@ describe('parseClientArgs: defaults', () => {
       allowLossy: false,
       workers: 1,
       out: undefined,
+      outputs: { file: undefined, streams: [], intervalMs: 5000, native: false, tags: { testid: parsed.outputs.tags.testid } },
       hdrOut: undefined,
       html: undefined,
       assert: [],

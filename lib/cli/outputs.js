@@ -1,0 +1,128 @@
+// --out, --out-interval, --out-histograms and --tag: where a run's report and its live metrics go
+// (a file; Prometheus remote write; OTLP), shared by the clients, merge and compare, and the
+// streaming they start (lib/outputs).
+import os from 'node:os'
+import { randomBytes } from 'node:crypto'
+import { UsageError } from '../errors.js'
+import { duration } from './parser.js'
+import { RUN_LABELS } from '../outputs/metrics.js'
+
+/** The kinds --out takes as KIND=TARGET: the report's file (as a value with no kind), or a stream of metrics. */
+const FILE_KIND = 'json'
+const STREAM_KINDS = ['prometheus-rw', 'otlp']
+
+/** The options, as yargs takes them; `out` says what the report file is of each command. */
+export function outOptions (report) {
+  return {
+    out: {
+      describe: `where the results go, repeatable: a file (or json=FILE) gets ${report}; prometheus-rw=URL streams the ` +
+        'metrics by Prometheus remote write (e.g. http://prometheus:9090/api/v1/write), otlp=URL by OTLP over HTTP ' +
+        '(e.g. http://collector:4318/v1/metrics), every --out-interval and once more at the end',
+      type: 'array',
+      string: true,
+      default: []
+    },
+    'out-interval': { describe: 'how often --out streams the metrics', default: '5s', type: 'string' },
+    'out-histograms': {
+      describe: 'how --out streams latency: buckets (classic, fixed bounds: any Prometheus), or native (Prometheus native ' +
+        'histograms, OTLP exponential ones: a Prometheus started with native histograms on)',
+      choices: ['buckets', 'native'],
+      default: 'buckets'
+    },
+    tag: { describe: 'label every streamed series key=value, repeatable; testid=<id> is the run id (default: --start-at, else a random id)', type: 'array', string: true, default: [] }
+  }
+}
+
+/**
+ * @typedef {object} Outputs what --out and its companions ask for, checked
+ * @property {string|undefined} file where the JSON report goes
+ * @property {import('../outputs/stream.js').StreamTarget[]} streams
+ * @property {number} intervalMs
+ * @property {boolean} native
+ * @property {Record<string, string>} tags the run id (testid) among them
+ */
+
+/**
+ * --out, --out-interval, --out-histograms and --tag, checked: one line for a kind not known, a URL
+ * that does not parse, a tag that is not key=value.
+ * @param {{out: string[], outInterval: string, outHistograms: string, tag: string[]}} args as yargs read them
+ * @param {{startAt?: number}} [run] --start-at, whose instant is the default run id
+ * @returns {Outputs}
+ */
+export function parseOutputs (args, { startAt } = {}) {
+  const files = []
+  const streams = []
+  for (const value of args.out) {
+    const kind = /^([a-z][a-z0-9-]*)=/.exec(value)?.[1]
+    if (kind === undefined) files.push(value)
+    else if (kind === FILE_KIND) files.push(value.slice(kind.length + 1))
+    else if (STREAM_KINDS.includes(kind)) streams.push({ kind, url: streamUrl(kind, value.slice(kind.length + 1)) })
+    else throw new UsageError(`--out ${value}: no output kind '${kind}'; give a file (or json=FILE), ${STREAM_KINDS.map((k) => `${k}=URL`).join(' or ')}`)
+  }
+  if (files.length > 1) throw new UsageError(`--out: one report file, not ${files.length} (${files.join(', ')})`)
+  const intervalMs = duration('out-interval', args.outInterval)
+  if (intervalMs < 100) throw new UsageError(`--out-interval ${args.outInterval}: at least 100ms`)
+  return { file: files[0], streams, intervalMs, native: args.outHistograms === 'native', tags: parseTags(args.tag, startAt) }
+}
+
+function streamUrl (kind, text) {
+  let url
+  try {
+    url = new URL(text)
+  } catch {
+    throw new UsageError(`--out ${kind}=${text}: not a URL; give http://host:port/path`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--out ${kind}=${text}: give an http:// or https:// URL`)
+  return url
+}
+
+/**
+ * --tag key=value, each key a Prometheus label name that --out does not set itself; testid, the run
+ * id, defaults to --start-at's instant (every host of a run has it) or else a random id.
+ * @param {string[]} tags
+ * @param {number} [startAt] epoch ms
+ * @returns {Record<string, string>}
+ */
+export function parseTags (tags, startAt) {
+  const parsed = {}
+  for (const tag of tags) {
+    const match = /^([a-zA-Z_][a-zA-Z0-9_]*)=(.+)$/.exec(tag)
+    if (!match) throw new UsageError(`--tag ${tag}: give key=value, the key letters, digits and _ (not first a digit)`)
+    const [, key, value] = match
+    if (key.startsWith('__') || RUN_LABELS.includes(key)) throw new UsageError(`--tag ${tag}: '${key}' is a label of its own (${RUN_LABELS.join(', ')}; none may start with __)`)
+    if (key in parsed) throw new UsageError(`--tag ${key} given twice ('${parsed[key]}', '${value}')`)
+    parsed[key] = value
+  }
+  parsed.testid ??= startAt ? new Date(startAt).toISOString() : randomBytes(4).toString('hex')
+  return parsed
+}
+
+/**
+ * Starts streaming a run's metrics when --out asks for it: the run's parts join `live`, a timer
+ * pushes what they have measured so far; finish() makes the last push, from the report.
+ * @param {Outputs} outputs
+ * @param {{format: string, test: string, direction?: string}} run what the series' labels name
+ * @returns {Promise<{live: import('../outputs/figures.js').LiveFigures|undefined, finish: (report: object) => Promise<object>, stop: () => void}>}
+ *   finish resolves to the report with `tags` and, when streaming, `outputs` (each backend's pushes and failures)
+ */
+export async function openStream (outputs, run) {
+  const tagged = (report) => ({ ...report, tags: outputs.tags })
+  if (outputs.streams.length === 0) return { live: undefined, finish: async (report) => tagged(report), stop () {} }
+  const [{ LiveFigures, figuresOfReport }, { MetricStream }, { runLabels }] = await Promise.all([
+    import('../outputs/figures.js'), import('../outputs/stream.js'), import('../outputs/metrics.js')
+  ])
+  const live = new LiveFigures()
+  const host = os.hostname()
+  const stream = new MetricStream(outputs.streams, {
+    intervalMs: outputs.intervalMs,
+    labels: runLabels(run, outputs.tags, { host, instance: `${host}:${process.pid}` }),
+    native: outputs.native,
+    warn: (line) => process.stderr.write(`${line}\n`)
+  })
+  stream.start(() => live.read())
+  return {
+    live,
+    finish: async (report) => ({ ...tagged(report), outputs: await stream.finish(figuresOfReport(report)) }),
+    stop: () => stream.stop()
+  }
+}
