@@ -20,38 +20,54 @@ import { renderCapacityHtml } from './html.js'
  * @returns {Promise<object>} the results document: settings, machine, rows (figures, ratios), family, searches
  */
 export async function findCapacity (options) {
-  const { formats, tests, custom, allowLossy, codecModules, calibrate, slos, budget, targetRate, server, tls } = options
-  const { compress, direction } = options
+  const { formats, tests, custom, allowLossy, calibrate, budget, targetRate, margin, server, tls } = options
   const startedAt = performance.now()
   // The code as it was when the run began: what its processes loaded.
   const provenance = provenanceOf([CAPACITY_METHOD])
   const rows = await rowsToRun(tests, custom, ['none'])
-  if (custom && !allowLossy) {
-    for (const format of formats) {
-      const run = await prepareRun(format, { test: null, custom, load: {} })
-      if (run.lossy) throw new UsageError(lossyRefusal(run))
-    }
-  }
+  if (custom && !allowLossy) await refuseLossyFormats(formats, custom)
   const labels = formatLabels(formats)
   if (calibrate) Object.assign(process.env, { WSBENCH_PLANTED_US: String(calibrate.us), WSBENCH_PLANTED_SIDE: 'server' })
   const certificate = tls && server.kind !== 'command' ? await certificateFiles() : null
-  const { warmupOf } = await import('../reference/servers.js')
-  const load = {
-    direction,
-    connections: options.connections,
-    inflight: options.inflight,
-    compress,
-    allowLossy,
-    pacing: options.pacing,
-    // The generators send each test's frames encoded once, a turn's in one write per connection:
-    // their CPU goes to sending and receiving, in as few syscalls as the schedule allows.
-    preencode: true,
-    cork: true,
-    ...(certificate && { ca: certificate.cert })
+  const run = await runSearches(options, { labels, rows, certificate })
+  const { rows: table, family } = capacityRows(run.searches, { labels, serverCores: budget.cores, targetRate, margin })
+  const results = {
+    kind: 'capacity',
+    generatedAt: new Date().toISOString(),
+    ...provenance,
+    machine: {
+      cpu: os.cpus()[0]?.model.trim() ?? 'unknown CPU',
+      cores: os.availableParallelism(),
+      node: process.versions.node,
+      platform: `${os.type()} ${os.release()}`
+    },
+    settings: capacitySettings(options, labels, Math.round(performance.now() - startedAt)),
+    rows: table,
+    family,
+    searches: run.searches
   }
-  let run
+  if (calibrate) results.calibration = calibrationOf(results.rows, calibrate)
+  return results
+}
+
+/** A user's payload some format would change on the way is refused before any server starts (--allow-lossy lets it). */
+async function refuseLossyFormats (formats, custom) {
+  for (const format of formats) {
+    const run = await prepareRun(format, { test: null, custom, load: {} })
+    if (run.lossy) throw new UsageError(lossyRefusal(run))
+  }
+}
+
+/**
+ * The searches (run.js) on the chosen server, the throwaway certificate removed after them.
+ * @returns {Promise<{searches: object[]}>}
+ */
+async function runSearches (options, { labels, rows, certificate }) {
+  const { formats, slos, codecModules, budget, server, compress } = options
+  const { warmupOf } = await import('../reference/servers.js')
+  const load = generatorLoad(options, certificate)
   try {
-    run = await measureCapacity({
+    return await measureCapacity({
       formats,
       labels,
       rows,
@@ -70,44 +86,47 @@ export async function findCapacity (options) {
   } finally {
     await certificate?.remove()
   }
-  const serverCores = budget.cores
-  const { margin } = options
-  const { rows: table, family } = capacityRows(run.searches, { labels, serverCores, targetRate, margin })
-  const results = {
-    kind: 'capacity',
-    generatedAt: new Date().toISOString(),
-    ...provenance,
-    machine: {
-      cpu: os.cpus()[0]?.model.trim() ?? 'unknown CPU',
-      cores: os.availableParallelism(),
-      node: process.versions.node,
-      platform: `${os.type()} ${os.release()}`
-    },
-    settings: {
-      formats: labels,
-      slos: slos.map((slo) => slo.text),
-      serverCores: budget.cores,
-      budget,
-      targetRate,
-      server: server.kind === 'command' ? server.command.join(' ') : server.kind,
-      serverArgs: server.args ?? [],
-      tls,
-      compress,
-      direction,
-      connections: options.connections,
-      inflight: options.inflight,
-      pacing: options.pacing,
-      schedule: options.schedule,
-      margin: options.margin,
-      calibrate,
-      elapsedMs: Math.round(performance.now() - startedAt)
-    },
-    rows: table,
-    family,
-    searches: run.searches
+}
+
+/** How each generator loads the server: the command line's connections, window and pacing. */
+function generatorLoad (options, certificate) {
+  return {
+    direction: options.direction,
+    connections: options.connections,
+    inflight: options.inflight,
+    compress: options.compress,
+    allowLossy: options.allowLossy,
+    pacing: options.pacing,
+    // The generators send each test's frames encoded once, a turn's in one write per connection:
+    // their CPU goes to sending and receiving, in as few syscalls as the schedule allows.
+    preencode: true,
+    cork: true,
+    ...(certificate && { ca: certificate.cert })
   }
-  if (calibrate) results.calibration = calibrationOf(results.rows, calibrate)
-  return results
+}
+
+/** The results' settings: what the run was asked to do, and how long it took. */
+function capacitySettings (options, labels, elapsedMs) {
+  const { server } = options
+  return {
+    formats: labels,
+    slos: options.slos.map((slo) => slo.text),
+    serverCores: options.budget.cores,
+    budget: options.budget,
+    targetRate: options.targetRate,
+    server: server.kind === 'command' ? server.command.join(' ') : server.kind,
+    serverArgs: server.args ?? [],
+    tls: options.tls,
+    compress: options.compress,
+    direction: options.direction,
+    connections: options.connections,
+    inflight: options.inflight,
+    pacing: options.pacing,
+    schedule: options.schedule,
+    margin: options.margin,
+    calibrate: options.calibrate,
+    elapsedMs
+  }
 }
 
 /**
