@@ -75,10 +75,10 @@ test('no import cycles between lib/ modules', () => {
   assert.deepEqual(cycles, [])
 })
 
-// The two rooms a message travels through stay readable: small classes, short functions, data
-// flowing one way (a channel and a phase know nothing of the run), and nothing named from the
-// command line above them. Read from the source's standard layout (neostandard): classes and
-// functions at the top level close with `}` in column 0, methods with `}` in column 2.
+// The two rooms a message travels through stay readable: small classes, data flowing one way (a
+// channel and a phase know nothing of the run), and nothing named from the command line above
+// them. Read from the source's standard layout (neostandard): a top-level class closes with `}` in
+// column 0.
 const ROOMS = libFiles.filter((file) => ['load', 'server'].includes(subsystem(file)))
 const source = (file) => fs.readFileSync(file, 'utf8')
 const withoutComments = (code) => code.replace(/\/\*[^]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '').replace(/\s\/\/.*$/gm, '')
@@ -94,19 +94,64 @@ test('lib/load and lib/server: no class has more than 20 fields', () => {
   assert.deepEqual(crowded, [])
 })
 
-test('lib/load and lib/server: no function is over 60 lines', () => {
-  const long = []
-  for (const file of ROOMS) {
-    const lines = source(file).split('\n')
-    lines.forEach((line, i) => {
-      const opening = /^(?:export )?(?:async )?function\*? (\w+)|^ {2}(?:async |static |get |set )?(\w+) \([^)]*\) \{$/.exec(line)
-      if (!opening) return
-      const closing = opening[1] ? '}' : '  }'
-      const end = lines.findIndex((text, j) => j > i && text === closing)
-      if (end - i + 1 > 60) long.push(`${path.relative(LIB, file)}:${i + 1} ${opening[1] ?? opening[2]}: ${end - i + 1} lines`)
-    })
-  }
-  assert.deepEqual(long, [])
+// One length for every function in lib/, whatever its form, read from the standard layout
+// (neostandard): declared or assigned an arrow at the top level (column 0), a callback a
+// top-level statement hands over, or a method, field or property holding one (column 2). A
+// function ends at the bracket that closes it at its own indent; an arrow without braces, with
+// the more-indented lines that follow it.
+const FUNCTION_OPENINGS = [
+  /^(?:export )?(?:default )?(?:async )?function ?\*? ?(\w*) ?\(/,
+  /^(?:export )?(?:const|let|var) (\w+) = (?:async )?(?:\([^)]*\)|\w+) =>/,
+  /^([\w$.]+)\(.*(?:=>|\bfunction\b.*\)) \{$/,
+  /^ {2}(?:(?:async|static|get|set) )*\*? ?(?!(?:if|for|while|switch|catch|with)\b)(#?\w+) \(.*\) \{$/,
+  /^ {2}(?:static )?(#?\w+)(?: =|:) (?:async )?(?:function ?\*? ?\w* ?\(|(?:\([^)]*\)|\w+) =>)/
+]
+
+/** Each function in a module's text, with the line it opens on and its length in lines. */
+function functionsOf (text) {
+  const lines = text.split('\n')
+  return lines.flatMap((line, start) => {
+    const name = FUNCTION_OPENINGS.map((form) => form.exec(line)).find(Boolean)?.[1]
+    if (name === undefined) return []
+    const indent = /^ */.exec(line)[0]
+    // A line that closes at the indent and opens nothing: not `}) {`, the end of a parameter list.
+    const closer = new RegExp(`^${indent}[}\\])][^{([]*$`)
+    let end = start
+    if (/[{([]$/.test(line)) end = lines.findIndex((next, i) => i > start && closer.test(next))
+    else while (lines[end + 1]?.startsWith(`${indent} `)) end++
+    return [{ name: name || 'default', line: start + 1, length: end - start + 1 }]
+  })
+}
+
+test('the function-length rule sees a function in every form lib/ writes one', () => {
+  const sample = [
+    'export async function declared (x) {', '  return x', '}',
+    'function * generator () {', '  yield 1', '}',
+    'export const arrow = async (x) => {', '  return x', '}',
+    'const bare = (x) =>', '  x + 1',
+    "process.on('message', (message) => {", '  handle(message)', '})',
+    'export function destructured ({', '  a', '}) {', '  return a', '}',
+    'class Room {', '  static async method (x) {', '    if (x) {', '      return x', '    }', '  }', '  field = () => {', '    return 1', '  }', '}',
+    'const TABLE = {', '  property: (x) => {', '    return x', '  },', '  short (x) { return x }', '}'
+  ].join('\n')
+  assert.deepEqual(functionsOf(sample).map(({ name, length }) => `${name} ${length}`),
+    ['declared 3', 'generator 3', 'arrow 3', 'bare 2', 'process.on 3', 'destructured 5', 'method 5', 'field 3', 'property 3'])
+})
+
+// Functions let be longer, by name, each with why. Each must still be over the limit: a stale entry fails too.
+const LONG_BY_NAME = {
+  'compare/runner.js compareFormats': 'not split yet: lib/compare/runner.js is being split by its own task (issue 54)'
+}
+
+test('lib/: no function is over 60 lines, but those named with a reason', () => {
+  const long = libFiles.flatMap((file) => functionsOf(source(file))
+    .filter(({ length }) => length > 60)
+    .map(({ name, line, length }) => ({
+      key: `${path.relative(LIB, file)} ${name}`,
+      where: `${path.relative(LIB, file)}:${line} ${name}: ${length} lines`
+    })))
+  assert.deepEqual(long.filter(({ key }) => !Object.hasOwn(LONG_BY_NAME, key)).map(({ where }) => where), [])
+  assert.deepEqual(Object.keys(LONG_BY_NAME).filter((key) => !long.some((found) => found.key === key)), [])
 })
 
 test('a channel and a phase hold no reference to the run; lib/load and lib/server name nothing from lib/cli', () => {
