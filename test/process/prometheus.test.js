@@ -6,37 +6,12 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import { setTimeout as delay } from 'node:timers/promises'
 import { spawn } from 'node:child_process'
-import { BUCKET_BOUNDS, EXPONENTIAL_SCALE } from '../../lib/outputs/histograms.js'
 import { freePort } from '../../lib/server/broker-process.js'
 import { DEBIAN_PROMETHEUS, startPrometheus } from '../../bench/support/prometheus.js'
 import { ROOT, runScript, startServerProcess } from '../helpers.js'
+import { assertCountsEqual, assertQuantileWithinBucket, single } from './prometheus-checks.js'
 
 const unavailable = !fs.existsSync(DEBIAN_PROMETHEUS) && !process.env.CI && `no ${DEBIAN_PROMETHEUS} (apt-get install prometheus)`
-
-/** The value of a query that must have exactly one series. */
-async function single (prometheus, promql) {
-  const result = await prometheus.query(promql)
-  assert.equal(result.length, 1, `${promql}: ${JSON.stringify(result)}`)
-  return Number(result[0].value[1])
-}
-
-/** The index of the classic bucket a value (seconds) falls in. */
-const classicBucket = (seconds) => BUCKET_BOUNDS.findIndex((bound) => seconds <= bound)
-/** The index of the native bucket a value (seconds) falls in. */
-const nativeBucket = (seconds) => Math.ceil(Math.log2(seconds) * 2 ** EXPONENTIAL_SCALE)
-
-/** Every counter the report has, against what Prometheus holds for the run. */
-async function assertCountsEqual (prometheus, testid, report) {
-  const value = (name) => single(prometheus, `${name}{testid="${testid}"}`)
-  assert.equal(await value('k6_ws_msgs_sent_total'), report.messages.sent)
-  assert.equal(await value('wsbench_client_messages_acked_total'), report.messages.acked)
-  assert.equal(await value('wsbench_client_message_errors_total'), report.messages.errors)
-  assert.equal(await value('wsbench_client_messages_lost_total'), report.messages.lost)
-  assert.equal(await value('k6_data_sent_total'), report.bytes.written)
-  assert.equal(await value('k6_data_received_total'), report.bytes.read)
-  assert.equal(await value('k6_ws_sessions_total'), report.connect.opened)
-  assert.equal(await value('wsbench_client_cpu_seconds_total'), (report.cpu.userUs + report.cpu.systemUs) / 1e6)
-}
 
 describe('--out prometheus-rw: a real Prometheus holds what the report says', { skip: unavailable }, () => {
   let server
@@ -57,11 +32,8 @@ describe('--out prometheus-rw: a real Prometheus holds what the report says', { 
       assert.deepEqual(Object.keys(series.metric).sort(), ['__name__', 'direction', 'format', 'host', 'instance', 'team', 'test', 'testid'])
       assert.equal(series.metric.test, 'medium')
       assert.equal(await single(prometheus, 'wsbench_client_latency_seconds_count{testid="classic"}'), report.messages.acked)
-      for (const [quantile, field] of [[0.5, 'p50'], [0.99, 'p99']]) {
-        const seconds = await single(prometheus, `histogram_quantile(${quantile}, wsbench_client_latency_seconds_bucket{testid="classic"})`)
-        const reported = report.latencyMs[field] / 1000
-        assert.ok(Math.abs(classicBucket(seconds) - classicBucket(reported)) <= 1, `${field}: Prometheus ${seconds} s, the report ${reported} s`)
-      }
+      await assertQuantileWithinBucket(prometheus, 'classic', report, { quantile: 0.5, field: 'p50', native: false })
+      await assertQuantileWithinBucket(prometheus, 'classic', report, { quantile: 0.99, field: 'p99', native: false })
       // Pushed from the start, along the run, and once more at its end: the counter rose in steps.
       const samples = await single(prometheus, 'count_over_time(k6_ws_msgs_sent_total{testid="classic"}[10m])')
       assert.equal(samples, report.outputs[0].pushes)
@@ -81,9 +53,7 @@ describe('--out prometheus-rw: a real Prometheus holds what the report says', { 
       const report = JSON.parse(run.stdout)
       await assertCountsEqual(prometheus, 'native', report)
       assert.equal(await single(prometheus, 'histogram_count(wsbench_client_latency_seconds{testid="native"})'), report.messages.acked)
-      const p99 = await single(prometheus, 'histogram_quantile(0.99, wsbench_client_latency_seconds{testid="native"})')
-      const reported = report.latencyMs.p99 / 1000
-      assert.ok(Math.abs(nativeBucket(p99) - nativeBucket(reported)) <= 1, `p99: Prometheus ${p99} s, the report ${reported} s`)
+      await assertQuantileWithinBucket(prometheus, 'native', report, { quantile: 0.99, field: 'p99', native: true })
       assert.ok(await single(prometheus, 'histogram_count(wsbench_client_send_lag_seconds{testid="native"})') > 0)
       assert.equal(await single(prometheus, 'wsbench_client_stage{testid="native"}'), 2)
       assert.equal(await single(prometheus, 'min_over_time(wsbench_client_stage{testid="native"}[10m])'), 1)
