@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createLatencyHistogram } from '../../lib/histogram.js'
 import { BUCKET_BOUNDS } from '../../lib/outputs/histograms.js'
-import { METRICS, pointsOf, prometheusName } from '../../lib/outputs/metrics.js'
+import { pointsOf } from '../../lib/outputs/metrics.js'
 import { emptyFigures } from '../../lib/outputs/figures.js'
 import { writeRequest } from '../../lib/outputs/remote-write.js'
 
@@ -11,17 +11,6 @@ for (const us of [1000, 1000, 2000]) latency.recordValue(us)
 const figures = { ...emptyFigures(), startedAt: 1, messages: { sent: 3, acked: 3, errors: 0, lost: 0 }, latency }
 const labels = { testid: 'r1', test: 'medium', format: 'json', direction: 'up', host: 'h', instance: 'h:1', Zone: 'a' }
 const named = (request, name) => request.timeseries.filter((series) => series.labels.find((label) => label.name === '__name__').value === name)
-
-test('Prometheus names: base units, counters ending in _total, k6\'s where the meaning is the same', () => {
-  const names = METRICS.map(prometheusName)
-  assert.ok(names.includes('k6_ws_msgs_sent_total'))
-  assert.ok(names.includes('k6_data_sent_total'))
-  assert.ok(names.includes('k6_ws_connecting_seconds'))
-  assert.ok(names.includes('wsbench_client_latency_seconds'))
-  assert.ok(names.includes('wsbench_client_cpu_seconds_total'))
-  for (const metric of METRICS.filter((m) => m.type === 'counter')) assert.match(prometheusName(metric), /_total$/)
-  assert.equal(new Set(names).size, names.length)
-})
 
 test('a push sends what the run has: no send lag, stage or fan-out series where it has none', () => {
   const sent = pointsOf(figures).map(({ metric }) => metric.name)
