@@ -1,12 +1,10 @@
 // `npm run capacity` end to end: the rows and the server chosen, the searches run (run.js), the
 // results document built (results.js) and written with its page (html.js).
 import fs from 'node:fs/promises'
-import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { certificateFiles, formatLabels, rowsToRun, serverArgsOf, serverCommand } from '../compare/runner.js'
+import { certificateFiles, describeMachine, formatLabels, refuseLossyFormats, rowsToRun, serverArgsOf, serverCommand } from '../compare/runner.js'
 import { START_WARMUP_MS } from '../compare/lockstep.js'
-import { lossyRefusal, prepareRun } from '../load/measure.js'
 import { UsageError, oneLine } from '../errors.js'
 import { measureCapacity } from './run.js'
 import { CAPACITY_METHOD, capacityRows } from './results.js'
@@ -35,12 +33,7 @@ export async function findCapacity (options) {
     kind: 'capacity',
     generatedAt: new Date().toISOString(),
     ...provenance,
-    machine: {
-      cpu: os.cpus()[0]?.model.trim() ?? 'unknown CPU',
-      cores: os.availableParallelism(),
-      node: process.versions.node,
-      platform: `${os.type()} ${os.release()}`
-    },
+    machine: describeMachine(),
     settings: capacitySettings(options, labels, Math.round(performance.now() - startedAt)),
     rows: table,
     family,
@@ -48,14 +41,6 @@ export async function findCapacity (options) {
   }
   if (calibrate) results.calibration = calibrationOf(results.rows, calibrate)
   return results
-}
-
-/** A user's payload some format would change on the way is refused before any server starts (--allow-lossy lets it). */
-async function refuseLossyFormats (formats, custom) {
-  for (const format of formats) {
-    const run = await prepareRun(format, { test: null, custom, load: {} })
-    if (run.lossy) throw new UsageError(lossyRefusal(run))
-  }
 }
 
 /**

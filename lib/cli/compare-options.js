@@ -69,7 +69,7 @@ const COMPARE_OPTIONS = {
 
 /**
  * Parses `npm run compare`'s command line. Messages per batch stay undefined unless given, so
- * each test gets batches that suit its speed (see planRow in lib/compare/lockstep.js).
+ * each test gets batches that suit its speed (see planRow in lib/compare/row-plan.js).
  * @param {string[]} argv process.argv
  * @returns {Promise<{formats: string[], calibrate: {side: string, us: number}|null, tests: string[], custom: {payload: string, proto?: string, type?: string}|null, allowLossy: boolean,
  *   profiles: string[], compress: boolean, direction: string, trials?: number, budgetMs?: number, margin: number,

@@ -81,30 +81,100 @@ export function formatLabels (formats) {
  * @param {(line: string) => void} options.progress told before each generation
  * @returns {Promise<import('./results.js').ComparisonResults>}
  */
-export async function compareFormats ({
-  formats = DEFAULT_FORMATS, tests, custom = null, allowLossy = false, codecModules = [], calibrate = null, profiles, compress, tls = false, repeat = false, direction = 'up',
-  trials, budgetMs, margin = DEFAULT_EQUIVALENCE, pin = true, server = { kind: 'node' }, warmup, messages, inflight, rate, connections, progress
-}) {
+export async function compareFormats (options) {
+  const { formats = DEFAULT_FORMATS, tests, custom = null, allowLossy = false, calibrate = null, profiles } = options
+  const { tls = false, repeat = false, server = { kind: 'node' } } = options
   const startedAt = performance.now()
   // The code as it was when the run began: what its processes loaded.
   const provenance = provenanceOf([COMPARE_METHOD])
   const rows = await rowsToRun(tests, custom, profiles)
-  if (custom && !allowLossy) {
-    // Refused before any server starts, as the client refuses it: every format must carry the payload unchanged.
-    for (const format of formats) {
-      const run = await prepareRun(format, { test: null, custom, load: { repeat } })
-      if (run.lossy) throw new UsageError(lossyRefusal(run))
-    }
-  }
+  // Refused before any server starts, as the client refuses it: every format must carry the payload unchanged.
+  if (custom && !allowLossy) await refuseLossyFormats(formats, custom, { repeat })
   const labels = formatLabels(formats)
-  const cpus = pin ? cpuPinning() : null
   // The planted codec reads its cost and side from the environment every client and server inherits.
   if (calibrate !== null) {
     Object.assign(process.env, { WSBENCH_PLANTED_US: String(calibrate.us), WSBENCH_PLANTED_SIDE: calibrate.side })
   }
   // A user's server command serves its own certificate (clients trust it through NODE_EXTRA_CA_CERTS).
   const certificate = tls && server.kind !== 'command' ? await certificateFiles() : null
-  const load = {
+  const run = await runGenerations({ ...options, formats, server }, { labels, rows, certificate })
+  const reports = run.generations.flatMap((generation) => generation.reports)
+  const elapsedMs = Math.round(performance.now() - startedAt)
+  const settings = comparisonSettings({ ...options, server }, { run, rows, reports, elapsedMs })
+  const results = buildComparisonResults(reports, labels, describeMachine(), settings, provenance)
+  if (calibrate !== null) {
+    const calibration = calibrationOf(results.rows, labels, calibrate)
+    results.calibration = { ...calibration, lines: calibrationLines(calibration) }
+  }
+  return results
+}
+
+/**
+ * A user's payload that some format would change on the way is refused (--allow-lossy lets it).
+ * @param {string[]} formats
+ * @param {object} custom the payload (lib/payloads/custom.js)
+ * @param {object} [load] the load settings that decide how it is sent (--repeat)
+ * @throws {UsageError} naming the format and what it would change
+ */
+export async function refuseLossyFormats (formats, custom, load = {}) {
+  for (const format of formats) {
+    const run = await prepareRun(format, { test: null, custom, load })
+    if (run.lossy) throw new UsageError(lossyRefusal(run))
+  }
+}
+
+/**
+ * The machine a run measured on, as results documents record it.
+ * @returns {{cpu: string, cores: number, node: string, platform: string}}
+ */
+export function describeMachine () {
+  return {
+    cpu: os.cpus()[0]?.model.trim() ?? 'unknown CPU',
+    cores: os.availableParallelism(),
+    node: process.versions.node,
+    platform: `${os.type()} ${os.release()}`
+  }
+}
+
+/** The lockstep generations on the chosen server, the throwaway certificate removed after them. */
+async function runGenerations (options, { labels, rows, certificate }) {
+  const { formats, codecModules = [], compress, server, trials, budgetMs, messages, progress, pin = true } = options
+  const { warmupOf } = await import('../reference/servers.js')
+  // What the user gave in place of what the server asks for (its server.json), and compare's start otherwise.
+  const asked = { ...warmupOf(server.kind), ...options.warmup }
+  const { startMs: startWarmupMs = START_WARMUP_MS, generations: warmupGenerations } = asked
+  const cpus = pin ? cpuPinning() : null
+  try {
+    const run = await runLockstep({
+      formats,
+      labels,
+      rows,
+      codecModules,
+      load: comparisonLoad(options, certificate),
+      serverArgs: serverArgsOf({ compress, certificate, codecModules, server }),
+      serverCommand: await serverCommand(server),
+      startWarmupMs,
+      warmupGenerations,
+      tls: options.tls ?? false,
+      cpus,
+      generations: trials,
+      budgetMs: budgetMs ?? DEFAULT_BUDGET_MS,
+      batchMessages: messages,
+      progress
+    })
+    return { ...run, cpus, startWarmupMs, warmupGenerations }
+  } catch (err) {
+    // A server that refuses its command line (--server-args) exits 2 before listening, having said why in one line.
+    if (err.exitCode === 2) throw new UsageError(`the server refused to start: ${oneLine(err.output.trim())}`)
+    throw err
+  } finally {
+    await certificate?.remove()
+  }
+}
+
+/** What every client sends and how, from compare's options. */
+function comparisonLoad ({ direction = 'up', inflight, connections, compress, repeat = false, allowLossy = false, rate }, certificate) {
+  return {
     direction,
     inflight,
     connections,
@@ -114,44 +184,14 @@ export async function compareFormats ({
     ...(certificate && { ca: certificate.cert }),
     ...(direction === 'fanout' && { rate, decode: 'all', heartbeatMs: DEFAULT_HEARTBEAT_MS })
   }
-  const { warmupOf } = await import('../reference/servers.js')
-  // What the user gave in place of what the server asks for (its server.json), and compare's start otherwise.
-  const { startMs: startWarmupMs = START_WARMUP_MS, generations: warmupGenerations } =
-    { ...warmupOf(server.kind), ...warmup }
-  let run
-  try {
-    run = await runLockstep({
-      formats,
-      labels,
-      rows,
-      codecModules,
-      load,
-      serverArgs: serverArgsOf({ compress, certificate, codecModules, server }),
-      serverCommand: await serverCommand(server),
-      startWarmupMs,
-      warmupGenerations,
-      tls,
-      cpus,
-      generations: trials,
-      budgetMs: budgetMs ?? DEFAULT_BUDGET_MS,
-      batchMessages: messages,
-      progress
-    })
-  } catch (err) {
-    // A server that refuses its command line (--server-args) exits 2 before listening, having said why in one line.
-    if (err.exitCode === 2) throw new UsageError(`the server refused to start: ${oneLine(err.output.trim())}`)
-    throw err
-  } finally {
-    await certificate?.remove()
-  }
-  const reports = run.generations.flatMap((generation) => generation.reports)
-  const machine = {
-    cpu: os.cpus()[0]?.model.trim() ?? 'unknown CPU',
-    cores: os.availableParallelism(),
-    node: process.versions.node,
-    platform: `${os.type()} ${os.release()}`
-  }
-  const results = buildComparisonResults(reports, labels, machine, {
+}
+
+/** The results document's settings: what ran, as the options and the run say. */
+function comparisonSettings (options, { run, rows, reports, elapsedMs }) {
+  const { profiles, compress, repeat = false, direction = 'up', inflight, rate, connections, margin = DEFAULT_EQUIVALENCE } = options
+  const { messages, trials, budgetMs, pin = true, server, calibrate = null } = options
+  const cpus = run.cpus
+  return {
     profiles,
     compress,
     tls: reports.find((report) => report.tls)?.tls ?? null,
@@ -171,18 +211,13 @@ export async function compareFormats ({
     servers: run.servers,
     ownServers: run.ownServers,
     ownServersBytes: OWN_SERVERS_BYTES,
-    startWarmupMs,
-    warmupGenerations: warmupGenerations ?? null,
+    startWarmupMs: run.startWarmupMs,
+    warmupGenerations: run.warmupGenerations ?? null,
     batches: Object.fromEntries(rows.map((row) => [`${row.label}${row.profile === 'none' ? '' : ` on ${row.profile}`}`, run.plan[row.key]])),
     generations: run.generations.map(({ reports, ...generation }) => generation),
-    elapsedMs: Math.round(performance.now() - startedAt),
+    elapsedMs,
     calibrate
-  }, provenance)
-  if (calibrate !== null) {
-    const calibration = calibrationOf(results.rows, labels, calibrate)
-    results.calibration = { ...calibration, lines: calibrationLines(calibration) }
   }
-  return results
 }
 
 /**
