@@ -26,5 +26,17 @@ export async function runMergeCli (argv) {
   // A merged figure only means "the load of all the parts together" if they measured together.
   if (!overlapping) process.stderr.write(`warning: the parts' measured phases do not overlap (starts ${startSpreadMs} ms apart): they did not load the server together; use --start-at\n`)
   else if (startSpreadMs > 0) process.stderr.write(`measured phases: starts ${startSpreadMs} ms apart, all measuring together for ${overlapMs} ms\n`)
-  return deliver(merged, options)
+  return deliver(await streamMerged(merged, options.outputs), options)
+}
+
+/**
+ * --out's streams for a merged report: pushed once, labelled host and instance "merged" (no one process
+ * measured it), with the parts' run id unless --tag gives one.
+ */
+async function streamMerged (merged, outputs) {
+  const { defaultRunId, openStream } = await import('./outputs.js')
+  const tags = { ...merged.tags, ...outputs.tags }
+  tags.testid ??= defaultRunId(merged.startAt)
+  const stream = await openStream({ ...outputs, tags }, merged, { host: 'merged', instance: 'merged' })
+  return stream.finish(merged)
 }

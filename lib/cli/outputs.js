@@ -11,25 +11,30 @@ import { RUN_LABELS } from '../outputs/metrics.js'
 const FILE_KIND = 'json'
 const STREAM_KINDS = ['prometheus-rw', 'otlp']
 
-/** The options, as yargs takes them; `out` says what the report file is of each command. */
-export function outOptions (report) {
+/**
+ * The options, as yargs takes them.
+ * @param {{report: string, when: string, runId: string, interval?: boolean}} command what its report file is,
+ *   when its streams push, where its run id comes from, whether it streams as it goes (--out-interval)
+ * @returns {object}
+ */
+export function outOptions ({ report, when, runId, interval = true }) {
   return {
     out: {
       describe: `where the results go, repeatable: a file (or json=FILE) gets ${report}; prometheus-rw=URL streams the ` +
         'metrics by Prometheus remote write (e.g. http://prometheus:9090/api/v1/write), otlp=URL by OTLP over HTTP ' +
-        '(e.g. http://collector:4318/v1/metrics), every --out-interval and once more at the end',
+        `(e.g. http://collector:4318/v1/metrics), ${when}`,
       type: 'array',
       string: true,
       default: []
     },
-    'out-interval': { describe: 'how often --out streams the metrics', default: '5s', type: 'string' },
+    ...(interval && { 'out-interval': { describe: 'how often --out streams the metrics', default: '5s', type: 'string' } }),
     'out-histograms': {
       describe: 'how --out streams latency: buckets (classic, fixed bounds: any Prometheus), or native (Prometheus native ' +
         'histograms, OTLP exponential ones: a Prometheus started with native histograms on)',
       choices: ['buckets', 'native'],
       default: 'buckets'
     },
-    tag: { describe: 'label every streamed series key=value, repeatable; testid=<id> is the run id (default: --start-at, else a random id)', type: 'array', string: true, default: [] }
+    tag: { describe: `label every streamed series key=value, repeatable; testid=<id> is the run id (default: ${runId})`, type: 'array', string: true, default: [] }
   }
 }
 
@@ -37,7 +42,7 @@ export function outOptions (report) {
  * @typedef {object} Outputs what --out and its companions ask for, checked
  * @property {string|undefined} file where the JSON report goes
  * @property {import('../outputs/stream.js').StreamTarget[]} streams
- * @property {number} intervalMs
+ * @property {number|undefined} intervalMs undefined where the streams push once, at the end (merge)
  * @property {boolean} native
  * @property {Record<string, string>} tags the run id (testid) among them
  */
@@ -46,10 +51,11 @@ export function outOptions (report) {
  * --out, --out-interval, --out-histograms and --tag, checked: one line for a kind not known, a URL
  * that does not parse, a tag that is not key=value.
  * @param {{out: string[], outInterval: string, outHistograms: string, tag: string[]}} args as yargs read them
- * @param {{startAt?: number}} [run] --start-at, whose instant is the default run id
+ * @param {{startAt?: number, runId?: boolean}} [run] --start-at, whose instant is the default run id; runId:
+ *   false where the run id comes from elsewhere (merge: the parts')
  * @returns {Outputs}
  */
-export function parseOutputs (args, { startAt } = {}) {
+export function parseOutputs (args, { startAt, runId = true } = {}) {
   const files = []
   const streams = []
   for (const value of args.out) {
@@ -60,9 +66,12 @@ export function parseOutputs (args, { startAt } = {}) {
     else throw new UsageError(`--out ${value}: no output kind '${kind}'; give a file (or json=FILE), ${STREAM_KINDS.map((k) => `${k}=URL`).join(' or ')}`)
   }
   if (files.length > 1) throw new UsageError(`--out: one report file, not ${files.length} (${files.join(', ')})`)
-  const intervalMs = duration('out-interval', args.outInterval)
+  // merge pushes once, at the end: it has no --out-interval.
+  const intervalMs = args.outInterval === undefined ? undefined : duration('out-interval', args.outInterval)
   if (intervalMs < 100) throw new UsageError(`--out-interval ${args.outInterval}: at least 100ms`)
-  return { file: files[0], streams, intervalMs, native: args.outHistograms === 'native', tags: parseTags(args.tag, startAt) }
+  const tags = parseTags(args.tag)
+  if (runId) tags.testid ??= defaultRunId(startAt)
+  return { file: files[0], streams, intervalMs, native: args.outHistograms === 'native', tags }
 }
 
 function streamUrl (kind, text) {
@@ -77,13 +86,11 @@ function streamUrl (kind, text) {
 }
 
 /**
- * --tag key=value, each key a Prometheus label name that --out does not set itself; testid, the run
- * id, defaults to --start-at's instant (every host of a run has it) or else a random id.
+ * --tag key=value, each key a Prometheus label name that --out does not set itself.
  * @param {string[]} tags
- * @param {number} [startAt] epoch ms
  * @returns {Record<string, string>}
  */
-export function parseTags (tags, startAt) {
+export function parseTags (tags) {
   const parsed = {}
   for (const tag of tags) {
     const match = /^([a-zA-Z_][a-zA-Z0-9_]*)=(.+)$/.exec(tag)
@@ -93,8 +100,16 @@ export function parseTags (tags, startAt) {
     if (key in parsed) throw new UsageError(`--tag ${key} given twice ('${parsed[key]}', '${value}')`)
     parsed[key] = value
   }
-  parsed.testid ??= startAt ? new Date(startAt).toISOString() : randomBytes(4).toString('hex')
   return parsed
+}
+
+/**
+ * The run id (testid) where --tag gives none: --start-at's instant, which every host of a run has, or else a random id.
+ * @param {number} [startAt] epoch ms
+ * @returns {string}
+ */
+export function defaultRunId (startAt) {
+  return startAt ? new Date(startAt).toISOString() : randomBytes(4).toString('hex')
 }
 
 /**
@@ -102,10 +117,12 @@ export function parseTags (tags, startAt) {
  * pushes what they have measured so far; finish() makes the last push, from the report.
  * @param {Outputs} outputs
  * @param {{format: string, test: string, direction?: string}} run what the series' labels name
+ * @param {{host: string, instance: string}|null} [merged] a merge's report, which no one process measured: pushed
+ *   once, at the end, under these labels; null: this process's run, streamed as it goes
  * @returns {Promise<{live: import('../outputs/figures.js').LiveFigures|undefined, finish: (report: object) => Promise<object>, stop: () => void}>}
  *   finish resolves to the report with `tags` and, when streaming, `outputs` (each backend's pushes and failures)
  */
-export async function openStream (outputs, run) {
+export async function openStream (outputs, run, merged = null) {
   const tagged = (report) => ({ ...report, tags: outputs.tags })
   if (outputs.streams.length === 0) return { live: undefined, finish: async (report) => tagged(report), stop () {} }
   const [{ LiveFigures, figuresOfReport }, { MetricStream }, { runLabels }] = await Promise.all([
@@ -115,11 +132,11 @@ export async function openStream (outputs, run) {
   const host = os.hostname()
   const stream = new MetricStream(outputs.streams, {
     intervalMs: outputs.intervalMs,
-    labels: runLabels(run, outputs.tags, { host, instance: `${host}:${process.pid}` }),
+    labels: runLabels(run, outputs.tags, merged ?? { host, instance: `${host}:${process.pid}` }),
     native: outputs.native,
     warn: (line) => process.stderr.write(`${line}\n`)
   })
-  stream.start(() => live.read())
+  if (!merged) stream.start(() => live.read())
   return {
     live,
     finish: async (report) => ({ ...tagged(report), outputs: await stream.finish(figuresOfReport(report)) }),

@@ -28,15 +28,16 @@ const MAX_PUSH_MS = 10_000
 export class MetricStream {
   /**
    * @param {StreamTarget[]} targets
-   * @param {{intervalMs: number, labels: Record<string, string>, native: boolean, warn: (line: string) => void}} options
-   *   labels: every series' (the run's and --tag's); native: histograms as native (exponential) ones;
-   *   warn: where the one line about a failing backend goes
+   * @param {{intervalMs?: number, labels: Record<string, string>, native: boolean, warn: (line: string) => void}} options
+   *   intervalMs: how often start() pushes (none: the streams push once, at finish()); labels: every series'
+   *   (the run's and --tag's); native: histograms as native (exponential) ones; warn: where the one line about
+   *   a failing backend goes
    */
   constructor (targets, { intervalMs, labels, native, warn }) {
     this.intervalMs = intervalMs
     this.labels = labels
     this.warn = warn
-    this.sinkOptions = { native, timeoutMs: Math.min(intervalMs, MAX_PUSH_MS) }
+    this.sinkOptions = { native, timeoutMs: Math.min(intervalMs ?? MAX_PUSH_MS, MAX_PUSH_MS) }
     this.outputs = targets.map((target) => ({
       target,
       sink: null,

@@ -14,7 +14,15 @@ import { mergeFanout } from './fanout.js'
 export function mergeReports (reports) {
   checkMergeable(reports)
   const report = buildReport(mergeResults(reports), mergedContext(reports))
-  return { ...report, mergedFrom: reports.length, windows: measuredWindows(reports) }
+  return { ...report, mergedFrom: reports.length, windows: measuredWindows(reports), ...commonTags(reports) }
+}
+
+/** The parts' --tag labels (the run id among them) that every part has, with the same value. */
+function commonTags (reports) {
+  if (!reports.some((report) => report.tags)) return {}
+  const [first, ...rest] = reports.map((report) => report.tags ?? {})
+  const shared = Object.entries(first).filter(([key, value]) => rest.every((tags) => tags[key] === value))
+  return { tags: Object.fromEntries(shared) }
 }
 
 /** Reports merge only when they measured the same thing: one format, test and direction, one kind of payload. */

@@ -17,6 +17,7 @@ test('report files in order, human report by default, no files written, no thres
     files: ['host-a.json', 'host-b.json', 'host-c.json'],
     json: false,
     out: undefined,
+    outputs: { file: undefined, streams: [], intervalMs: undefined, native: false, tags: {} },
     hdrOut: undefined,
     html: undefined,
     assert: []
@@ -25,7 +26,16 @@ test('report files in order, human report by default, no files written, no thres
 
 test('--json, --out, --hdr-out and repeated --assert are passed on', async () => {
   const options = await merge('a.json', '--json', '--out', 'merged.json', '--hdr-out', 'merged.hlog', '--assert', 'p99<20ms', '--assert', 'errors==0')
-  assert.deepEqual(options, { files: ['a.json'], json: true, out: 'merged.json', hdrOut: 'merged.hlog', html: undefined, assert: ['p99<20ms', 'errors==0'] })
+  const { outputs, ...rest } = options
+  assert.deepEqual(rest, { files: ['a.json'], json: true, out: 'merged.json', hdrOut: 'merged.hlog', html: undefined, assert: ['p99<20ms', 'errors==0'] })
+  assert.equal(outputs.file, 'merged.json')
+})
+
+test('--out streams and --tag: the run id left to the parts\' unless given', async () => {
+  const { outputs } = await merge('a.json', '--out', 'prometheus-rw=http://p:9090/api/v1/write', '--tag', 'team=x')
+  assert.deepEqual(outputs.streams.map(({ kind }) => kind), ['prometheus-rw'])
+  assert.deepEqual(outputs.tags, { team: 'x' })
+  await assert.rejects(merge('a.json', '--out', 'statsd=udp://x'), /no output kind 'statsd'/)
 })
 
 test('needs at least one file', async () => {

@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { UsageError } from '../../lib/errors.js'
-import { parseOutputs, parseTags } from '../../lib/cli/outputs.js'
+import { defaultRunId, parseOutputs, parseTags } from '../../lib/cli/outputs.js'
 import { runScript } from '../helpers.js'
 
 const args = (out, tag = [], more = {}) => ({ out, tag, outInterval: '5s', outHistograms: 'buckets', ...more })
@@ -27,8 +27,10 @@ test('--out: an unknown kind, a URL that does not parse or is not http, two file
 
 test('--tag: key=value, no label of the run\'s own, each once; testid from --start-at or random', () => {
   assert.deepEqual(parseTags(['testid=run-7', 'team=x']), { testid: 'run-7', team: 'x' })
-  assert.equal(parseTags([], Date.UTC(2030, 0, 1)).testid, '2030-01-01T00:00:00.000Z')
-  assert.match(parseTags([]).testid, /^[0-9a-f]{8}$/)
+  assert.equal(defaultRunId(Date.UTC(2030, 0, 1)), '2030-01-01T00:00:00.000Z')
+  assert.match(defaultRunId(), /^[0-9a-f]{8}$/)
+  assert.deepEqual(parseOutputs(args([], ['team=x']), { startAt: Date.UTC(2030, 0, 1) }).tags, { team: 'x', testid: '2030-01-01T00:00:00.000Z' })
+  assert.deepEqual(parseOutputs(args([], ['team=x']), { runId: false }).tags, { team: 'x' })
   assert.throws(() => parseTags(['novalue']), /give key=value/)
   assert.throws(() => parseTags(['1x=a']), /give key=value/)
   assert.throws(() => parseTags(['host=a']), /'host' is a label of its own/)

@@ -14,9 +14,14 @@ const classicBucket = (seconds) => BUCKET_BOUNDS.findIndex((bound) => seconds <=
 /** The index of the native bucket a value (seconds) falls in. */
 const nativeBucket = (seconds) => Math.ceil(Math.log2(seconds) * 2 ** EXPONENTIAL_SCALE)
 
-/** Every counter of the report, against what Prometheus holds for the run. */
-export async function assertCountsEqual (prometheus, testid, report) {
-  const value = (name) => single(prometheus, `${name}{testid="${testid}"}`)
+/**
+ * Every counter of the report, against what Prometheus holds for the run.
+ * @param {{query: Function}} prometheus
+ * @param {string} matchers the run's series, e.g. `testid="run-1"`
+ * @param {object} report
+ */
+export async function assertCountsEqual (prometheus, matchers, report) {
+  const value = (name) => single(prometheus, `${name}{${matchers}}`)
   assert.equal(await value('k6_ws_msgs_sent_total'), report.messages.sent)
   assert.equal(await value('wsbench_client_messages_acked_total'), report.messages.acked)
   assert.equal(await value('wsbench_client_message_errors_total'), report.messages.errors)
@@ -30,13 +35,14 @@ export async function assertCountsEqual (prometheus, testid, report) {
 /**
  * A latency quantile from Prometheus's histogram against the report's: within one bucket.
  * @param {{query: Function}} prometheus
- * @param {string} testid
+ * @param {string} matchers the run's series, e.g. `testid="run-1"`
  * @param {object} report
- * @param {{quantile: number, field: string, native: boolean}} which
+ * @param {{quantile: number, field: string, native: boolean, sum?: boolean}} which sum: of every series matched
  */
-export async function assertQuantileWithinBucket (prometheus, testid, report, { quantile, field, native }) {
-  const series = native ? `wsbench_client_latency_seconds{testid="${testid}"}` : `wsbench_client_latency_seconds_bucket{testid="${testid}"}`
-  const seconds = await single(prometheus, `histogram_quantile(${quantile}, ${series})`)
+export async function assertQuantileWithinBucket (prometheus, matchers, report, { quantile, field, native, sum = false }) {
+  const series = native ? `wsbench_client_latency_seconds{${matchers}}` : `wsbench_client_latency_seconds_bucket{${matchers}}`
+  const summed = sum ? `sum by (${native ? '' : 'le'}) (${series})` : series
+  const seconds = await single(prometheus, `histogram_quantile(${quantile}, ${summed})`)
   const reported = report.latencyMs[field] / 1000
   const bucket = native ? nativeBucket : classicBucket
   assert.ok(Math.abs(bucket(seconds) - bucket(reported)) <= 1, `${field}: Prometheus ${seconds} s, the report ${reported} s`)

@@ -4,11 +4,12 @@
 import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
+import path from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import { spawn } from 'node:child_process'
 import { freePort } from '../../lib/server/broker-process.js'
 import { DEBIAN_PROMETHEUS, startPrometheus } from '../../bench/support/prometheus.js'
-import { ROOT, runScript, startServerProcess } from '../helpers.js'
+import { ROOT, runScript, startServerProcess, temporaryDirectory } from '../helpers.js'
 import { assertCountsEqual, assertQuantileWithinBucket, single } from './prometheus-checks.js'
 
 const unavailable = !fs.existsSync(DEBIAN_PROMETHEUS) && !process.env.CI && `no ${DEBIAN_PROMETHEUS} (apt-get install prometheus)`
@@ -27,13 +28,13 @@ describe('--out prometheus-rw: a real Prometheus holds what the report says', { 
       const report = JSON.parse(run.stdout)
       assert.deepEqual(report.tags, { testid: 'classic', team: 'bench' })
       assert.deepEqual(report.outputs, [{ kind: 'prometheus-rw', url: prometheus.writeUrl, pushes: report.outputs[0].pushes, failed: 0, error: null }])
-      await assertCountsEqual(prometheus, 'classic', report)
+      await assertCountsEqual(prometheus, 'testid="classic"', report)
       const [series] = await prometheus.query('k6_ws_msgs_sent_total{testid="classic"}')
       assert.deepEqual(Object.keys(series.metric).sort(), ['__name__', 'direction', 'format', 'host', 'instance', 'team', 'test', 'testid'])
       assert.equal(series.metric.test, 'medium')
       assert.equal(await single(prometheus, 'wsbench_client_latency_seconds_count{testid="classic"}'), report.messages.acked)
-      await assertQuantileWithinBucket(prometheus, 'classic', report, { quantile: 0.5, field: 'p50', native: false })
-      await assertQuantileWithinBucket(prometheus, 'classic', report, { quantile: 0.99, field: 'p99', native: false })
+      await assertQuantileWithinBucket(prometheus, 'testid="classic"', report, { quantile: 0.5, field: 'p50', native: false })
+      await assertQuantileWithinBucket(prometheus, 'testid="classic"', report, { quantile: 0.99, field: 'p99', native: false })
       // Pushed from the start, along the run, and once more at its end: the counter rose in steps.
       const samples = await single(prometheus, 'count_over_time(k6_ws_msgs_sent_total{testid="classic"}[10m])')
       assert.equal(samples, report.outputs[0].pushes)
@@ -51,12 +52,36 @@ describe('--out prometheus-rw: a real Prometheus holds what the report says', { 
         '--out', `prometheus-rw=${prometheus.writeUrl}`, '--out-interval', '300ms', '--out-histograms', 'native', '--tag', 'testid=native'])
       assert.equal(run.code, 0, run.stderr)
       const report = JSON.parse(run.stdout)
-      await assertCountsEqual(prometheus, 'native', report)
+      await assertCountsEqual(prometheus, 'testid="native"', report)
       assert.equal(await single(prometheus, 'histogram_count(wsbench_client_latency_seconds{testid="native"})'), report.messages.acked)
-      await assertQuantileWithinBucket(prometheus, 'native', report, { quantile: 0.99, field: 'p99', native: true })
+      await assertQuantileWithinBucket(prometheus, 'testid="native"', report, { quantile: 0.99, field: 'p99', native: true })
       assert.ok(await single(prometheus, 'histogram_count(wsbench_client_send_lag_seconds{testid="native"})') > 0)
       assert.equal(await single(prometheus, 'wsbench_client_stage{testid="native"}'), 2)
       assert.equal(await single(prometheus, 'min_over_time(wsbench_client_stage{testid="native"}[10m])'), 1)
+    } finally {
+      await prometheus.stop()
+    }
+  })
+
+  test('several processes, then merge: their series add up to the merged report, which merge pushes too', async () => {
+    const prometheus = await startPrometheus()
+    const dir = temporaryDirectory('prometheus-merge')
+    try {
+      const parts = await Promise.all(['a', 'b'].map((name) => runScript('client_json.js', ['3', '--rate', '500', '--duration', '1s',
+        '--url', server.url, '--out', path.join(dir, `${name}.json`), '--out', `prometheus-rw=${prometheus.writeUrl}`, '--tag', 'testid=merged'])))
+      for (const part of parts) assert.equal(part.code, 0, part.stderr)
+      const run = await runScript('bin/merge.js', [path.join(dir, 'a.json'), path.join(dir, 'b.json'), '--json', '--out', `prometheus-rw=${prometheus.writeUrl}`])
+      assert.equal(run.code, 0, run.stderr)
+      const merged = JSON.parse(run.stdout)
+      assert.equal(merged.tags.testid, 'merged', 'the parts\' run id')
+      const hosts = '{testid="merged", instance!="merged"}'
+      assert.equal(await single(prometheus, `sum(k6_ws_msgs_sent_total${hosts})`), merged.messages.sent)
+      assert.equal(await single(prometheus, `sum(wsbench_client_messages_acked_total${hosts})`), merged.messages.acked)
+      assert.equal(await single(prometheus, `sum(k6_data_sent_total${hosts})`), merged.bytes.written)
+      await assertCountsEqual(prometheus, 'testid="merged", instance="merged"', merged)
+      await assertQuantileWithinBucket(prometheus, 'testid="merged", instance="merged"', merged, { quantile: 0.99, field: 'p99', native: false })
+      // The hosts' buckets, added in PromQL, are the merged report's: their bounds are the same everywhere.
+      await assertQuantileWithinBucket(prometheus, 'testid="merged", instance!="merged"', merged, { quantile: 0.99, field: 'p99', native: false, sum: true })
     } finally {
       await prometheus.stop()
     }
