@@ -9,6 +9,9 @@ import { COMPARE_METHOD } from '../../lib/compare/results.js'
 /** When precise pacing came to spend at most a budget of a core: the clients' CPU and send lag moved. */
 const BUDGETED_PACING = '2026-11-28T07:03:41.000Z'
 
+/** When the benches came to share one median: the mean of the two middle values of an even count. */
+const SHARED_MEDIAN = '2026-11-28T13:00:14.000Z'
+
 /** @type {Record<string, {version: number, since: string, uses?: import('../../lib/provenance.js').Method[]}>} */
 const BENCHES = {
   // Open-loop clients at a rate: paced within a budget, their pacing's CPU reported apart.
@@ -18,7 +21,9 @@ const BENCHES = {
   reconnect: { version: 2, since: BUDGETED_PACING },
   // Benchmarks that run a comparison or a capacity search measure with its method too.
   backends: { version: 1, since: '', uses: [COMPARE_METHOD] },
-  verdicts: { version: 1, since: '', uses: [COMPARE_METHOD] },
+  // Medians of an even count of runs or cells (20 runs' peak RSS; the A/A cells' resolutions).
+  startup: { version: 2, since: SHARED_MEDIAN },
+  verdicts: { version: 2, since: SHARED_MEDIAN, uses: [COMPARE_METHOD] },
   capacity: { version: 1, since: '', uses: [CAPACITY_METHOD] }
 }
 
