@@ -50,7 +50,7 @@ const CLIENT_OPTIONS = {
   warmup: { alias: 'w', describe: 'messages (or a time: 2s) sent first and not recorded', default: '0', type: 'string' },
   'start-at': { describe: 'connect and warm up, then start measuring at this instant (ISO time or epoch ms): hosts measure together', type: 'string' },
   workers: { describe: 'worker threads, each with its share of connections, messages and rate', default: 1 },
-  ...outOptions({ report: 'the JSON report', when: 'every --out-interval and once more at the end', runId: '--start-at, else a random id' }),
+  ...outOptions({ report: 'a file (or json=FILE) gets the JSON report', when: 'every --out-interval and once more at the end', runId: '--start-at, else a random id' }),
   'hdr-out': { describe: 'write the latency histograms as an HdrHistogram interval log', type: 'string' },
   html: { describe: 'also write the report as an HTML page: replies and latency second by second (a ramp\'s stages marked), latency by percentile', type: 'string' },
   assert: { describe: 'threshold that fails the run (exit 1), repeatable: "p99<20ms", "errors==0", "rate>=5000"', type: 'array', string: true, default: [] },

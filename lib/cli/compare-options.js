@@ -9,6 +9,7 @@ import { ALL_TESTS, resolveTest } from '../payloads/catalog.js'
 import { resolveNetwork } from '../network/profiles.js'
 import { CODEC_MODULE_OPTION, PAYLOAD_OPTIONS, codecModulesFor, commaList, commandLine, duration, payloadFiles, positiveNumber, wholeNumber } from './parser.js'
 import { programName } from './program.js'
+import { outOptions, parseOutputs } from './outputs.js'
 import { REFERENCE_SERVERS, REFERENCE_SERVER_NAMES } from '../reference/servers.js'
 
 /** What a difference must stay within to be called equivalent: compare's and capacity's. */
@@ -44,6 +45,9 @@ export function refuseSpacedServerArgs (argv) {
 }
 
 /** compare's options after --payload's and --formats, in the order --help lists them. */
+/** Where the results go without a --out directory. */
+const DEFAULT_DIRECTORY = 'compare-report'
+
 const COMPARE_OPTIONS = {
   ...CODEC_MODULE_OPTION,
   tests: { describe: 'comma-separated tests, by number or name', default: ALL_TESTS.join(','), type: 'string' },
@@ -63,7 +67,13 @@ const COMPARE_OPTIONS = {
   messages: { alias: 'n', describe: 'messages per batch [default: about 25 ms of the slower format\'s traffic, at most 200]' },
   inflight: { alias: 'i', describe: 'messages outstanding per connection [default: 1]' },
   connections: { alias: 'c', describe: 'parallel connections per client (fanout: subscribers)', default: 1 },
-  out: { alias: 'o', describe: 'directory for results.json, results.md and report.html', default: 'compare-report', type: 'string' },
+  ...outOptions({
+    report: `a directory (or json=DIR) gets results.json, results.md and report.html [default: ${DEFAULT_DIRECTORY}]`,
+    when: 'once, at the end: each format, test and network (label network)',
+    runId: 'a random id',
+    interval: false,
+    alias: 'o'
+  }),
   json: { describe: 'print the results document as JSON instead of the table', type: 'boolean', default: false }
 }
 
@@ -75,7 +85,8 @@ const COMPARE_OPTIONS = {
  *   profiles: string[], compress: boolean, direction: string, trials?: number, budgetMs?: number, margin: number,
  *   pin: boolean, messages?: number, inflight: number, rate?: number, connections: number,
  *   repeat: boolean,
- *   json: boolean, out: string}>}
+ *   json: boolean, out: string, outputs: import('./outputs.js').Outputs}>} out: the results directory;
+ *   outputs: --out's streams
  */
 export async function parseCompareArgs (argv) {
   const args = await compareCommandLine(argv)
@@ -118,7 +129,7 @@ export async function parseCompareArgs (argv) {
     inflight: wholeNumber('inflight', args.inflight ?? 1, 1),
     rate: fanout ? positiveNumber('rate', args.rate ?? DEFAULT_FANOUT_RATE) : undefined,
     connections: wholeNumber('connections', args.connections, 1),
-    out: args.out,
+    ...outputsOf(args),
     json: args.json
   }
 }
@@ -167,6 +178,12 @@ async function formatsOf (args, calibrate, custom) {
 }
 
 /** --trials, checked: a fixed number of generations, or none to run as many as --budget fits. */
+/** --out: the results directory (the one value with no kind), and the metrics streams. */
+function outputsOf (args) {
+  const outputs = parseOutputs(args)
+  return { out: outputs.file ?? DEFAULT_DIRECTORY, outputs }
+}
+
 function trialsOf (args) {
   const trials = args.trials === undefined ? undefined : wholeNumber('trials', args.trials, 2)
   if (trials > MAX_TRIALS) throw new UsageError(`--trials must be at most ${MAX_TRIALS}, got ${trials}`)

@@ -14,6 +14,7 @@ export async function runCompareCli (argv) {
   const { compareFormats, writeComparison } = await import('../compare/runner.js')
   const { formatComparisonTable, inconclusiveSummary, machineNote, verdictLines, verdictMeaning } = await import('../compare/results.js')
   const results = await compareFormats({ ...options, progress: (line) => process.stderr.write(`${line}\n`) })
+  if (options.outputs.streams.length) results.outputs = await (await import('./outputs.js')).pushComparison(options.outputs, results)
   const files = await writeComparison(options.out, results)
   if (options.json) {
     process.stdout.write(`${JSON.stringify(results)}\n`)

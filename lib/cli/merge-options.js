@@ -18,7 +18,7 @@ export async function parseMergeArgs (argv) {
     .positional('files', { describe: 'report files', type: 'string' })
     .options({
       json: { describe: 'print the merged report as JSON', type: 'boolean', default: false },
-      ...outOptions({ report: 'the merged JSON report', when: 'once', runId: 'the parts\'', interval: false }),
+      ...outOptions({ report: 'a file (or json=FILE) gets the merged JSON report', when: 'once', runId: 'the parts\'', interval: false }),
       'hdr-out': { describe: 'write the merged per-second histograms as an HdrHistogram interval log', type: 'string' },
       html: { describe: 'also write the merged report as an HTML page (seconds, stages, percentiles)', type: 'string' },
       assert: { describe: 'threshold on the merged report, repeatable (as for the clients)', type: 'array', string: true, default: [] }

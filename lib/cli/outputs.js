@@ -13,14 +13,16 @@ const STREAM_KINDS = ['prometheus-rw', 'otlp']
 
 /**
  * The options, as yargs takes them.
- * @param {{report: string, when: string, runId: string, interval?: boolean}} command what its report file is,
- *   when its streams push, where its run id comes from, whether it streams as it goes (--out-interval)
+ * @param {{report: string, when: string, runId: string, interval?: boolean, alias?: string}} command where its
+ *   report goes, when its streams push, where its run id comes from, whether it streams as it goes
+ *   (--out-interval), --out's short name
  * @returns {object}
  */
-export function outOptions ({ report, when, runId, interval = true }) {
+export function outOptions ({ report, when, runId, interval = true, alias }) {
   return {
     out: {
-      describe: `where the results go, repeatable: a file (or json=FILE) gets ${report}; prometheus-rw=URL streams the ` +
+      ...(alias && { alias }),
+      describe: `where the results go, repeatable: ${report}; prometheus-rw=URL streams the ` +
         'metrics by Prometheus remote write (e.g. http://prometheus:9090/api/v1/write), otlp=URL by OTLP over HTTP ' +
         `(e.g. http://collector:4318/v1/metrics), ${when}`,
       type: 'array',
@@ -110,6 +112,37 @@ export function parseTags (tags) {
  */
 export function defaultRunId (startAt) {
   return startAt ? new Date(startAt).toISOString() : randomBytes(4).toString('hex')
+}
+
+/**
+ * compare's --out streams: its results pushed once, at the end, one run for each format, test and
+ * network (its trials added up: their counts, histograms and CPU), labelled with the network's
+ * profile and this process.
+ * @param {Outputs} outputs
+ * @param {{reports: object[]}} results compare's
+ * @returns {Promise<import('../outputs/stream.js').OutputSummary[]>}
+ */
+export async function pushComparison (outputs, { reports }) {
+  const [{ addFigures, figuresOfReport }, { MetricStream }, { runLabels }] = await Promise.all([
+    import('../outputs/figures.js'), import('../outputs/stream.js'), import('../outputs/metrics.js')
+  ])
+  const trials = new Map()
+  for (const report of reports) {
+    const key = `${report.label} ${report.test} ${report.network.profile}`
+    trials.set(key, [...(trials.get(key) ?? []), report])
+  }
+  const host = os.hostname()
+  const where = { host, instance: `${host}:${process.pid}` }
+  const runs = [...trials.values()].map((parts) => {
+    const [{ label, test, direction, network }] = parts
+    const figures = addFigures(parts.map(figuresOfReport))
+    // Trials ran one after another: their CPU adds up (addFigures takes one process's at once).
+    figures.cpuUs = parts.reduce((sum, { cpu }) => sum + (cpu ? cpu.userUs + cpu.systemUs : 0), 0)
+    const tags = { network: network.profile, ...outputs.tags }
+    return { labels: runLabels({ format: label, test, direction }, tags, where), figures }
+  })
+  const stream = new MetricStream(outputs.streams, { native: outputs.native, warn: (line) => process.stderr.write(`${line}\n`) })
+  return stream.finish(runs)
 }
 
 /**

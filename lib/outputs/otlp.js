@@ -30,17 +30,24 @@ export class OtlpMetrics {
   }
 
   /**
-   * @param {Array<{metric: import('./metrics.js').MetricDefinition, value: number|object}>} points
-   * @param {Record<string, string>} labels the run's: `instance` goes as the resource's service.instance.id
+   * @param {import('./remote-write.js').PointGroup[]} groups every run's labels and points: the labels are each
+   *   data point's attributes, but `instance`, which goes as the resource's service.instance.id (one process's)
    * @param {number} timestamp ms since the epoch, when the figures were read
    * @throws {Error} why the exporter could not deliver them
    */
-  push (points, labels, timestamp) {
-    const { instance, ...attributes } = labels
-    this.resource ??= resourceFromAttributes({ 'service.name': SERVICE, 'service.instance.id': instance })
+  push (groups, timestamp) {
+    this.resource ??= resourceFromAttributes({ 'service.name': SERVICE, 'service.instance.id': groups[0]?.labels.instance })
     const endTime = millisToHrTime(timestamp)
-    const point = { startTime: this.startTime, endTime, attributes }
-    const metrics = points.map(({ metric, value }) => this.metricData(metric, value, point))
+    // One metric per name, a data point in it for each run.
+    const byName = new Map()
+    for (const { labels: { instance, ...attributes }, points } of groups) {
+      for (const { metric, value } of points) {
+        const data = this.metricData(metric, value, { startTime: this.startTime, endTime, attributes })
+        if (byName.has(metric.name)) byName.get(metric.name).dataPoints.push(...data.dataPoints)
+        else byName.set(metric.name, data)
+      }
+    }
+    const metrics = [...byName.values()]
     const resourceMetrics = { resource: this.resource, scopeMetrics: [{ scope: { name: SERVICE }, metrics }] }
     return new Promise((resolve, reject) => this.exporter.export(resourceMetrics, (result) => {
       if (result.code === ExportResultCode.SUCCESS) resolve()

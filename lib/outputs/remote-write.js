@@ -16,15 +16,25 @@ const WriteRequest = protobuf.parse(fs.readFileSync(new URL('./remote-write.prot
 const LE = [...BUCKET_BOUNDS.map(String), '+Inf']
 
 /**
+ * @typedef {object} PointGroup what one push sends of one run: its labels, and every metric it has with its value
+ * @property {Record<string, string>} labels
+ * @property {Array<{metric: import('./metrics.js').MetricDefinition, value: number|object}>} points a histogram's value in µs
+ */
+
+/**
  * The WriteRequest of one push, as protobufjs takes it: every point a series (a classic histogram its
  * _bucket, _sum and _count series; a native one a series of one histogram sample).
- * @param {Array<{metric: import('./metrics.js').MetricDefinition, value: number|object}>} points
- * @param {Record<string, string>} labels the run's labels
+ * @param {PointGroup[]} groups
  * @param {number} timestamp ms since the epoch
  * @param {boolean} native histograms as native histograms (the receiver must take them), else classic buckets
  * @returns {object}
  */
-export function writeRequest (points, labels, timestamp, native) {
+export function writeRequest (groups, timestamp, native) {
+  return { timeseries: groups.flatMap(({ points, labels }) => timeSeries(points, labels, timestamp, native)) }
+}
+
+/** One run's series. */
+function timeSeries (points, labels, timestamp, native) {
   const timeseries = []
   const series = (name, value, extra) => timeseries.push({
     labels: labelList({ ...labels, ...extra, __name__: name }),
@@ -46,7 +56,7 @@ export function writeRequest (points, labels, timestamp, native) {
       series(`${name}_count`, count)
     }
   }
-  return { timeseries }
+  return timeseries
 }
 
 /** Labels sorted by name, as remote write requires. */
@@ -103,13 +113,12 @@ export class RemoteWrite {
   }
 
   /**
-   * @param {Array<{metric: object, value: number|object}>} points
-   * @param {Record<string, string>} labels
+   * @param {PointGroup[]} groups
    * @param {number} timestamp ms since the epoch, when the figures were read
    * @throws {Error} one line: the receiver's status and answer, or why it could not be reached
    */
-  async push (points, labels, timestamp) {
-    const body = snappy.compress(WriteRequest.encode(writeRequest(points, labels, timestamp, this.native)).finish())
+  async push (groups, timestamp) {
+    const body = snappy.compress(WriteRequest.encode(writeRequest(groups, timestamp, this.native)).finish())
     const response = await fetch(this.endpoint, {
       method: 'POST', headers: this.headers, body, signal: AbortSignal.timeout(this.timeoutMs)
     })

@@ -73,13 +73,14 @@ export class MetricStream {
 
   /**
    * Stops the timer and pushes the run's final figures (its report's), after any push under way.
-   * @param {import('./figures.js').Figures} figures
+   * @param {import('./figures.js').Figures|Array<{labels: Record<string, string>, figures: import('./figures.js').Figures}>} final
+   *   the run's figures, or several runs' each with its labels (compare's formats, tests and networks)
    * @returns {Promise<OutputSummary[]>} each backend's pushes and failures, for the report
    */
-  async finish (figures) {
+  async finish (final) {
     this.stop()
     await this.pushing
-    await this.push(async () => figures)
+    await this.push(async () => final)
     await Promise.all(this.outputs.map((output) => output.sink?.close?.()))
     return this.outputs.map(({ target, pushes, failed, error }) => ({
       kind: target.kind, url: publicUrl(target.url), pushes, failed, error
@@ -92,18 +93,19 @@ export class MetricStream {
     try {
       const figures = await read()
       const timestamp = Date.now()
-      const points = pointsOf(figures)
-      await Promise.all(this.outputs.map((output) => this.pushTo(output, points, timestamp, figures.startedAt)))
+      const runs = Array.isArray(figures) ? figures : [{ labels: this.labels, figures }]
+      const groups = runs.map(({ labels, figures }) => ({ labels, points: pointsOf(figures) }))
+      await Promise.all(this.outputs.map((output) => this.pushTo(output, groups, timestamp)))
     } finally {
       this.busy = false
     }
   }
 
-  async pushTo (output, points, timestamp, startedAt) {
+  async pushTo (output, groups, timestamp) {
     output.pushes++
     try {
       output.sink ??= await makeSink(output.target, this.sinkOptions)
-      await output.sink.push(points, this.labels, timestamp, startedAt)
+      await output.sink.push(groups, timestamp)
     } catch (err) {
       output.failed++
       if (output.error) return

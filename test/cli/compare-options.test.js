@@ -16,7 +16,8 @@ const usage = (message) => (err) => {
 
 describe('parseCompareArgs', () => {
   test('defaults: every test, json then protobuf, no shaping, as many generations as fit the default budget, ±5%, pinned, batch sizes left to each test, no calibration', async () => {
-    assert.deepEqual(await compare(), {
+    const options = await compare()
+    assert.deepEqual(options, {
       formats: ['json', 'protobuf'],
       codecModules: [],
       calibrate: null,
@@ -39,8 +40,19 @@ describe('parseCompareArgs', () => {
       rate: undefined,
       connections: 1,
       out: 'compare-report',
+      // The run id, where --tag gives none: random.
+      outputs: { file: undefined, streams: [], intervalMs: undefined, native: false, tags: { testid: options.outputs.tags.testid } },
       json: false
     })
+  })
+
+  test('--out: a directory (-o too), and metrics streams pushed at the end', async () => {
+    assert.equal((await compare('-o', 'here')).out, 'here')
+    const { out, outputs } = await compare('--out', 'there', '--out', 'otlp=http://c:4318/v1/metrics', '--tag', 'testid=c1')
+    assert.equal(out, 'there')
+    assert.deepEqual(outputs.streams.map(({ kind }) => kind), ['otlp'])
+    assert.deepEqual(outputs.tags, { testid: 'c1' })
+    await assert.rejects(compare('--out', 'a', '--out', 'b'), /one report file, not 2/)
   })
 
   test('--start-warmup: each client\'s warm-up per format at the start, a duration; without it, the server\'s own', async () => {

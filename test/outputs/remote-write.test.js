@@ -21,7 +21,7 @@ test('a push sends what the run has: no send lag, stage or fan-out series where 
 })
 
 test('classic buckets: cumulative _bucket series with le up to +Inf, _sum and _count; labels sorted by name', () => {
-  const request = writeRequest(pointsOf(figures), labels, 1234, false)
+  const request = writeRequest([{ points: pointsOf(figures), labels }], 1234, false)
   for (const series of request.timeseries) {
     const names = series.labels.map((label) => label.name)
     assert.deepEqual(names, [...names].sort())
@@ -37,7 +37,7 @@ test('classic buckets: cumulative _bucket series with le up to +Inf, _sum and _c
 })
 
 test('native histograms: one sample, one span over the buckets held, counts as deltas', () => {
-  const request = writeRequest(pointsOf(figures), labels, 1234, true)
+  const request = writeRequest([{ points: pointsOf(figures), labels }], 1234, true)
   const [series] = named(request, 'wsbench_client_latency_seconds')
   const [sample] = series.histograms
   assert.equal(sample.count_int, 3)

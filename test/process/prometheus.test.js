@@ -8,6 +8,7 @@ import path from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import { spawn } from 'node:child_process'
 import { freePort } from '../../lib/server/broker-process.js'
+import { decodeHistogram } from '../../lib/histogram.js'
 import { DEBIAN_PROMETHEUS, startPrometheus } from '../../bench/support/prometheus.js'
 import { ROOT, runScript, startServerProcess, temporaryDirectory } from '../helpers.js'
 import { assertCountsEqual, assertQuantileWithinBucket, single } from './prometheus-checks.js'
@@ -82,6 +83,27 @@ describe('--out prometheus-rw: a real Prometheus holds what the report says', { 
       await assertQuantileWithinBucket(prometheus, 'testid="merged", instance="merged"', merged, { quantile: 0.99, field: 'p99', native: false })
       // The hosts' buckets, added in PromQL, are the merged report's: their bounds are the same everywhere.
       await assertQuantileWithinBucket(prometheus, 'testid="merged", instance!="merged"', merged, { quantile: 0.99, field: 'p99', native: false, sum: true })
+    } finally {
+      await prometheus.stop()
+    }
+  })
+
+  test('compare pushes each format\'s trials, added up, once it is done', async () => {
+    const prometheus = await startPrometheus()
+    try {
+      const run = await runScript('bin/compare.js', ['--tests', 'small', '-n', '10', '--trials', '2', '--start-warmup', '100ms', '--json',
+        '--out', temporaryDirectory('prometheus-compare'), '--out', `prometheus-rw=${prometheus.writeUrl}`, '--tag', 'testid=compare'])
+      assert.equal(run.code, 0, run.stderr)
+      const results = JSON.parse(run.stdout)
+      assert.deepEqual(results.outputs, [{ kind: 'prometheus-rw', url: prometheus.writeUrl, pushes: 1, failed: 0, error: null }])
+      for (const format of ['json', 'protobuf']) {
+        const trials = results.reports.filter((report) => report.label === format)
+        const sum = (pick) => trials.reduce((total, report) => total + pick(report), 0)
+        const matchers = `{testid="compare", format="${format}", test="small", network="none"}`
+        assert.equal(await single(prometheus, `k6_ws_msgs_sent_total${matchers}`), sum((r) => r.messages.sent))
+        assert.equal(await single(prometheus, `k6_data_sent_total${matchers}`), sum((r) => r.bytes.written))
+        assert.equal(await single(prometheus, `wsbench_client_latency_seconds_count${matchers}`), sum((r) => decodeHistogram(r.histogram).totalCount))
+      }
     } finally {
       await prometheus.stop()
     }
