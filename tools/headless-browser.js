@@ -7,12 +7,13 @@ export const CHROMIUM = '/usr/bin/chromium'
 /**
  * Launches headless Chromium on a closed network: every request that is not to a file: URL or
  * loopback is aborted and recorded, so a test can assert a page needs nothing from outside.
+ * @param {{executablePath?: string}} [options] another Chromium than Debian's (bench:browser's --chromium)
  * @returns {Promise<{browser: import('playwright-core').Browser, page: import('playwright-core').Page, blocked: string[]}>}
  */
-export async function openBrowserPage () {
+export async function openBrowserPage ({ executablePath = CHROMIUM } = {}) {
   const { chromium } = await import('playwright-core')
   // Root cannot use Chromium's sandbox; these tests only load pages they generated themselves.
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] })
+  const browser = await chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-gpu'] })
   const page = await browser.newPage({ viewport: { width: 1240, height: 900 } })
   const blocked = []
   await page.route('**/*', (route) => {

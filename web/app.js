@@ -12,8 +12,8 @@ import { ACK, DOWN_REQUEST, QUERY, connectionUrl, isErrorReply } from '/lib/prot
 const $ = (id) => document.getElementById(id)
 const protobuf = globalThis.protobuf
 
-/** A codec for the page: the same contract as lib/codecs/, over what a browser has. */
-async function createCodec (format, test) {
+/** A codec for the page: the same contract as lib/codecs/, over what a browser has (bench:browser times its decode). */
+export async function createCodec (format, test) {
   if (format === 'json') {
     return { name: 'json', prepare: (payload) => payload, encode: (value) => JSON.stringify(value), decode: (data) => JSON.parse(data) }
   }
