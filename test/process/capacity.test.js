@@ -100,6 +100,25 @@ test('bad input gets one line and exit 2, before anything starts', async () => {
   }
 })
 
+test('capacity of any server (--server-command) sending a test down: the server\'s CPU read from the process it started', async (t) => {
+  const out = temporaryDirectory('capacity-command-')
+  t.after(() => fs.rmSync(out, { recursive: true, force: true }))
+  const run = await runScript('bin/capacity.js', ['--tests', '3', '--formats', 'json', '--direction', 'down',
+    '--server-command', `${process.execPath} server.js`, '--server-cpus', '0.5', '--rounds', '3', '--step', '200ms', '--lead', '50ms',
+    '--start-rate', '1000', '--slo', 'p99<25ms', '--out', out, '--json'])
+  assert.ok(run.code === 0 || run.code === 1, run.stderr)
+  const { settings, rows, searches } = JSON.parse(run.stdout)
+  assert.deepEqual([settings.server, settings.direction], [`${process.execPath} server.js`, 'down'])
+  assert.equal(rows[0].test, '3 medium')
+  const [search] = searches
+  assert.ok(search.probes.length > 0)
+  for (const { rate, messages, server } of search.probes) {
+    assert.equal(messages.errors, 0, `no error replies at ${rate}/s`)
+    assert.equal(messages.sent, messages.acked + messages.lost, `every message sent down arrived or was lost at ${rate}/s`)
+    assert.ok(server.cores > 0 && server.cores <= 0.6, `the server's own CPU, on its quota: ${server.cores} cores at ${rate}/s`)
+  }
+})
+
 for (const signal of ['SIGINT', 'SIGTERM']) {
   test(`capacity stopped by ${signal} mid-search leaves no server and no cgroup behind`, async (t) => {
     const out = temporaryDirectory('capacity-signal-')
