@@ -33,6 +33,8 @@ const SECRET_FILES = { 'ws-bench-tls': { 'tls.crt': CERTIFICATE.cert, 'tls.key':
 const MOUNTS = fs.mkdtempSync(path.join(os.tmpdir(), 'deploy-test-'))
 test.after(() => fs.rmSync(MOUNTS, { recursive: true, force: true }))
 const START_AT = new Date(Date.now() + 120_000).toISOString().replace(/\.\d+Z$/, 'Z')
+// The ConfigMap's optional OUT: where the pods stream their metrics (--out, through BENCH_OUT).
+const OUT = 'prometheus-rw=http://prometheus.monitoring:9090/api/v1/write'
 
 /** Every YAML document of a manifest, each checked to parse without error or warning, as kubectl reads YAML (1.1: 0440 is octal). */
 function manifests (file) {
@@ -104,17 +106,25 @@ const K = clientJob.spec.completions
 /** Whether every label of `selector` is on `labels`. */
 const selects = (selector, labels) => Object.entries(selector).every(([key, value]) => labels?.[key] === value)
 
-/** The value of each env entry, with sample values for Secrets, ConfigMaps and the index. */
-function envOf (container, index) {
+/**
+ * The value of each env entry, with sample values for Secrets, ConfigMaps and the index.
+ * @param {object} container
+ * @param {number} [index] the pod's completion index
+ * @param {{out?: boolean}} [config] whether the ConfigMap has its optional OUT (otherwise Kubernetes leaves BENCH_OUT unset)
+ */
+function envOf (container, index, { out = true } = {}) {
   const env = {}
   for (const entry of container.env ?? []) {
     const from = entry.valueFrom
     if (!from) env[entry.name] = String(entry.value)
     else if (from.secretKeyRef) env[entry.name] = TOKEN
     else if (from.configMapKeyRef?.key === 'START_AT') env[entry.name] = START_AT
+    else if (from.configMapKeyRef?.key === 'OUT' && from.configMapKeyRef.optional) env[entry.name] = out ? OUT : undefined
     else if (from.fieldRef?.fieldPath === "metadata.annotations['batch.kubernetes.io/job-completion-index']") env[entry.name] = String(index)
     else assert.fail(`${container.name}: no sample value for env ${entry.name} (${JSON.stringify(from)})`)
   }
+  // An optional key the ConfigMap lacks leaves its variable unset.
+  for (const name of Object.keys(env)) if (env[name] === undefined) delete env[name]
   // Kubernetes sets it in every container of an Indexed Job, declared or not.
   if (index !== undefined) env.JOB_COMPLETION_INDEX ??= String(index)
   return env
@@ -302,6 +312,20 @@ test('each client pod runs a valid client command against the Service, starting 
     outs.push(options.out)
   }
   assert.equal(new Set(outs).size, K, `one report file per pod: ${outs.join(', ')}`)
+})
+
+test('with OUT in the run\'s ConfigMap, every pod and the merge stream there, the pods\' run id START_AT; without, nothing', async () => {
+  for (const out of [true, false]) {
+    for (const index of [0, K - 1]) {
+      const env = envOf(clientContainer, index, { out })
+      const { options } = await parseCommand(commandLine(clientContainer, env), env)
+      assert.deepEqual(options.outputs.streams.map(({ kind, url }) => `${kind}=${url.href}`), out ? [OUT] : [])
+      assert.equal(options.outputs.tags.testid, new Date(START_AT).toISOString(), 'every pod\'s series share the run id')
+    }
+    const env = envOf(mergeContainer, undefined, { out })
+    const { options } = await parseCommand(commandLine(mergeContainer, env), env, [clientOut(0)])
+    assert.equal(options.outputs.streams.length, out ? 1 : 0)
+  }
 })
 
 test('the harness is not vacuous: the parsers reject a bad option and a past --start-at', async () => {

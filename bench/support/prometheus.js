@@ -2,6 +2,7 @@
 // its data in a temporary directory of its own, with its remote-write receiver on (and its OTLP one
 // where it has one), queried through its HTTP API, stopped and its directory removed after.
 import { spawn } from 'node:child_process'
+import { setTimeout as delay } from 'node:timers/promises'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -16,14 +17,18 @@ const START_TIMEOUT_MS = 30_000
 
 /**
  * Starts a Prometheus and resolves once it takes requests.
- * @param {{program?: string, nativeHistograms?: boolean, otlp?: boolean}} [options] program: its binary
- *   (Debian's by default); nativeHistograms: take native histograms; otlp: its OTLP receiver on (Prometheus 3)
+ * @param {{program?: string, nativeHistograms?: boolean, otlp?: boolean, scrape?: string}} [options] program: its
+ *   binary (Debian's by default); nativeHistograms: take native histograms; otlp: its OTLP receiver on
+ *   (Prometheus 3); scrape: a server's host:port whose /metrics it scrapes every 200 ms (job ws-bench)
  * @returns {Promise<{url: string, writeUrl: string, otlpUrl: string, query: (promql: string) => Promise<object[]>, stop: () => Promise<void>}>}
  */
-export async function startPrometheus ({ program = DEBIAN_PROMETHEUS, nativeHistograms = false, otlp = false } = {}) {
+export async function startPrometheus ({ program = DEBIAN_PROMETHEUS, nativeHistograms = false, otlp = false, scrape } = {}) {
   if (!fs.existsSync(program)) throw new Error(`no Prometheus at ${program} (apt-get install prometheus)`)
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsbench-prometheus-'))
-  fs.writeFileSync(path.join(dir, 'prometheus.yml'), 'global: {}\n')
+  const scrapeConfig = scrape
+    ? `scrape_configs:\n  - job_name: ws-bench\n    scrape_interval: 200ms\n    static_configs:\n      - targets: ['${scrape}']\n`
+    : ''
+  fs.writeFileSync(path.join(dir, 'prometheus.yml'), `global: {}\n${scrapeConfig}`)
   const port = await freePort('127.0.0.1')
   const child = spawn(program, [
     `--config.file=${path.join(dir, 'prometheus.yml')}`,
@@ -50,6 +55,7 @@ export async function startPrometheus ({ program = DEBIAN_PROMETHEUS, nativeHist
     throw err
   }
   const url = `http://127.0.0.1:${port}`
+  if (scrape) await scraped(url)
   return { url, writeUrl: `${url}/api/v1/write`, otlpUrl: `${url}/api/v1/otlp/v1/metrics`, query: (promql) => query(url, promql), stop }
 }
 
@@ -75,6 +81,17 @@ function ready (child, exited) {
 }
 
 const lastLine = (text) => text.trim().split('\n').at(-1) ?? ''
+
+/** Resolves once Prometheus has scraped its target (its discovery takes a few seconds to hand it over). */
+async function scraped (url) {
+  const deadline = Date.now() + START_TIMEOUT_MS
+  for (;;) {
+    const { data } = await (await fetch(`${url}/api/v1/targets`)).json()
+    if (data.activeTargets.some((target) => target.health === 'up')) return
+    if (Date.now() > deadline) throw new Error(`Prometheus did not scrape its target within ${START_TIMEOUT_MS} ms`)
+    await delay(100)
+  }
+}
 
 /**
  * An instant query through the HTTP API.

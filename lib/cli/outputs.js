@@ -24,7 +24,7 @@ export function outOptions ({ report, when, runId, interval = true, alias }) {
       ...(alias && { alias }),
       describe: `where the results go, repeatable: ${report}; prometheus-rw=URL streams the ` +
         'metrics by Prometheus remote write (e.g. http://prometheus:9090/api/v1/write), otlp=URL by OTLP over HTTP ' +
-        `(e.g. http://collector:4318/v1/metrics), ${when}`,
+        `(e.g. http://collector:4318/v1/metrics), ${when}; BENCH_OUT adds its values, space-separated`,
       type: 'array',
       string: true,
       default: []
@@ -60,7 +60,8 @@ export function outOptions ({ report, when, runId, interval = true, alias }) {
 export function parseOutputs (args, { startAt, runId = true } = {}) {
   const files = []
   const streams = []
-  for (const value of args.out) {
+  // BENCH_OUT: what a manifest adds where it has a value (deploy/kubernetes: an optional remote-write URL).
+  for (const value of [...args.out, ...(process.env.BENCH_OUT ?? '').split(/\s+/).filter(Boolean)]) {
     const kind = /^([a-z][a-z0-9-]*)=/.exec(value)?.[1]
     if (kind === undefined) files.push(value)
     else if (kind === FILE_KIND) files.push(value.slice(kind.length + 1))

@@ -5,6 +5,7 @@ import { formatNames } from '../codecs/registry.js'
 import { parseBrokerUrl } from '../server/broker.js'
 import { CODEC_MODULE_OPTION, codecModulesFor, commandLine, duration, wholeNumber } from './parser.js'
 import { programName } from './program.js'
+import { parseTags } from './outputs.js'
 
 /** More worker processes than this is a typo, not a server: each costs about 50 MB before its first connection. */
 const MAX_PROCESSES = 256
@@ -16,8 +17,8 @@ const MAX_PROCESSES = 256
  * @param {NodeJS.ProcessEnv} env
  * @returns {Promise<{host: string, port: number, maxPayload: number, maxConnections: number, maxSchemaBytes: number,
  *   handshakeTimeoutMs: number, stall?: {ms: number, after: number}, compress: boolean, maxBuffered: number,
- *   replay: number, processes: number, token?: string, broker?: string, tls?: import('../server/tls.js').Certificate,
- *   codecModules: string[]}>}
+ *   replay: number, processes: number, token?: string, broker?: string, tags: Record<string, string>,
+ *   tls?: import('../server/tls.js').Certificate, codecModules: string[]}>}
  */
 export async function parseServerArgs (argv, env) {
   const program = programName('node server.js')
@@ -41,6 +42,7 @@ export async function parseServerArgs (argv, env) {
       'tls-key': { describe: 'the private key (PEM) of --tls-cert', type: 'string' },
       tls: { describe: 'serve wss:// with a throwaway self-signed certificate, for a quick run (its SHA-256 and file are printed: clients take it with --ca, or --insecure)', type: 'boolean', default: false },
       broker: { describe: 'fan-out across processes or servers through redis://HOST:PORT, nats://HOST:PORT, or ipc (the primary relays between --processes)', type: 'string' },
+      tag: { describe: 'label every series of /metrics key=value, repeatable: --tag testid=<id>, the clients\' run id, joins them with what the clients stream (--out)', type: 'array', string: true, default: [] },
       ...CODEC_MODULE_OPTION
     })
     .example(`${program}`, `listen on 127.0.0.1:${DEFAULT_PORT}`)
@@ -72,6 +74,7 @@ export async function parseServerArgs (argv, env) {
     processes,
     token: args.token || undefined,
     broker,
+    tags: parseTags(args.tag),
     tls: await certificate(args),
     // Checked here, before any port is bound: every --processes worker adds them again.
     codecModules: await codecModulesFor(args.codecModule, [])

@@ -31,7 +31,7 @@ export async function startCluster ({ processes, log = () => {}, ...options }) {
   // Advanced serialization carries the ipc broker's frames as Buffers, not as JSON arrays of numbers.
   cluster.setupPrimary({ exec: fileURLToPath(new URL('./cluster-worker.js', import.meta.url)), serialization: 'advanced' })
   const stats = new ServerStats()
-  const own = createProcessMetrics()
+  const own = createProcessMetrics(options.tags)
   let closing = false
   let reportLost
   const lost = new Promise((resolve) => { reportLost = resolve })

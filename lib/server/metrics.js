@@ -9,10 +9,12 @@ export const METRICS_CONTENT_TYPE = client.Registry.PROMETHEUS_CONTENT_TYPE
 
 /**
  * A registry of this process's default metrics alone: CPU seconds, resident memory, event loop lag.
+ * @param {Record<string, string>} [tags] labels on every series (--tag: the run id)
  * @returns {client.Registry}
  */
-export function createProcessMetrics () {
+export function createProcessMetrics (tags = {}) {
   const registry = new client.Registry()
+  registry.setDefaultLabels(tags)
   client.collectDefaultMetrics({ register: registry })
   return registry
 }
@@ -39,10 +41,12 @@ export function sumMetrics (perProcess) {
 /**
  * A registry of this server's metrics (one per server, so servers in one process stay apart).
  * @param {import('./stats.js').ServerStats} stats
+ * @param {Record<string, string>} [tags] labels on every series (--tag: the run id, so that a dashboard
+ *   joins them with the clients' streamed series)
  * @returns {client.Registry}
  */
-export function createMetrics (stats) {
-  const registry = createProcessMetrics()
+export function createMetrics (stats, tags = {}) {
+  const registry = createProcessMetrics(tags)
   const registers = [registry]
   const byTarget = (name, help, field, scale = 1) => new client.Counter({
     name,

@@ -52,6 +52,8 @@ const MAX_TIMEOUT_CHECK_MS = 1000
  * @param {string[]} [options.codecModules] codec modules a user wrote (--codec-module): their
  *   formats are served beside the built-in ones
  * @param {{cert: string, key: string}} [options.tls] serve wss:// and https:// with this certificate and key (PEM)
+ * @param {Record<string, string>} [options.tags] labels on every series of its /metrics (--tag: the run id, testid, that
+ *   the clients' streamed series carry too)
  * @param {(line: string) => void} [options.log] receives the periodic summary lines
  * @param {() => Promise<string>} [options.exposition] the text GET /metrics answers; by default this
  *   process's own registry's (a worker of a --processes server asks its primary for all processes')
@@ -73,6 +75,7 @@ export async function startServer ({
   peers = false,
   codecModules = [],
   tls,
+  tags = {},
   log = () => {},
   exposition
 } = {}) {
@@ -84,7 +87,7 @@ export async function startServer ({
   const fanout = await startFanout({ stats, maxBuffered, replay, brokerUrl, peers, onLost: reportLost })
   const { topics, broker, fanoutRefusal } = fanout
   const admission = new Admission({ token, maxConnections, fileLimit: openFileLimit(), openConnections, fanoutRefusal })
-  const registry = createMetrics(stats)
+  const registry = createMetrics(stats, tags)
   const metricsText = exposition ?? (() => registry.metrics())
   const httpServer = createHttpServer(admission, stats, handshakeTimeoutMs, metricsText, tls)
   const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: compress })

@@ -38,6 +38,17 @@ test('--tag: key=value, no label of the run\'s own, each once; testid from --sta
   assert.throws(() => parseTags(['a=1', 'a=2']), /--tag a given twice/)
 })
 
+test('BENCH_OUT adds its values, space-separated, to the command line\'s (a manifest\'s optional stream)', () => {
+  process.env.BENCH_OUT = ' prometheus-rw=http://p:9090/api/v1/write  otlp=http://c:4318/v1/metrics '
+  try {
+    const outputs = parseOutputs(args(['report.json']))
+    assert.equal(outputs.file, 'report.json')
+    assert.deepEqual(outputs.streams.map(({ kind }) => kind), ['prometheus-rw', 'otlp'])
+  } finally {
+    delete process.env.BENCH_OUT
+  }
+})
+
 test('a client given a bad --out or --tag says so in one line and exits 2, before connecting', async () => {
   for (const bad of [['--out', 'graphite=http://x'], ['--out', 'otlp=::'], ['--tag', 'oops']]) {
     const run = await runScript('client_json.js', ['3', '10', '--url', 'ws://127.0.0.1:9', ...bad])

@@ -32,9 +32,15 @@ test('defaults: loopback on 7070, 64 MiB messages, 10,000 connections, 1 MiB sch
     processes: 1,
     token: undefined,
     broker: undefined,
+    tags: {},
     tls: undefined,
     codecModules: []
   })
+})
+
+test('--tag labels /metrics as the clients label what they stream; a bad one is refused', async () => {
+  assert.deepEqual((await server(['--tag', 'testid=run-42', '--tag', 'team=x'])).tags, { testid: 'run-42', team: 'x' })
+  await assert.rejects(server(['--tag', 'format=json']), /'format' is a label of its own/)
 })
 
 test('TLS: --tls-cert and --tls-key read and checked before anything listens, --tls makes a throwaway certificate for the host too; mixed or half given, one line', async () => {

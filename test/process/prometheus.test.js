@@ -109,6 +109,36 @@ describe('--out prometheus-rw: a real Prometheus holds what the report says', { 
     }
   })
 
+  test('the server\'s /metrics, scraped, and the clients\' series join on the run id; every dashboard panel has data', async () => {
+    const tagged = await startServerProcess(['--tag', 'testid=joined'])
+    const prometheus = await startPrometheus({ scrape: new URL(tagged.url).host })
+    try {
+      const run = await runScript('client_json.js', ['3', '--stages', '1s:300,1s:300', '--url', tagged.url, '--json',
+        '--out', `prometheus-rw=${prometheus.writeUrl}`, '--out-interval', '250ms', '--tag', 'testid=joined'])
+      assert.equal(run.code, 0, run.stderr)
+      const { messages } = JSON.parse(run.stdout)
+      // The server's count reaches Prometheus at its next scrape.
+      const served = 'sum by (testid) (wsbench_messages_total{job="ws-bench"})'
+      const deadline = Date.now() + 10_000
+      while ((await prometheus.query(`${served} == ${messages.acked}`)).length === 0) {
+        assert.ok(Date.now() < deadline, 'the server\'s count never reached Prometheus')
+        await delay(100)
+      }
+      // Messages the server answered per message the clients sent, matched on testid.
+      assert.equal(await single(prometheus, `${served} / on (testid) sum by (testid) (k6_ws_msgs_sent_total)`), 1)
+      assert.ok(await single(prometheus, 'sum by (testid) (process_cpu_seconds_total{job="ws-bench", testid="joined"})') > 0)
+      // deploy/grafana's dashboard, for this run: every query is valid PromQL, every panel shows something.
+      const dashboard = JSON.parse(fs.readFileSync(path.join(ROOT, 'deploy', 'grafana', 'ws-bench.json'), 'utf8'))
+      const variables = { testid: 'joined', server_job: 'ws-bench', __rate_interval: '10m' }
+      for (const panel of dashboard.panels) {
+        const results = await Promise.all(panel.targets.map(({ expr }) => prometheus.query(expr.replace(/\$(\w+)/g, (_, name) => variables[name]))))
+        assert.ok(results.some((result) => result.length > 0), `${panel.title}: no data`)
+      }
+    } finally {
+      await Promise.all([prometheus.stop(), tagged.stop()])
+    }
+  })
+
   test('a backend that goes away mid-run: the run completes, its report whole, the failed pushes counted', async () => {
     const prometheus = await startPrometheus()
     const client = spawn(process.execPath, ['client_json.js', '3', '--rate', '500', '--duration', '3s', '--url', server.url, '--json',
