@@ -214,6 +214,28 @@ function endOwned (name) {
 process.on('exit', () => { for (const [child, signal] of owned) child.kill(signal) })
 
 /**
+ * Undoing that must happen even when this process is interrupted (a cgroup, network namespaces:
+ * they outlive it): `undo` runs once, on the first call of the function returned or on SIGINT or
+ * SIGTERM, after which the signal does what it would have done.
+ * @param {() => Promise<void>} undo
+ * @returns {() => Promise<void>} runs `undo` once and stops listening for the signals
+ */
+export function undoOnSignal (undo) {
+  let undone = null
+  const once = () => {
+    undone ??= undo().finally(() => {
+      process.off('SIGINT', onSignal)
+      process.off('SIGTERM', onSignal)
+    })
+    return undone
+  }
+  const onSignal = (signal) => once().finally(() => process.kill(process.pid, signal))
+  process.once('SIGINT', onSignal)
+  process.once('SIGTERM', onSignal)
+  return once
+}
+
+/**
  * This process's limit on open files (Node raises the soft limit to the hard one as it starts):
  * every connection holds one, so it caps the connections one process can serve or open.
  * @param {string} [limitsFile] the kernel's limits table, /proc/self/limits on Linux

@@ -4,7 +4,7 @@
 // Each probe is a short open-loop step at one rate after an unrecorded lead-in at the same rate,
 // judged against the objective (judge.js) with the server's CPU read from the kernel around it.
 import { performance } from 'node:perf_hooks'
-import { pinProcess, startServerProcess } from '../processes.js'
+import { pinProcess, startServerProcess, undoOnSignal } from '../processes.js'
 import { CpuClock } from '../cpu-time.js'
 import { BatchClient, HEAP_FLAGS } from '../compare/client-handle.js'
 import { START_WARMUP_CPU_MS } from '../compare/lockstep.js'
@@ -67,19 +67,8 @@ async function startServer ({ serverArgs, serverCommand, budget }) {
     await server.stop()
     throw err
   }
-  let stopped = null
-  const stop = () => {
-    stopped ??= server.stop().then(() => limit?.remove()).finally(() => {
-      process.off('SIGINT', onSignal)
-      process.off('SIGTERM', onSignal)
-    })
-    return stopped
-  }
-  // Interrupted, the server still goes and its cgroup with it (a cgroup outlives the process that
-  // made it); then the signal does what it would have done.
-  const onSignal = (signal) => stop().finally(() => process.kill(process.pid, signal))
-  process.once('SIGINT', onSignal)
-  process.once('SIGTERM', onSignal)
+  // Interrupted, the server still goes and its cgroup with it.
+  const stop = undoOnSignal(() => server.stop().then(() => limit?.remove()))
   return { url: server.url, clock: new CpuClock(server.child.pid), stop }
 }
 

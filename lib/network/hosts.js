@@ -4,7 +4,7 @@
 // bridge, the processes it started) is torn down by close(), on failure, and on SIGINT/SIGTERM.
 import { execFile, spawn } from 'node:child_process'
 import { promisify } from 'node:util'
-import { PROJECT_ROOT } from '../processes.js'
+import { PROJECT_ROOT, undoOnSignal } from '../processes.js'
 
 const run = promisify(execFile)
 
@@ -61,17 +61,7 @@ export async function createTestHosts ({ clients }) {
     peer: `${bridge}p${i}`
   }))
   const children = new Set()
-  let closed = null
-  const close = () => {
-    closed ??= teardown(bridge, hosts, children).finally(() => {
-      process.off('SIGINT', onSignal)
-      process.off('SIGTERM', onSignal)
-    })
-    return closed
-  }
-  const onSignal = (signal) => close().finally(() => process.kill(process.pid, signal))
-  process.once('SIGINT', onSignal)
-  process.once('SIGTERM', onSignal)
+  const close = undoOnSignal(() => teardown(bridge, hosts, children))
   try {
     await run('ip', ['link', 'add', bridge, 'type', 'bridge'])
     await run('ip', ['link', 'set', bridge, 'up'])
