@@ -17,8 +17,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url))
  */
 
 /**
- * The commit of the code here, with `+changes` when tracked files differ from it; null outside a
- * git checkout (an installed package).
+ * The commit of the code here, with `+changes` when tracked files other than the docs differ from
+ * it; null outside a git checkout (an installed package).
  * @param {string} [root]
  * @returns {string|null}
  */
@@ -26,7 +26,8 @@ export function sourceCommit (root = ROOT) {
   const git = (...args) => execFileSync('git', ['-C', root, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
   try {
     const commit = git('rev-parse', '--short=12', 'HEAD')
-    return git('status', '--porcelain', '--untracked-files=no') ? `${commit}+changes` : commit
+    // Result files and docs written since (a run records into docs/results/) are not the code.
+    return git('status', '--porcelain', '--untracked-files=no', '--', '.', ':!docs') ? `${commit}+changes` : commit
   } catch {
     return null
   }
