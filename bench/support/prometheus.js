@@ -17,12 +17,13 @@ const START_TIMEOUT_MS = 30_000
 
 /**
  * Starts a Prometheus and resolves once it takes requests.
- * @param {{program?: string, nativeHistograms?: boolean, otlp?: boolean, scrape?: string}} [options] program: its
- *   binary (Debian's by default); nativeHistograms: take native histograms; otlp: its OTLP receiver on
- *   (Prometheus 3); scrape: a server's host:port whose /metrics it scrapes every 200 ms (job ws-bench)
+ * @param {{program?: string, nativeHistograms?: boolean, otlp?: boolean, scrape?: string, cpus?: string}} [options]
+ *   program: its binary (Debian's by default); nativeHistograms: take native histograms; otlp: its OTLP receiver
+ *   on (Prometheus 3); scrape: a server's host:port whose /metrics it scrapes every 200 ms (job ws-bench);
+ *   cpus: the CPUs it runs on (taskset's list), off a measured client's
  * @returns {Promise<{url: string, writeUrl: string, otlpUrl: string, query: (promql: string) => Promise<object[]>, stop: () => Promise<void>}>}
  */
-export async function startPrometheus ({ program = DEBIAN_PROMETHEUS, nativeHistograms = false, otlp = false, scrape } = {}) {
+export async function startPrometheus ({ program = DEBIAN_PROMETHEUS, nativeHistograms = false, otlp = false, scrape, cpus } = {}) {
   if (!fs.existsSync(program)) throw new Error(`no Prometheus at ${program} (apt-get install prometheus)`)
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsbench-prometheus-'))
   const scrapeConfig = scrape
@@ -30,14 +31,17 @@ export async function startPrometheus ({ program = DEBIAN_PROMETHEUS, nativeHist
     : ''
   fs.writeFileSync(path.join(dir, 'prometheus.yml'), `global: {}\n${scrapeConfig}`)
   const port = await freePort('127.0.0.1')
-  const child = spawn(program, [
+  const args = [
     `--config.file=${path.join(dir, 'prometheus.yml')}`,
     `--storage.tsdb.path=${path.join(dir, 'data')}`,
     `--web.listen-address=127.0.0.1:${port}`,
     '--web.enable-remote-write-receiver',
     ...(otlp ? ['--web.enable-otlp-receiver'] : []),
     ...(nativeHistograms ? ['--enable-feature=native-histograms'] : [])
-  ], { stdio: ['ignore', 'pipe', 'pipe'] })
+  ]
+  const child = cpus === undefined
+    ? spawn(program, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn('taskset', ['-c', cpus, program, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
   endWithThisProcess(child, 'SIGKILL')
   const exited = new Promise((resolve) => {
     child.once('exit', resolve)

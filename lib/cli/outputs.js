@@ -170,7 +170,14 @@ export async function openStream (outputs, run, merged = null) {
     native: outputs.native,
     warn: (line) => process.stderr.write(`${line}\n`)
   })
-  if (!merged) stream.start(() => live.read())
+  if (!merged) {
+    await stream.open()
+    stream.start(() => live.read())
+    // The first push (nothing measured yet) done before the run: its one-time costs (fetch's first
+    // request, the encoders' first pass) stay out of the measured phase, a backend that is not there
+    // is said before it starts.
+    await stream.pushing
+  }
   return {
     live,
     finish: async (report) => ({ ...tagged(report), outputs: await stream.finish(figuresOfReport(report)) }),

@@ -1,8 +1,8 @@
 // A run's HdrHistograms (µs, 0.1% resolution) in the forms a metrics backend takes: classic
 // buckets (cumulative counts under fixed bounds, what every Prometheus stores), or exponential
 // buckets (OpenTelemetry's exponential histogram, Prometheus's native histogram: a base of
-// 2^(2^-scale), only the buckets that hold something). Both walk the HdrHistogram's own buckets
-// once, at push time, never per message.
+// 2^(2^-scale), from the lowest bucket that holds something to the highest). Both sum the
+// HdrHistogram's own counts once, at push time, never per message.
 
 /**
  * The classic buckets' upper bounds, seconds: 2^(k/4), four to an octave (each 19% above the last),
@@ -15,19 +15,34 @@ export const BUCKET_BOUNDS = Object.freeze(Array.from({ length: 81 }, (_, i) => 
 export const EXPONENTIAL_SCALE = 3
 
 /**
- * Calls `visit(valueUs, count)` for every HdrHistogram bucket that holds something, lowest first,
- * with the lowest value the bucket stands for.
+ * How many values fall in each range (the bound before, this bound], bounds ascending, then above the
+ * last: the HdrHistogram's counts summed by its own indexes, each bound's bucket holding the values
+ * within its 0.1% of it; and their sum, seconds. One pass over the indexes (HdrHistogram's own mean
+ * walks an iterator, ten times slower): a push reads a run's histograms so.
  * @param {import('hdr-histogram-js').Histogram} histogram
- * @param {(valueUs: number, count: number) => void} visit
+ * @param {number[]} boundsUs
+ * @returns {{counts: number[], sum: number}} boundsUs.length + 1 counts
  */
-function eachRecorded (histogram, visit) {
-  if (histogram.totalCount === 0) return
+function countsWithin (histogram, boundsUs) {
+  const counts = new Array(boundsUs.length + 1).fill(0)
+  let sumUs = 0
+  if (histogram.totalCount === 0) return { counts, sum: 0 }
   const last = histogram.countsArrayIndex(histogram.maxValue)
-  for (let index = histogram.countsArrayIndex(histogram.minNonZeroValue); index <= last; index++) {
-    const count = histogram.getCountAtIndex(index)
-    if (count > 0) visit(histogram.valueFromIndex(index), count)
+  let index = histogram.countsArrayIndex(histogram.minNonZeroValue)
+  for (let i = 0; i <= boundsUs.length && index <= last; i++) {
+    const upTo = i < boundsUs.length ? Math.min(last, histogram.countsArrayIndex(Math.floor(boundsUs[i]))) : last
+    for (; index <= upTo; index++) {
+      const count = histogram.getCountAtIndex(index)
+      if (count === 0) continue
+      counts[i] += count
+      sumUs += count * histogram.valueFromIndex(index)
+    }
   }
+  return { counts, sum: sumUs / 1e6 }
 }
+
+/** BUCKET_BOUNDS in µs. */
+const BOUNDS_US = BUCKET_BOUNDS.map((seconds) => seconds * 1e6)
 
 /**
  * @typedef {object} HistogramFigures what every form of a histogram carries
@@ -43,14 +58,7 @@ function eachRecorded (histogram, visit) {
  * @returns {HistogramFigures & {counts: number[]}} counts: one per bound, then one for the values above the last
  */
 export function classicBuckets (histogram) {
-  const counts = new Array(BUCKET_BOUNDS.length + 1).fill(0)
-  let bucket = 0
-  eachRecorded(histogram, (valueUs, count) => {
-    const seconds = valueUs / 1e6
-    while (bucket < BUCKET_BOUNDS.length && seconds > BUCKET_BOUNDS[bucket]) bucket++
-    counts[bucket] += count
-  })
-  return { ...totals(histogram), counts }
+  return { ...extremes(histogram), ...countsWithin(histogram, BOUNDS_US) }
 }
 
 /**
@@ -61,24 +69,21 @@ export function classicBuckets (histogram) {
  *   `offset` on, every bucket between the lowest and the highest that hold something
  */
 export function exponentialBuckets (histogram) {
-  const counts = []
-  let offset = 0
-  eachRecorded(histogram, (valueUs, count) => {
-    const index = Math.ceil(Math.log2(valueUs / 1e6) * 2 ** EXPONENTIAL_SCALE) - 1
-    if (counts.length === 0) offset = index
-    while (offset + counts.length <= index) counts.push(0)
-    counts[index - offset] += count
-  })
-  return { ...totals(histogram), scale: EXPONENTIAL_SCALE, offset, counts }
+  const figures = extremes(histogram)
+  if (figures.count === 0) return { ...figures, sum: 0, scale: EXPONENTIAL_SCALE, offset: 0, counts: [] }
+  const perOctave = 2 ** EXPONENTIAL_SCALE
+  const bucketOf = (valueUs) => Math.ceil(Math.log2(valueUs / 1e6) * perOctave) - 1
+  const offset = bucketOf(histogram.minNonZeroValue)
+  const buckets = bucketOf(histogram.maxValue) - offset + 1
+  const upperUs = Array.from({ length: buckets }, (_, i) => 2 ** ((offset + i + 1) / perOctave) * 1e6)
+  const { counts, sum } = countsWithin(histogram, upperUs)
+  // What lies within 0.1% above the last bound is the highest bucket's.
+  counts[counts.length - 2] += counts.pop()
+  return { ...figures, sum, scale: EXPONENTIAL_SCALE, offset, counts }
 }
 
-/** @returns {HistogramFigures} */
-function totals (histogram) {
+/** @returns {{count: number, min: number, max: number}} */
+function extremes (histogram) {
   const count = histogram.totalCount
-  return {
-    count,
-    sum: count > 0 ? histogram.mean * count / 1e6 : 0,
-    min: count > 0 ? histogram.minNonZeroValue / 1e6 : 0,
-    max: count > 0 ? histogram.maxValue / 1e6 : 0
-  }
+  return { count, min: count > 0 ? histogram.minNonZeroValue / 1e6 : 0, max: count > 0 ? histogram.maxValue / 1e6 : 0 }
 }

@@ -1,8 +1,11 @@
 // --out prometheus-rw=URL: Prometheus remote write 1.0, a WriteRequest in protobuf (protobufjs, from
 // the part of Prometheus's own .proto it needs) compressed with snappy's block format (snappyjs),
-// POSTed with Node's fetch. Not the prometheus-remote-write package: it sends samples only (no
-// native histograms), checks every request against its schema and brings a second protobufjs.
+// POSTed with node:http, which the client has loaded already (fetch would load undici into the
+// measured process). Not the prometheus-remote-write package: it sends samples only (no native
+// histograms), checks every request against its schema and brings a second protobufjs.
 import fs from 'node:fs'
+import http from 'node:http'
+import https from 'node:https'
 import protobuf from 'protobufjs'
 import snappy from 'snappyjs'
 import { BUCKET_BOUNDS, classicBuckets, exponentialBuckets } from './histograms.js'
@@ -36,22 +39,20 @@ export function writeRequest (groups, timestamp, native) {
 /** One run's series. */
 function timeSeries (points, labels, timestamp, native) {
   const timeseries = []
-  const series = (name, value, extra) => timeseries.push({
-    labels: labelList({ ...labels, ...extra, __name__: name }),
+  const plain = labelTemplate(labels)
+  const bucket = labelTemplate({ ...labels, le: '' })
+  const series = (name, value, le) => timeseries.push({
+    labels: le === undefined ? plain(name) : bucket(name, le),
     samples: [{ value, timestamp }]
-  })
-  const histogramSeries = (name, sample) => timeseries.push({
-    labels: labelList({ ...labels, __name__: name }),
-    histograms: [sample]
   })
   for (const { metric, value } of points) {
     const name = prometheusName(metric)
     if (metric.type !== 'histogram') series(name, value)
-    else if (native) histogramSeries(name, nativeSample(value, timestamp))
+    else if (native) timeseries.push({ labels: plain(name), histograms: [nativeSample(value, timestamp)] })
     else {
       const { counts, sum, count } = classicBuckets(value)
       let below = 0
-      counts.forEach((inBucket, i) => series(`${name}_bucket`, (below += inBucket), { le: LE[i] }))
+      counts.forEach((inBucket, i) => series(`${name}_bucket`, (below += inBucket), LE[i]))
       series(`${name}_sum`, sum)
       series(`${name}_count`, count)
     }
@@ -59,9 +60,26 @@ function timeSeries (points, labels, timestamp, native) {
   return timeseries
 }
 
-/** Labels sorted by name, as remote write requires. */
-function labelList (labels) {
-  return Object.keys(labels).sort().map((name) => ({ name, value: labels[name] }))
+/**
+ * The run's labels sorted by name once, as remote write requires them, __name__ (and le) among
+ * them: each series then only fills in its name (and bound).
+ * @param {Record<string, string>} labels
+ * @returns {(name: string, le?: string) => Array<{name: string, value: string}>}
+ */
+function labelTemplate (labels) {
+  const names = [...Object.keys(labels), '__name__'].sort()
+  return (metricName, le) => names.map((name) => ({
+    name, value: name === '__name__' ? metricName : name === 'le' ? le : labels[name]
+  }))
+}
+
+/**
+ * A WriteRequest as it goes on the wire: protobuf, compressed with snappy's block format.
+ * @param {object} request as writeRequest makes it
+ * @returns {Uint8Array}
+ */
+export function encodeWriteRequest (request) {
+  return snappy.compress(WriteRequest.encode(request).finish())
 }
 
 /** A native histogram sample: one span over the buckets from the lowest to the highest that hold something. */
@@ -104,7 +122,7 @@ export class RemoteWrite {
       'X-Prometheus-Remote-Write-Version': '0.1.0',
       'User-Agent': 'ws-json-vs-protobuf'
     }
-    // fetch refuses a URL with credentials in it: they go in the header.
+    // Credentials in the URL go as basic auth, in the header: they never show elsewhere.
     if (this.endpoint.username || this.endpoint.password) {
       const credentials = `${decodeURIComponent(this.endpoint.username)}:${decodeURIComponent(this.endpoint.password)}`
       this.headers.Authorization = `Basic ${Buffer.from(credentials).toString('base64')}`
@@ -117,12 +135,24 @@ export class RemoteWrite {
    * @param {number} timestamp ms since the epoch, when the figures were read
    * @throws {Error} one line: the receiver's status and answer, or why it could not be reached
    */
-  async push (groups, timestamp) {
-    const body = snappy.compress(WriteRequest.encode(writeRequest(groups, timestamp, this.native)).finish())
-    const response = await fetch(this.endpoint, {
-      method: 'POST', headers: this.headers, body, signal: AbortSignal.timeout(this.timeoutMs)
+  push (groups, timestamp) {
+    const body = encodeWriteRequest(writeRequest(groups, timestamp, this.native))
+    const client = this.endpoint.protocol === 'https:' ? https : http
+    return new Promise((resolve, reject) => {
+      const request = client.request(this.endpoint, {
+        method: 'POST',
+        headers: { ...this.headers, 'Content-Length': body.length },
+        signal: AbortSignal.timeout(this.timeoutMs)
+      }, (response) => {
+        let text = ''
+        response.setEncoding('utf8').on('data', (chunk) => { text += chunk })
+        response.on('end', () => {
+          if (response.statusCode < 300) resolve()
+          else reject(new Error(`HTTP ${response.statusCode}${text ? `: ${text.trim().split('\n')[0]}` : ''}`))
+        })
+      })
+      request.once('error', reject)
+      request.end(body)
     })
-    const text = await response.text()
-    if (!response.ok) throw new Error(`HTTP ${response.status}${text ? `: ${text.trim().split('\n')[0]}` : ''}`)
   }
 }

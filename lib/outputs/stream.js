@@ -52,6 +52,14 @@ export class MetricStream {
   }
 
   /**
+   * Loads each backend's sender (OpenTelemetry's exporter is a few hundred ms of module loading):
+   * before the run, so that the measured phase never pays for it.
+   */
+  async open () {
+    for (const output of this.outputs) output.sink ??= await makeSink(output.target, this.sinkOptions)
+  }
+
+  /**
    * Pushes what `read` returns now, then every interval until finish().
    * @param {() => Promise<import('./figures.js').Figures>} read the run's figures so far
    */
