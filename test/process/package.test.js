@@ -15,9 +15,10 @@ const run = promisify(execFile)
 const NAME = 'ws-json-vs-protobuf'
 /**
  * The tarball's size the package must keep under: a guard against shipping tests, benchmarks or CI,
- * with room for the code's own growth (404 kB on 2026-11-28; 431 kB with the capacity command).
+ * with room for the code's own growth (404 kB on 2026-11-28; 431 kB with the capacity command; 456 kB
+ * with --out's lib/outputs and its OpenTelemetry exporter in npm-shrinkwrap.json).
  */
-const MAX_TARBALL_BYTES = 450_000
+const MAX_TARBALL_BYTES = 480_000
 
 describe('the npm package, packed, installed globally and run by name', { timeout: 170_000 }, () => {
   let work
