@@ -29,6 +29,7 @@ import { readMetrics } from '../lib/server/metrics-reader.js'
 import { CHROMIUM, openBrowserPage } from '../tools/headless-browser.js'
 import { deflatedAlone } from './support/deflate.js'
 import { npmCommand, printTable, startResults } from './support/results.js'
+import { median } from './support/statistics.js'
 
 const USAGE = 'Usage: npm run bench:browser -- [--tests people,person,medium,large] [--budget 240s] [--trials N] [--messages N] ' +
   '[--throttle cable,3g|none] [--link-messages N] [--max-link-seconds S] [--chromium PATH]'
@@ -318,12 +319,6 @@ function tableOf (cases) {
 /** A time as the table prints it: three significant digits, at least one decimal. */
 function milliseconds (ms) {
   return ms >= 100 ? ms.toFixed(1) : ms.toPrecision(3)
-}
-
-function median (values) {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = Math.floor(sorted.length / 2)
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
 }
 
 /** The seed's two headlines, people to the browser: how much faster protobuf was, without and with compression. */
