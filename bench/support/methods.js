@@ -12,6 +12,9 @@ const BUDGETED_PACING = '2026-11-28T07:03:41.000Z'
 /** When the benches came to share one median: the mean of the two middle values of an even count. */
 const SHARED_MEDIAN = '2026-11-28T13:00:14.000Z'
 
+/** When the shaping proxy came to deliver segment by segment: a read of several messages no longer arrives as one. */
+const SEGMENTED_PROXY = '2026-11-28T15:00:00.000Z'
+
 /** @type {Record<string, {version: number, since: string, uses?: import('../../lib/provenance.js').Method[]}>} */
 const BENCHES = {
   // Open-loop clients at a rate: paced within a budget, their pacing's CPU reported apart.
@@ -24,7 +27,9 @@ const BENCHES = {
   // Medians of an even count of runs or cells (20 runs' peak RSS; the A/A cells' resolutions).
   startup: { version: 2, since: SHARED_MEDIAN },
   verdicts: { version: 2, since: SHARED_MEDIAN, uses: [COMPARE_METHOD] },
-  capacity: { version: 1, since: '', uses: [CAPACITY_METHOD] }
+  capacity: { version: 1, since: '', uses: [CAPACITY_METHOD] },
+  // Many messages in flight through the shaping proxy (the bulk accuracy check).
+  throttle: { version: 2, since: SEGMENTED_PROXY }
 }
 
 /**

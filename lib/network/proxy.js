@@ -5,6 +5,12 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 export const MAX_QUEUED_BYTES = 1024 * 1024
 
 /**
+ * A TCP segment's payload on Ethernet with timestamps. A read can hold 64 KiB, several messages;
+ * a link delivers it segment by segment, so the first message must not wait for the last.
+ */
+export const SEGMENT_BYTES = 1448
+
+/**
  * One direction of a link: bytes are serialised at `kbits` kbit/s, then arrive `delayMs` later,
  * in order. Departure times are absolute, so timer jitter never accumulates into the rate.
  */
@@ -23,9 +29,12 @@ class Link {
   }
 
   push (chunk) {
-    const now = performance.now()
-    this.freeAt = Math.max(now, this.freeAt) + chunk.length * this.msPerByte
-    this.queue.push([this.freeAt + this.delayMs, chunk])
+    this.freeAt = Math.max(performance.now(), this.freeAt)
+    for (let start = 0; start < chunk.length; start += SEGMENT_BYTES) {
+      const segment = chunk.subarray(start, start + SEGMENT_BYTES)
+      this.freeAt += segment.length * this.msPerByte
+      this.queue.push([this.freeAt + this.delayMs, segment])
+    }
     this.queuedBytes += chunk.length
     if (this.queuedBytes > MAX_QUEUED_BYTES) this.source.pause()
     this.schedule()
@@ -39,11 +48,14 @@ class Link {
   deliver () {
     this.timer = null
     const now = performance.now()
+    // The segments due together leave in one write, not one system call each.
+    this.sink.cork()
     while (this.queue.length > 0 && this.queue[0][0] <= now + 0.5) {
-      const [, chunk] = this.queue.shift()
-      this.queuedBytes -= chunk.length
-      if (!this.sink.destroyed) this.sink.write(chunk)
+      const [, segment] = this.queue.shift()
+      this.queuedBytes -= segment.length
+      if (!this.sink.destroyed) this.sink.write(segment)
     }
+    this.sink.uncork()
     if (this.queuedBytes <= MAX_QUEUED_BYTES / 2) this.source.resume()
     this.schedule()
     this.flushEndWhenEmpty()
