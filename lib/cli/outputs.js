@@ -155,6 +155,7 @@ export async function pushComparison (outputs, { reports }) {
  *   once, at the end, under these labels; null: this process's run, streamed as it goes
  * @returns {Promise<{live: import('../outputs/figures.js').LiveFigures|undefined, finish: (report: object) => Promise<object>, stop: () => void}>}
  *   finish resolves to the report with `tags` and, when streaming, `outputs` (each backend's pushes and failures)
+ *   and `outputsCpuUs` (what every push cost this process, all told; null where the kernel does not say)
  */
 export async function openStream (outputs, run, merged = null) {
   const tagged = (report) => ({ ...report, tags: outputs.tags })
@@ -180,7 +181,11 @@ export async function openStream (outputs, run, merged = null) {
   }
   return {
     live,
-    finish: async (report) => ({ ...tagged(report), outputs: await stream.finish(figuresOfReport(report)) }),
+    finish: async (report) => {
+      const summaries = await stream.finish(figuresOfReport(report))
+      const outputsCpuUs = stream.cpuUs === null ? null : Math.round(stream.cpuUs)
+      return { ...tagged(report), outputs: summaries, outputsCpuUs }
+    },
     stop: () => stream.stop()
   }
 }

@@ -1,10 +1,14 @@
-// --out's streaming: a timer that reads what the run has measured so far and pushes it to every
-// backend asked for, off the send path (the engine counts and records as it always does; the timer
-// reads its counters and histograms between messages). A backend that fails is one warning line, the
-// run goes on, and the report counts the pushes that failed; the last push, before the command
+// --out's streaming: a timer that reads what the run has measured so far and hands it to a thread
+// of its own (pusher.js), which pushes it to every backend asked for. The engine counts and records
+// as it always does; this thread only reads its counters and histograms between messages and
+// encodes them, while the backends' modules, the series, their encoding and the requests live on
+// the pushing thread. What both spend is counted (cpuUs). A backend that fails is one warning line,
+// the run goes on, and the report counts the pushes that failed; the last push, before the command
 // exits, sends the report's own figures, so that what a backend holds at the end is the report.
+import { performance } from 'node:perf_hooks'
+import { Worker } from 'node:worker_threads'
 import { oneLine } from '../errors.js'
-import { pointsOf } from './metrics.js'
+import { encodeFigures } from './figures.js'
 
 /** No push waits longer than this, and none longer than the interval: a backend that hangs must not pile them up. */
 const MAX_PUSH_MS = 10_000
@@ -24,11 +28,11 @@ const MAX_PUSH_MS = 10_000
  * @property {string|null} error the first failure's, in one line
  */
 
-/** The backends of one command (--out kind=URL, repeatable) and the timer that pushes to them. */
+/** The backends of one command (--out kind=URL, repeatable), the timer that reads the run, the thread that pushes. */
 export class MetricStream {
   /**
    * @param {StreamTarget[]} targets
-   * @param {{intervalMs?: number, labels: Record<string, string>, native: boolean, warn: (line: string) => void}} options
+   * @param {{intervalMs?: number, labels?: Record<string, string>, native: boolean, warn: (line: string) => void}} options
    *   intervalMs: how often start() pushes (none: the streams push once, at finish()); labels: every series'
    *   (the run's and --tag's); native: histograms as native (exponential) ones; warn: where the one line about
    *   a failing backend goes
@@ -40,7 +44,6 @@ export class MetricStream {
     this.sinkOptions = { native, timeoutMs: Math.min(intervalMs ?? MAX_PUSH_MS, MAX_PUSH_MS) }
     this.outputs = targets.map((target) => ({
       target,
-      sink: null,
       pushes: 0,
       failed: 0,
       error: null
@@ -49,14 +52,19 @@ export class MetricStream {
     /** The push under way: the next waits for it, so that samples reach a backend in their order. */
     this.pushing = Promise.resolve()
     this.busy = false
+    this.thread = null
+    /** The answer the thread owes, one at a time. */
+    this.awaiting = null
+    /** What the pushes cost this process, µs: the pushing thread's CPU and this thread's part; null where unknown. */
+    this.cpuUs = 0
   }
 
   /**
-   * Loads each backend's sender (OpenTelemetry's exporter is a few hundred ms of module loading):
-   * before the run, so that the measured phase never pays for it.
+   * Starts the pushing thread and loads each backend's sender there (OpenTelemetry's exporter is a
+   * few hundred ms of module loading): before the run, so that the measured phase never pays for it.
    */
   async open () {
-    for (const output of this.outputs) output.sink ??= await makeSink(output.target, this.sinkOptions)
+    await this.ask({ type: 'open' })
   }
 
   /**
@@ -89,7 +97,8 @@ export class MetricStream {
     this.stop()
     await this.pushing
     await this.push(async () => final)
-    await Promise.all(this.outputs.map((output) => output.sink?.close?.()))
+    await this.ask({ type: 'close' }).catch(() => {}) // a thread that failed has nothing to close
+    await this.thread.terminate()
     return this.outputs.map(({ target, pushes, failed, error }) => ({
       kind: target.kind, url: publicUrl(target.url), pushes, failed, error
     }))
@@ -99,35 +108,64 @@ export class MetricStream {
   async push (read) {
     this.busy = true
     try {
+      // This thread's part: reading the run's figures and encoding them for the pushing thread.
+      const from = performance.now()
       const figures = await read()
-      const timestamp = Date.now()
-      const runs = Array.isArray(figures) ? figures : [{ labels: this.labels, figures }]
-      const groups = runs.map(({ labels, figures }) => ({ labels, points: pointsOf(figures) }))
-      await Promise.all(this.outputs.map((output) => this.pushTo(output, groups, timestamp)))
+      const runs = (Array.isArray(figures) ? figures : [{ labels: this.labels, figures }])
+        .map(({ labels, figures }) => ({ labels, figures: encodeFigures(figures) }))
+      this.charge((performance.now() - from) * 1000)
+      const { errors, cpuNs } = await this.ask({ type: 'push', runs, timestamp: Date.now() })
+        .catch((err) => ({ errors: this.outputs.map(() => `the pushing thread failed: ${oneLine(err)}`), cpuNs: null }))
+      this.charge(cpuNs === null ? null : cpuNs / 1000)
+      this.outputs.forEach((output, index) => this.count(output, errors[index]))
     } finally {
       this.busy = false
     }
   }
 
-  async pushTo (output, groups, timestamp) {
-    output.pushes++
-    try {
-      output.sink ??= await makeSink(output.target, this.sinkOptions)
-      await output.sink.push(groups, timestamp)
-    } catch (err) {
-      output.failed++
-      if (output.error) return
-      output.error = oneLine(err.cause ?? err)
-      this.warn(`warning: --out ${output.target.kind}=${publicUrl(output.target.url)}: push failed (${output.error}); ` +
-        'the run goes on, and the report counts the failed pushes')
-    }
+  /** Adds to what streaming cost (null: not known, and then the total is not either). */
+  charge (us) {
+    this.cpuUs = us === null || this.cpuUs === null ? null : this.cpuUs + us
   }
-}
 
-/** A backend's sender: remote write, or OTLP (whose exporter loads only when asked for). */
-async function makeSink ({ kind, url }, options) {
-  if (kind === 'prometheus-rw') return new (await import('./remote-write.js')).RemoteWrite(url, options)
-  return new (await import('./otlp.js')).OtlpMetrics(url, options)
+  /** One backend's push: counted, and its first failure said. */
+  count (output, error) {
+    output.pushes++
+    if (error === null) return
+    output.failed++
+    if (output.error) return
+    output.error = error
+    this.warn(`warning: --out ${output.target.kind}=${publicUrl(output.target.url)}: push failed (${output.error}); ` +
+      'the run goes on, and the report counts the failed pushes')
+  }
+
+  /**
+   * Sends the pushing thread a message (starting it first) and resolves to its answer. The thread
+   * keeps the process alive only while it owes one: a run that ends without a report exits.
+   */
+  ask (message) {
+    this.thread ??= this.startThread()
+    if (this.thread.threadId === -1) return Promise.reject(new Error('it has exited'))
+    this.thread.ref()
+    return new Promise((resolve, reject) => {
+      this.awaiting = { resolve, reject }
+      this.thread.postMessage(message)
+    }).finally(() => this.thread.unref())
+  }
+
+  startThread () {
+    const targets = this.outputs.map(({ target }) => ({ kind: target.kind, url: target.url.href }))
+    const thread = new Worker(new URL('./pusher.js', import.meta.url), { workerData: { targets, sinkOptions: this.sinkOptions } })
+    const answer = (settle, value) => {
+      const awaiting = this.awaiting
+      this.awaiting = null
+      awaiting?.[settle](value)
+    }
+    thread.on('message', (reply) => answer('resolve', reply))
+    thread.on('error', (err) => answer('reject', err))
+    thread.on('exit', () => answer('reject', new Error('it exited')))
+    return thread
+  }
 }
 
 /**

@@ -191,6 +191,12 @@ function outputLine ({ kind, url, pushes, failed, error }) {
   return `out       ${kind} ${url}: ${int(pushes)} pushes, ${failed ? `${int(failed)} FAILED (${error})` : 'none failed'}`
 }
 
+/** What --out's pushes cost this process, all of them, against its CPU in the measured phase. */
+function streamingLine (us, cpu) {
+  const share = cpu ? ` (${(100 * us / (cpu.userUs + cpu.systemUs)).toFixed(2)}% of the cpu line's)` : ''
+  return `out       every push together took ${(us / 1000).toFixed(1)} ms of CPU${share}, on a thread of its own and reading the figures`
+}
+
 function sendLagLine ({ p50, p99, max }) {
   return `send lag  p50 ${ms(p50)}  p99 ${ms(p99)}  max ${ms(max)}  (due time to send, where a connection had room: ` +
     'the generator\'s own lateness, counted in the latency above)'
@@ -403,6 +409,7 @@ export function formatReport (report, histogram) {
     ...(report.cpu ? [cpuLine(report.cpu)] : []),
     ...(report.generator ? [generatorLine(report.generator, report.durationMs, report.fanout)] : []),
     ...(report.outputs ?? []).map(outputLine),
+    ...(typeof report.outputsCpuUs === 'number' ? [streamingLine(report.outputsCpuUs, report.cpu)] : []),
     `${report.fanout ? 'latency   publish to delivery: ' : 'latency   '}min ${ms(l.min)}  mean ${ms(l.mean)}  stdev ${ms(l.stdev)}  p50 ${ms(l.p50)}  p90 ${ms(l.p90)}  p99 ${ms(l.p99)}  p99.9 ${ms(l.p999)}  max ${ms(l.max)}${report.target ? '  (from the schedule)' : ''}`,
     ...(report.sendLagMs ? [sendLagLine(report.sendLagMs)] : []),
     ...(report.stages ? report.stages.map(stageLine) : []),

@@ -13,10 +13,15 @@ test('bench:out: without --out, with prometheus-rw (and otlp where PROMETHEUS_OT
   assert.equal(code, 0, stderr)
   const rows = stdout.split('\n').filter((line) => line.startsWith('| ')).slice(2).map((line) => line.split('|').slice(1, -1).map((cell) => cell.trim()))
   assert.deepEqual(rows.map(([kind]) => kind), ['none', 'prometheus-rw', ...(process.env.PROMETHEUS_OTLP ? ['otlp'] : [])])
-  for (const [kind, cores, , , perMessageUs, pushes] of rows) {
+  for (const [kind, streaming, cores, , versus, perMessageUs, pushes] of rows) {
     assert.ok(Number(cores) > 0 && Number(perMessageUs) > 0, kind)
-    if (kind !== 'none') assert.match(pushes, /^[1-9]\d* \(0\)$/, `${kind}: pushes (failed)`)
+    if (kind === 'none') continue
+    assert.match(pushes, /^[1-9]\d* \(0\)$/, `${kind}: pushes (failed)`)
+    // Every client counted what its pushes cost: a share of its CPU, above nothing.
+    assert.match(streaming, /^\d+\.\d\d%$/, `${kind}: streaming's own CPU`)
+    assert.ok(Number.parseFloat(streaming) > 0, `${kind}: streaming's own CPU`)
+    assert.match(versus, /^-?\d+\.\d\d% \(one round\), inconclusive$/, `${kind}: vs none`)
   }
-  assert.match(stdout, /one push's own CPU, .* ms/)
+  assert.match(stdout, /streaming's own CPU: the report's outputsCpuUs/)
   assert.match(stdout, /OpenTelemetry's own Histogram instrument instead .* ns a value/)
 })

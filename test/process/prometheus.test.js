@@ -40,6 +40,8 @@ describe('--out prometheus-rw: a real Prometheus holds what the report says', { 
       const samples = await single(prometheus, 'count_over_time(k6_ws_msgs_sent_total{testid="classic"}[10m])')
       assert.equal(samples, report.outputs[0].pushes)
       assert.ok(samples >= 4, `${samples} pushes`)
+      // What the pushes cost the client, counted on their own thread: some CPU, a small part of the run's.
+      assert.ok(report.outputsCpuUs > 0 && report.outputsCpuUs < report.cpu.userUs + report.cpu.systemUs, `${report.outputsCpuUs} µs`)
       assert.ok(await single(prometheus, 'min_over_time(k6_ws_msgs_sent_total{testid="classic"}[10m])') < report.messages.sent)
     } finally {
       await prometheus.stop()
