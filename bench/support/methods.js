@@ -15,6 +15,9 @@ const SHARED_MEDIAN = '2026-11-28T13:00:14.000Z'
 /** When the shaping proxy came to deliver segment by segment: a read of several messages no longer arrives as one. */
 const SEGMENTED_PROXY = '2026-11-28T15:00:00.000Z'
 
+/** When --out came to push from a thread of its own, and bench:out to count streaming's CPU exactly. */
+const PUSHING_THREAD = '2026-11-28T15:15:00.000Z'
+
 /** @type {Record<string, {version: number, since: string, uses?: import('../../lib/provenance.js').Method[]}>} */
 const BENCHES = {
   // Open-loop clients at a rate: paced within a budget, their pacing's CPU reported apart.
@@ -29,7 +32,8 @@ const BENCHES = {
   verdicts: { version: 2, since: SHARED_MEDIAN, uses: [COMPARE_METHOD] },
   capacity: { version: 1, since: '', uses: [CAPACITY_METHOD] },
   // Many messages in flight through the shaping proxy (the bulk accuracy check).
-  throttle: { version: 2, since: SEGMENTED_PROXY }
+  throttle: { version: 2, since: SEGMENTED_PROXY },
+  out: { version: 2, since: PUSHING_THREAD }
 }
 
 /**
