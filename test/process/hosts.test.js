@@ -1,15 +1,34 @@
 // Many hosts for real: client hosts as network namespaces with their own addresses, a common
-// --start-at, reports merged exactly, and nothing left behind. Skipped, with the reason, where
-// namespaces cannot be made (not root, no ip netns); in CI that fails them.
+// --start-at, reports merged exactly, and nothing left behind; with --prometheus, streaming to a
+// real Prometheus that ends up holding the merged report's counts. Skipped, with the reason, where
+// namespaces cannot be made (not root, no ip netns) or there is no Prometheus; in CI that fails them.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { setTimeout as delay } from 'node:timers/promises'
 import { createTestHosts, leftovers } from '../../lib/network/hosts.js'
 import { PROJECT_ROOT, watchOutput } from '../../lib/processes.js'
+import { DEBIAN_PROMETHEUS } from '../../bench/support/prometheus.js'
 import { assertStartedTogether, hostsUnavailable, runScript } from '../helpers.js'
 
 const unavailable = await hostsUnavailable()
+const noPrometheus = unavailable || (!fs.existsSync(DEBIAN_PROMETHEUS) && !process.env.CI && `no ${DEBIAN_PROMETHEUS} (apt-get install prometheus)`)
+
+/** Prometheus's temporary directories (bench/support/prometheus.js) now on the machine (other tests' among them). */
+const prometheusDirectories = () => fs.readdirSync(os.tmpdir()).filter((name) => name.startsWith('wsbench-prometheus-'))
+/** The command lines of running processes that mention `text`. */
+const processesMentioning = (text) => fs.readdirSync('/proc').filter((pid) => /^\d+$/.test(pid)).flatMap((pid) => {
+  try {
+    const line = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ')
+    return line.includes(text) ? [line] : []
+  } catch {
+    return [] // gone meanwhile
+  }
+})
 
 test('two client hosts: their own source addresses, one start, merged counts equal the sums, nothing left behind', { skip: unavailable }, async () => {
   const before = new Set(await leftovers()) // another harness may be running beside this test
@@ -31,6 +50,62 @@ test('two client hosts: their own source addresses, one start, merged counts equ
   assert.ok(hosts[0].startAt > 0, 'a --start-at instant')
   assertStartedTogether(hosts, hosts[0].startAt, merged.windows)
   assert.ok(server.peakRssMb > 0 && hosts.every((h) => h.peakRssMb > 0), 'peak memory of the server and of each host')
+  assert.deepEqual((await leftovers()).filter((name) => !before.has(name)), [], 'no namespace or link left behind')
+})
+
+test('--prometheus: the clients stream to a real Prometheus in the server host, which holds the merged report\'s counts; it and its directory are gone after', { skip: noPrometheus }, async () => {
+  const before = new Set(await leftovers())
+  const run = await runScript('bench/hosts.js', ['--hosts', '2', '--connections', '6', '--rate', '600', '--duration', '3s', '--prometheus', '--json'],
+    { env: { BENCH_RESULTS_DIR: '/tmp/bench-hosts-test' } })
+  assert.equal(run.code, 0, run.stderr)
+  const { hosts, merged, server, prometheus } = JSON.parse(run.stdout)
+  assert.equal(prometheus.equal, true, prometheus.line)
+  for (const key of ['sent', 'acked', 'errors', 'lost']) assert.equal(prometheus.total[key], merged.messages[key], key)
+  assert.equal(prometheus.total.sent, 1800)
+  assert.deepEqual(prometheus.hosts.map((h) => h.host), hosts.map((h) => h.host))
+  for (const host of prometheus.hosts) {
+    assert.deepEqual(host.held, host.report, host.host)
+    // The first push before the run, at least one at its end; none failed.
+    assert.ok(host.pushes >= 2 && host.failed === 0 && host.error === null, JSON.stringify(host))
+  }
+  assert.deepEqual(hosts.map((h) => h.tags.client_host), ['client1', 'client2'])
+  assert.equal(new Set(hosts.map((h) => h.tags.testid)).size, 1, 'one run id')
+  assert.match(run.stderr, /^Prometheus holds sent 1800, acked 1800, errors 0, lost 0 \(summed over 2 hosts\); .*: equal; pushes per host/m)
+  assert.equal(prometheus.url, `http://${server.address}:9090`, 'in the server host')
+  assert.equal(fs.existsSync(prometheus.directory), false, 'its directory removed')
+  assert.deepEqual(processesMentioning(prometheus.directory), [], 'Prometheus stopped')
+  assert.deepEqual((await leftovers()).filter((name) => !before.has(name)), [], 'no namespace or link left behind')
+})
+
+test('--prometheus, interrupted mid-run: Prometheus, its directory, the hosts all gone', { skip: noPrometheus }, async () => {
+  const before = new Set(await leftovers())
+  const directories = new Set(prometheusDirectories())
+  const child = spawn(process.execPath, ['bench/hosts.js', '--hosts', '1', '--connections', '2', '--rate', '100', '--duration', '60s', '--prometheus', '--json'],
+    { cwd: PROJECT_ROOT, env: { ...process.env, BENCH_RESULTS_DIR: '/tmp/bench-hosts-test' }, stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  child.stderr.setEncoding('utf8').on('data', (chunk) => { stderr += chunk })
+  const exited = once(child, 'exit')
+  // Interrupted once its Prometheus runs and the client streams to it.
+  const deadline = Date.now() + 30_000
+  let directory, address
+  const waitFor = async (what, found) => {
+    while (!found()) {
+      assert.ok(Date.now() < deadline && child.exitCode === null, `no ${what} within 30 s: ${stderr}`)
+      await delay(100)
+    }
+  }
+  await waitFor('Prometheus', () => {
+    directory = prometheusDirectories().find((name) => !directories.has(name))
+    const [line] = directory ? processesMentioning(path.join(os.tmpdir(), directory)) : []
+    address = /--web\.listen-address=(\S+)/.exec(line ?? '')?.[1]
+    return address !== undefined
+  })
+  await waitFor('client streaming to it', () => processesMentioning(`prometheus-rw=http://${address}/`).some((line) => line.includes('client_protobuf.js')))
+  child.kill('SIGINT')
+  const [code, signal] = await exited
+  assert.ok(signal === 'SIGINT' || code !== 0, `ended by the interrupt (${code}, ${signal})`)
+  assert.deepEqual(processesMentioning(path.join(os.tmpdir(), directory)), [], 'Prometheus stopped')
+  assert.equal(fs.existsSync(path.join(os.tmpdir(), directory)), false, 'its directory removed')
   assert.deepEqual((await leftovers()).filter((name) => !before.has(name)), [], 'no namespace or link left behind')
 })
 
