@@ -8,10 +8,18 @@ import { int } from '../display.js'
 export function describeCapacityRun ({ settings, machine }) {
   const { budget, server, connections, inflight, pacing, schedule, direction, tls, compress } = settings
   const quota = budget.quota ? ` (a CPU quota of ${int(budget.quota.quotaUs)} µs per ${int(budget.quota.periodUs)} µs)` : ''
+  const fanout = direction === 'fanout'
+  // A fan-out's rate is publishes/s, its capacity deliveries/s: every publish once at every subscriber.
+  const sustained = fanout
+    ? 'every publish delivered to every subscriber and deliveries/s (publishes/s × subscribers) within 1% of offered, ' +
+      'the objective on the publish-to-delivery latency'
+    : 'every message acked and acked msgs/s within 1% of offered'
+  const load = fanout
+    ? `one publisher (up to ${inflight} publishes in flight) and ${connections} subscribers each, ${pacing} pacing, direction fanout`
+    : `${connections} connections each, up to ${inflight} in flight per connection, ${pacing} pacing, direction ${direction}`
   return `Capacity: the highest open-loop rate the ${server} server sustained on ${budget.cores} core${budget.cores === 1 ? '' : 's'} ` +
-    `(CPU ${budget.serverCpus}${quota}) within each objective, every message acked and acked msgs/s within 1% of offered; ` +
-    `generators on CPU ${budget.generatorCpus}, ${connections} connections each, up to ${inflight} in flight per connection, ` +
-    `${pacing} pacing, direction ${direction}${tls ? ', over wss://' : ''}${compress ? ', permessage-deflate' : ''}, loopback (no shaping). ` +
+    `(CPU ${budget.serverCpus}${quota}) within each objective, ${sustained}; ` +
+    `generators on CPU ${budget.generatorCpus}, ${load}${tls ? ', over wss://' : ''}${compress ? ', permessage-deflate' : ''}, loopback (no shaping). ` +
     `Probes of ${schedule.stepMs} ms after a ${schedule.leadMs} ms lead-in, formats taking turns on one server; steps up from ` +
     `${int(schedule.startRate)}/s, bisects, then ${schedule.rounds} confirming rounds, whose spread gives each interval (95%). ` +
     `Machine: ${machine.cpu}, ${machine.cores} CPUs, Node ${machine.node}.`

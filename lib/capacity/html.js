@@ -2,7 +2,7 @@
 // and per test and objective p50 and p99 against offered rate for each format, the objective drawn
 // as a line and each format's capacity marked.
 import { escapeHtml, rateChart } from '../report/svg-chart.js'
-import { capacityNotes, capacityTableCells, capacityVerdicts } from './results.js'
+import { capacityNotes, capacityTableCells, capacityUnit, capacityVerdicts } from './results.js'
 import { describeCapacityRun } from './describe.js'
 
 /**
@@ -11,6 +11,7 @@ import { describeCapacityRun } from './describe.js'
  */
 export function renderCapacityHtml (results) {
   const { rows, searches, settings } = results
+  const unit = capacityUnit(settings)
   const charts = rows.map((row) => {
     const mine = searches.filter((search) => search.row === row.test && search.slo === row.slo)
     const limit = settings.slos.indexOf(row.slo)
@@ -20,9 +21,15 @@ export function renderCapacityHtml (results) {
       points: search.probes.filter((probe) => probe.latencyUs[name.slice(1)] !== null)
         .map((probe) => ({ rate: probe.rate, ms: probe.latencyUs[name.slice(1)] / 1000 }))
     })))
-    const marks = row.figures.filter((figure) => figure.msgsPerS).map((figure) => ({ rate: figure.msgsPerS, label: `${figure.format} ${figure.msgsPerS}/s` }))
+    const marks = row.figures.filter((figure) => figure.msgsPerS).map(unit.fanout
+      // The chart's rate is the one offered: a fan-out's publishes, its capacity's deliveries in the label.
+      ? (figure) => ({ rate: figure.publishesPerS, label: `${figure.format} ${figure.publishesPerS}/s (${figure.msgsPerS} deliveries/s)` })
+      : (figure) => ({ rate: figure.msgsPerS, label: `${figure.format} ${figure.msgsPerS}/s` }))
+    const chart = unit.fanout
+      ? { title: `test ${row.test}: delivery latency against offered publishes/s`, rateLabel: 'offered rate (publishes/s), one dot per probe' }
+      : { title: `test ${row.test}: latency against offered rate` }
     return `<figure data-test="${escapeHtml(row.test)}" data-slo="${escapeHtml(row.slo)}">` +
-      rateChart({ title: `test ${row.test}: latency against offered rate`, series, limit: { ms: boundMs, label: settings.slos[limit] }, marks }) +
+      rateChart({ ...chart, series, limit: { ms: boundMs, label: settings.slos[limit] }, marks }) +
       '</figure>'
   })
   return `<!doctype html>
@@ -40,7 +47,7 @@ figure { display: inline-block; margin: 8px; }
 </style>
 </head>
 <body>
-<h1>How many msgs/s one server core takes: ${escapeHtml(settings.formats.join(' vs '))}</h1>
+<h1>How many ${unit.name} one server core takes: ${escapeHtml(settings.formats.join(' vs '))}</h1>
 <p>${escapeHtml(describeCapacityRun(results))}</p>
 ${table(capacityTableCells(results))}
 <ul class="verdicts">${[...capacityVerdicts(results), ...capacityNotes(results)].map((line) => `<li>${escapeHtml(line)}</li>`).join('')}</ul>

@@ -3,10 +3,11 @@
 import { SATURATED_LOOP_BUSY } from '../report/report.js'
 
 /**
- * Sustained: acked msgs/s at least this share of the offered rate, over the step's window with its
- * last replies given the objective's bound to come back (a server that keeps up answers the last
- * message as late as any other; one that falls behind drains a queue for longer, and on a step as
- * short as capacity's, the plain span to the last reply failed servers that kept up).
+ * Sustained: acked msgs/s (a fan-out's deliveries/s) at least this share of the offered rate, over
+ * the step's window with its last replies given the objective's bound to come back (a server that
+ * keeps up answers the last message as late as any other; one that falls behind drains a queue for
+ * longer, and on a step as short as capacity's, the plain span to the last reply failed servers
+ * that kept up).
  */
 export const ACKED_SHARE = 0.99
 /**
@@ -32,24 +33,22 @@ export const SERVER_SATURATED = 0.9
  */
 
 /**
- * Judges one probe against one objective.
+ * Judges one probe against one objective. A fan-out's (`probe.fanout`) is judged on its deliveries:
+ * the objective is the delivery latency's, every delivery must be made, and deliveries/s must keep
+ * up with the offered rate times the subscribers.
  * @param {object} probe the generator's answer (batch-client.js probe) with the server's CPU
- * @param {number} rate offered, msgs/s
+ * @param {number} rate offered, msgs/s (fan-out: publishes/s)
  * @param {import('./slo.js').Slo} slo
  * @param {number} serverCores the server's budget
  * @returns {ProbeVerdict}
  */
 export function judgeProbe (probe, rate, slo, serverCores) {
-  const { messages, durationMs, latencyUs, sendLagUs, generator, server } = probe
-  const windowMs = messages.sent * 1000 / rate
-  const ackedRate = messages.acked * 1000 / Math.max(windowMs, durationMs - slo.boundUs / 1000)
+  const { latencyUs, sendLagUs, generator, server } = probe
   const latency = latencyUs[slo.percentile]
   const excess = latency === null || latency === undefined ? null : latency / slo.boundUs
   const reasons = []
   if (excess === null || excess >= 1) reasons.push(excess === null ? 'no replies' : `${slo.text.split('<')[0]} ${ms(latency)} ms`)
-  if (messages.lost > 0) reasons.push(`${messages.lost} lost`)
-  if (messages.errors > 0) reasons.push(`${messages.errors} error replies`)
-  if (ackedRate < rate * ACKED_SHARE) reasons.push(`acked ${Math.round(ackedRate)}/s`)
+  reasons.push(...shortfalls(probe, rate, slo))
   const lag = sendLagUs?.[slo.percentile] ?? 0
   // Not the send rate: it falls short too when every connection waits for replies (the server's doing).
   const loopBusy = generator?.loopBusy ?? 0
@@ -58,6 +57,29 @@ export function judgeProbe (probe, rate, slo, serverCores) {
   const pass = reasons.length === 0
   const generatorBound = !pass && generatorSaturated && serverRoom
   return { pass, excess: pass || excess >= 1 ? excess : null, generatorBound, generatorSaturated, reasons }
+}
+
+/**
+ * What a probe fell short by besides its latency: messages lost or refused, a fan-out's deliveries
+ * not made, and the rate of replies (deliveries) under ACKED_SHARE of the offered rate.
+ * @returns {string[]}
+ */
+function shortfalls ({ messages, durationMs, fanout }, rate, slo) {
+  const reasons = []
+  const sent = fanout ? 'publishes ' : ''
+  if (messages.lost > 0) reasons.push(`${messages.lost} ${sent}lost`)
+  if (messages.errors > 0) reasons.push(`${messages.errors} error replies`)
+  if (fanout) {
+    if (fanout.lost !== 0) reasons.push(fanout.lost === null ? 'no END: deliveries not counted' : `${fanout.lost} deliveries lost`)
+    if (fanout.errors > 0) reasons.push(`${fanout.errors} delivery errors`)
+    if (fanout.duplicates > 0) reasons.push(`${fanout.duplicates} duplicates`)
+  }
+  const windowMs = messages.sent * 1000 / rate
+  const spanMs = Math.max(windowMs, durationMs - slo.boundUs / 1000)
+  const [made, offered, what] = fanout ? [fanout.delivered, rate * fanout.subscribers, 'delivered'] : [messages.acked, rate, 'acked']
+  const madeRate = made * 1000 / spanMs
+  if (madeRate < offered * ACKED_SHARE) reasons.push(`${what} ${Math.round(madeRate)}/s`)
+  return reasons
 }
 
 const ms = (us) => (us / 1000).toFixed(us < 10_000 ? 2 : 1)

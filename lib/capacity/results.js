@@ -15,6 +15,18 @@ const { jStat } = jstatModule
  */
 export const CAPACITY_METHOD = Object.freeze({ name: 'capacity', version: 1, since: '2026-11-28T09:36:17.000Z' })
 
+/**
+ * What a capacity counts: messages, or for fan-out deliveries (each publish once at every subscriber):
+ * its search offers publishes/s, and `perRate` deliveries come of each.
+ * @param {{direction?: string, connections?: number}} settings the run's
+ * @returns {{name: string, per: string, perRate: number, fanout: boolean}} name: the rate's unit; per: the costs' unit
+ */
+export function capacityUnit ({ direction, connections }) {
+  return direction === 'fanout'
+    ? { name: 'deliveries/s', per: 'delivery', perRate: connections, fanout: true }
+    : { name: 'msgs/s', per: 'msg', perRate: 1, fanout: false }
+}
+
 /** Probes this close below the capacity (a share of it) give the CPU per message "at the knee". */
 const KNEE_SHARE = 0.85
 
@@ -22,12 +34,13 @@ const KNEE_SHARE = 0.85
  * @typedef {object} CapacityFigure one format at one objective on one test
  * @property {string} format its label
  * @property {'found'|'generator-bound'|'below'|'above'} status
- * @property {number|null} msgsPerS the mean of the rounds' estimates
+ * @property {number|null} msgsPerS the mean of the rounds' estimates, in the run's unit (capacityUnit: deliveries/s
+ *   for fan-out, which then has `unit`, `publishesPerS` (the rate searched) and `subscribers` too)
  * @property {[number, number]|null} ci its 95% interval (Student t over the rounds), msgs/s
  * @property {number|null} halfWidth the interval's half-width, a share of msgsPerS
  * @property {number|null} perCore msgsPerS per core of the server's budget
  * @property {number|null} limitRate where a search without a capacity stopped
- * @property {number|null} serverUs the server's CPU per message at the knee, µs
+ * @property {number|null} serverUs the server's CPU per message (fan-out: delivery) at the knee, µs
  * @property {number|null} generatorUs the generator's CPU per message at the knee (pacing left out), µs
  * @property {{rate: number, cores: number, ci: [number, number]|null}|null} coresFor the server cores --target-rate needs
  * @property {boolean} generatorAtLimit the generator was saturated in a passing probe at the knee: the
@@ -37,10 +50,12 @@ const KNEE_SHARE = 0.85
 /**
  * Builds the results document from the searches.
  * @param {object[]} searches measureCapacity's, in row, objective, format order
- * @param {{labels: string[], serverCores: number, targetRate: number|null, margin?: number}} how
+ * @param {{labels: string[], serverCores: number, targetRate: number|null, margin?: number, unit?: object}} how
+ *   unit: capacityUnit's (msgs/s unless given); targetRate in it
  * @returns {{rows: object[], family: object}}
  */
-export function capacityRows (searches, { labels, serverCores, targetRate, margin = DEFAULT_EQUIVALENCE }) {
+export function capacityRows (searches, how) {
+  const { labels, serverCores, targetRate, margin = DEFAULT_EQUIVALENCE, unit = capacityUnit({}) } = how
   const rows = []
   for (let i = 0; i < searches.length; i += labels.length) {
     const group = searches.slice(i, i + labels.length)
@@ -48,7 +63,7 @@ export function capacityRows (searches, { labels, serverCores, targetRate, margi
       test: group[0].row,
       profile: group[0].profile,
       slo: group[0].slo,
-      figures: group.map((search) => figureOf(search, serverCores, targetRate)),
+      figures: group.map((search) => figureOf(search, serverCores, targetRate, unit)),
       estimates: group
     })
   }
@@ -71,12 +86,14 @@ export function capacityRows (searches, { labels, serverCores, targetRate, margi
 const usable = (search) => search.status === 'found' ? search.estimates : []
 
 /** @returns {CapacityFigure} */
-function figureOf (search, serverCores, targetRate) {
+function figureOf (search, serverCores, targetRate, unit) {
   const { estimates, status, limitRate, format, probes } = search
   const found = status === 'found' && estimates.length > 0
-  const msgsPerS = found ? mean(estimates) : null
-  const ci = found ? interval(estimates) : null
-  const knee = found ? probes.filter((probe) => probe.pass && probe.rate >= msgsPerS * KNEE_SHARE) : []
+  const rate = found ? mean(estimates) : null
+  // The ratios take the rates searched; the capacity is in the unit (a fan-out's deliveries).
+  const msgsPerS = found ? rate * unit.perRate : null
+  const ci = found ? interval(estimates.map((estimate) => estimate * unit.perRate)) : null
+  const knee = found ? probes.filter((probe) => probe.pass && probe.rate >= rate * KNEE_SHARE) : []
   const perCore = found ? msgsPerS / serverCores : null
   return {
     format,
@@ -90,7 +107,8 @@ function figureOf (search, serverCores, targetRate) {
     serverUs: knee.length ? round(mean(knee.map((probe) => probe.server.perMessageUs)), 2) : null,
     generatorUs: knee.length ? round(mean(knee.map((probe) => probe.generatorPerMessageUs)), 2) : null,
     coresFor: found && targetRate ? coresFor(targetRate, perCore, ci && ci.map((end) => end / serverCores)) : null,
-    generatorAtLimit: knee.some((probe) => probe.generatorSaturated)
+    generatorAtLimit: knee.some((probe) => probe.generatorSaturated),
+    ...(unit.fanout && { unit: unit.name, publishesPerS: rate && Math.round(rate), subscribers: unit.perRate })
   }
 }
 
@@ -117,8 +135,9 @@ function interval (values) {
  */
 export function capacityTableCells ({ rows, settings }) {
   const { serverCores, targetRate } = settings
-  const header = ['test', 'objective', 'format', `msgs/s per core (${serverCores} core${serverCores === 1 ? '' : 's'})`, '95% interval',
-    'server µs/msg', 'generator µs/msg', `vs ${settings.formats[0]}`, ...(targetRate ? [`cores for ${int(targetRate)}/s`] : [])]
+  const unit = capacityUnit(settings)
+  const header = ['test', 'objective', 'format', `${unit.name} per core (${serverCores} core${serverCores === 1 ? '' : 's'})`, '95% interval',
+    `server µs/${unit.per}`, `generator µs/${unit.per}`, `vs ${settings.formats[0]}`, ...(targetRate ? [`cores for ${int(targetRate)}/s`] : [])]
   const body = rows.flatMap((row) => row.figures.map((figure, f) => [
     f === 0 ? row.test : '',
     f === 0 ? row.slo : '',
@@ -146,12 +165,15 @@ export function formatCapacityTable (results) {
 }
 
 /** A format's capacity, or why there is none. */
-export function capacityText ({ status, perCore, limitRate, generatorAtLimit }) {
+export function capacityText ({ status, perCore, limitRate, generatorAtLimit, unit }) {
   if (status === 'found') return `${generatorAtLimit ? 'at least ' : ''}${int(perCore)}`
-  if (status === 'generator-bound') return `generator-bound at ${int(limitRate)}/s`
+  if (status === 'generator-bound') return `generator-bound at ${offered(limitRate, unit)}`
   if (status === 'unsettled') return 'unsettled: no round bracketed the knee'
-  return status === 'above' ? `above ${int(limitRate)}/s` : `below ${int(limitRate)}/s`
+  return `${status === 'above' ? 'above' : 'below'} ${offered(limitRate, unit)}`
 }
+
+/** A rate the search offered: msgs/s, or a fan-out figure's (it has a unit) publishes/s. */
+const offered = (rate, unit) => `${int(rate)}${unit ? ' publishes/s' : '/s'}`
 
 /** A ratio with its interval and call: `1.41x (1.35-1.47) better`. */
 export function ratioText (estimate) {
@@ -188,7 +210,7 @@ export function capacityNotes ({ rows }) {
   return rows.flatMap((row) => row.figures.flatMap((figure) => {
     const who = `${figure.format} on test ${row.test}`
     if (figure.status === 'generator-bound') {
-      return [`${who}: the generator could not keep up at ${int(figure.limitRate)}/s while the server had room; this is not the server's capacity: ${REMEDY}`]
+      return [`${who}: the generator could not keep up at ${offered(figure.limitRate, figure.unit)} while the server had room; this is not the server's capacity: ${REMEDY}`]
     }
     return figure.generatorAtLimit ? [`${who}: the generator was saturated at the knee too, so the server may take more (at least): ${REMEDY}`] : []
   }))

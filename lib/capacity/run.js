@@ -118,24 +118,30 @@ async function searchRow (plan, row, slo, server, generators) {
 /**
  * One probe: a lead-in at the rate, unrecorded (the server's queues and the generator's pacing at
  * their steady state), then the measured step, the server's CPU read around it. It starts once
- * the last probe's processes have gone quiet.
+ * the last probe's processes have gone quiet. A fan-out's costs are per delivery.
  */
-async function runProbe ({ schedule }, key, rate, percentiles, server, generator, generators) {
+async function runProbe ({ schedule, load }, key, rate, percentiles, server, generator, generators) {
   await settle([server.clock, ...generators.map((each) => each.clock)])
   const lead = Math.max(1, Math.round(rate * schedule.leadMs / 1000))
-  await generator.batch(key, lead, rate, false)
+  // A fan-out's subscribers connect per probe: its lead-in is the probe's own, on its connections.
+  const fanout = load.direction === 'fanout'
+  if (!fanout) await generator.batch(key, lead, rate, false)
   const count = Math.max(1, Math.round(rate * schedule.stepMs / 1000))
   const cpuBefore = server.clock.read()
   const started = performance.now()
-  const probe = await generator.probe(key, count, rate, percentiles)
+  const probe = await generator.probe(key, count, rate, percentiles, fanout ? lead : 0)
   const wallMs = performance.now() - started
   const serverNs = server.clock.read() - cpuBefore
   if (probe.failure) throw new Error(`${generator.name} failed at ${rate}/s: ${probe.failure}`)
   const sent = probe.messages.sent
+  // The server's CPU spans a fan-out's lead-in too (and its subscribers' connecting), the generator's the step alone.
+  const serverUnits = fanout ? (lead + sent) * load.connections : sent
+  const generatorUnits = fanout ? probe.fanout.delivered : sent
+  const perMessageUs = serverUnits > 0 ? round(serverNs / 1000 / serverUnits) : null
   return {
     ...probe,
-    server: { cores: round(serverNs / 1e6 / wallMs), perMessageUs: sent > 0 ? round(serverNs / 1000 / sent) : null },
-    generatorPerMessageUs: sent > 0 ? round(Math.max(0, probe.cpuUs - probe.pacingUs) / sent) : null
+    server: { cores: round(serverNs / 1e6 / wallMs), perMessageUs },
+    generatorPerMessageUs: generatorUnits > 0 ? round(Math.max(0, probe.cpuUs - probe.pacingUs) / generatorUnits) : null
   }
 }
 
@@ -143,7 +149,8 @@ function probeLine (row, slo, label, rate, probe, verdict) {
   const us = probe.latencyUs[slo.percentile]
   const latency = us === null ? 'no replies' : `${slo.text.split('<')[0]} ${(us / 1000).toFixed(2)} ms`
   const call = verdict.pass ? 'pass' : `FAIL (${verdict.reasons.join(', ')}${verdict.generatorBound ? '; generator-bound' : ''})`
-  return `${row.label} ${slo.text} ${label.padEnd(8)} ${String(rate).padStart(7)}/s  ${call}  ${latency}, ` +
+  const deliveries = probe.fanout ? `, ${probe.fanout.delivered}/${probe.fanout.expected} delivered` : ''
+  return `${row.label} ${slo.text} ${label.padEnd(8)} ${String(rate).padStart(7)}/s  ${call}  ${latency}${deliveries}, ` +
     `server ${probe.server.cores} cores, generator loop ${Math.round((probe.generator?.loopBusy ?? 0) * 100)}%`
 }
 

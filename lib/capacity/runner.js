@@ -5,9 +5,10 @@ import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { certificateFiles, describeMachine, formatLabels, refuseLossyFormats, rowsToRun, serverArgsOf, serverCommand } from '../compare/runner.js'
 import { START_WARMUP_MS } from '../compare/lockstep.js'
+import { DEFAULT_HEARTBEAT_MS } from '../defaults.js'
 import { UsageError, oneLine } from '../errors.js'
 import { measureCapacity } from './run.js'
-import { CAPACITY_METHOD, capacityRows } from './results.js'
+import { CAPACITY_METHOD, capacityRows, capacityUnit } from './results.js'
 import { provenanceOf } from '../provenance.js'
 import { calibrationOf } from './calibration.js'
 import { renderCapacityHtml } from './html.js'
@@ -28,7 +29,8 @@ export async function findCapacity (options) {
   if (calibrate) Object.assign(process.env, { WSBENCH_PLANTED_US: String(calibrate.us), WSBENCH_PLANTED_SIDE: 'server' })
   const certificate = tls && server.kind !== 'command' ? await certificateFiles() : null
   const run = await runSearches(options, { labels, rows, certificate })
-  const { rows: table, family } = capacityRows(run.searches, { labels, serverCores: budget.cores, targetRate, margin })
+  const how = { labels, serverCores: budget.cores, targetRate, margin, unit: capacityUnit(options) }
+  const { rows: table, family } = capacityRows(run.searches, how)
   const results = {
     kind: 'capacity',
     generatedAt: new Date().toISOString(),
@@ -86,7 +88,10 @@ function generatorLoad (options, certificate) {
     // their CPU goes to sending and receiving, in as few syscalls as the schedule allows.
     preencode: true,
     cork: true,
-    ...(certificate && { ca: certificate.cert })
+    ...(certificate && { ca: certificate.cert }),
+    // A fan-out generator warms up publishing at the search's first rate, its subscribers decoding
+    // every delivery, as compare's do.
+    ...(options.direction === 'fanout' && { rate: options.schedule.startRate, decode: 'all', heartbeatMs: DEFAULT_HEARTBEAT_MS })
   }
 }
 

@@ -11,8 +11,13 @@ import { CODEC_MODULE_OPTION, PAYLOAD_OPTIONS, codecModulesFor, commaList, comma
 import { EQUIVALENCE_OPTION, SERVER_OPTIONS, equivalenceMargin, refuseSpacedServerArgs, serverOf } from './compare-options.js'
 import { programName } from './program.js'
 
-/** The directions a capacity probe runs in: a message and its reply on one connection. */
-const CAPACITY_DIRECTIONS = ['up', 'echo', 'down']
+/**
+ * The directions a capacity probe runs in: a message and its reply on one connection, or a fan-out
+ * (one publisher, --connections subscribers), whose capacity is in deliveries/s.
+ */
+const CAPACITY_DIRECTIONS = ['up', 'echo', 'down', 'fanout']
+/** Connections per generator: a message and its reply's, and a fan-out's subscribers. */
+const DEFAULT_CONNECTIONS = { message: 16, fanout: 100 }
 /** The fewest confirming rounds that give an interval worth the name. */
 const MIN_ROUNDS = 3
 
@@ -35,17 +40,17 @@ export async function parseCapacityArgs (argv) {
       tests: { describe: 'comma-separated tests, by number or name', default: '3', type: 'string' },
       slo: { describe: 'the latency objective(s), from the due time: p99<10ms; several, comma-separated, give a curve: p99<5ms,p99<25ms,p50<1ms', default: DEFAULT_SLO, type: 'string' },
       'server-cpus': { describe: 'the server\'s CPU budget in cores, pinned apart from the generators; a fraction (0.5) is a CPU quota on one core', default: 1, type: 'string' },
-      'target-rate': { describe: 'msgs/s to size for: the server cores each format needs', type: 'string' },
+      'target-rate': { describe: 'msgs/s (fanout: deliveries/s) to size for: the server cores each format needs', type: 'string' },
       ...SERVER_OPTIONS,
       tls: { describe: 'wss://: the server with a throwaway certificate that the generators verify', type: 'boolean', default: false },
       compress: { describe: 'permessage-deflate on server and generators', type: 'boolean', default: false },
-      direction: { describe: 'up: generators send the payload; echo: it comes back; down: the server sends it', choices: CAPACITY_DIRECTIONS, default: 'up' },
-      connections: { alias: 'c', describe: 'connections per generator', default: 16 },
-      inflight: { alias: 'i', describe: 'messages a connection may have outstanding before sends wait (their latency still counts from the due time)', default: 64 },
+      direction: { describe: 'up: generators send the payload; echo: it comes back; down: the server sends it; fanout: one publisher, --connections subscribers, each publish delivered to every one (the rate searched is publishes/s, the capacity deliveries/s, the objective on the delivery latency)', choices: CAPACITY_DIRECTIONS, default: 'up' },
+      connections: { alias: 'c', describe: `connections per generator (fanout: subscribers) [default: ${DEFAULT_CONNECTIONS.message}; fanout: ${DEFAULT_CONNECTIONS.fanout}]` },
+      inflight: { alias: 'i', describe: 'messages a connection (fanout: the publisher) may have outstanding before sends wait (their latency still counts from the due time)', default: 64 },
       rounds: { describe: `confirming rounds after the first bisection: the capacity's interval comes from their spread, at least ${MIN_ROUNDS}`, default: 6 },
       step: { describe: 'how long each probe measures', default: '1500ms', type: 'string' },
       lead: { describe: 'each probe\'s unrecorded lead-in at its rate', default: '300ms', type: 'string' },
-      'start-rate': { describe: 'the search\'s first rate, msgs/s; it doubles until a probe fails', default: 4000 },
+      'start-rate': { describe: 'the search\'s first rate, msgs/s (fanout: publishes/s); it doubles until a probe fails', default: 4000 },
       pacing: { describe: 'how the generators wake for due messages: precise, precise:<µs>, spin or timer (see the client\'s --pacing)', default: 'precise', type: 'string' },
       calibrate: { describe: `[µs]: plant a known decode cost (µs per message, default ${DEFAULT_PLANTED_US}) in the server's side of one of two otherwise identical JSON codecs, and report whether capacity dropped by what the extra CPU predicts`, type: 'string' },
       ...EQUIVALENCE_OPTION,
@@ -59,6 +64,7 @@ export async function parseCapacityArgs (argv) {
     .example(`${program} --formats json,json`, 'an A/A run: should call equivalent')
     .example(`${program} --calibrate`, 'a planted 20 µs decode cost: found, and about the predicted drop?')
     .example(`${program} --server go --tests 3,4`, 'the Go reference server')
+    .example(`${program} --direction fanout -c 100`, 'deliveries/s to 100 subscribers, delivery p99 under 10 ms')
     .parseAsync()
   return checkCapacityArgs(args, argv)
 }
@@ -97,7 +103,7 @@ async function checkCapacityArgs (args, argv) {
     tls: args.tls,
     compress: args.compress,
     direction: args.direction,
-    connections: wholeNumber('connections', args.connections, 1),
+    connections: wholeNumber('connections', args.connections ?? DEFAULT_CONNECTIONS[args.direction === 'fanout' ? 'fanout' : 'message'], 1),
     inflight: wholeNumber('inflight', args.inflight, 1),
     schedule: {
       rounds,

@@ -246,23 +246,67 @@ async function batch ({ key, count, rate, measured }) {
  * else (the row's report is compare's). Answers with what the search judges the step by: every
  * message accounted for, the time to the last reply, the latency percentiles asked for (µs, from
  * the due time), the send rate achieved, and how hard the generator worked (send lag, loop, CPU).
- * @param {{key: string, count: number, rate: number, percentiles: number[]}} request
+ * A fan-out row's probe leads in with `lead` publishes itself (see fanoutProbe).
+ * @param {{key: string, count: number, rate: number, percentiles: number[], lead?: number}} request
  */
-async function probe ({ key, count, rate, percentiles }) {
+async function probe ({ key, count, rate, percentiles, lead = 0 }) {
   const row = connectedRow(key)
+  if (row.settings.direction === 'fanout') return fanoutProbe(row, { count, rate, percentiles, lead })
   const before = row.connections.errorReplies.length
   const result = await row.connections.runPhase({ count, rate, recording: true, series: false })
-  const { histogram, sendLagHistogram, generator, cpu, durationMs, messages, target } = result
+  const sender = { sendLag: result.sendLagHistogram, pacingUs: result.cpu?.pacingUs ?? 0 }
+  return probeAnswer(result, sender, percentiles, before)
+}
+
+/**
+ * A fan-out probe: `lead` publishes unrecorded, then `count` at `rate` per second, to the row's
+ * subscribers on one set of connections (the lead-in is runFanout's warm-up: a batch of its own would
+ * connect other subscribers). Answers as probe does, the latency publish to delivery, the send lag
+ * and pacing the publisher's, with `fanout`: the deliveries expected (every publish at every
+ * subscriber) and made, and their rate over the span to the last one.
+ */
+async function fanoutProbe (row, { count, rate, percentiles, lead }) {
+  const { runFanout } = await import('../load/fanout.js')
+  const options = loadOptions(row.run, row.settings, row.where)
+  const result = await runFanout({ ...options, messages: count, rate, warmup: { messages: lead } })
+  const { subscribers, published, delivered, duplicates, errors } = result.fanout
+  const expected = published === null ? null : published * subscribers
+  const publisher = { sendLag: result.publisher?.sendLagHistogram ?? null, pacingUs: result.publisher?.pacingUs ?? 0 }
+  return {
+    ...probeAnswer(result, publisher, percentiles, 0),
+    fanout: {
+      subscribers,
+      published,
+      expected,
+      delivered,
+      lost: expected === null ? null : expected - delivered,
+      duplicates,
+      errors,
+      deliveryRate: result.durationMs > 0 ? Math.round(delivered * 1e4 / result.durationMs) / 10 : 0
+    }
+  }
+}
+
+/**
+ * What a probe answers from its phase's result: its messages, time, latency and send lag at the
+ * percentiles, the generator's loop and CPU (less its pacing), its first new error reply and failure.
+ * @param {object} result the phase's (or fan-out's) result
+ * @param {{sendLag: object|null, pacingUs: number}} sender the sending side's lateness and pacing CPU
+ * @param {number[]} percentiles
+ * @param {number} before error replies the result held before this probe
+ */
+function probeAnswer (result, { sendLag, pacingUs }, percentiles, before) {
+  const { histogram, generator, cpu, durationMs, messages, target } = result
   return {
     type: 'probe',
     messages: { ...messages },
     durationMs,
     sendRate: target?.sendRate ?? null,
     latencyUs: atPercentiles(histogram, percentiles),
-    sendLagUs: sendLagHistogram && atPercentiles(sendLagHistogram, percentiles),
+    sendLagUs: sendLag && atPercentiles(sendLag, percentiles),
     generator: generator && { cpuShare: generator.cpuShare, loopBusy: generator.loopBusy },
     cpuUs: cpu ? cpu.userUs + cpu.systemUs : 0,
-    pacingUs: cpu?.pacingUs ?? 0,
+    pacingUs,
     errorReply: result.errorReplies[before] ?? null,
     failure: result.failure
   }

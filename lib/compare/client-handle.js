@@ -66,9 +66,12 @@ export class BatchClient {
     return this.ask({ type: 'batch', key, count, rate, measured })
   }
 
-  /** Runs one of capacity's probes: `count` messages at `rate` per second (batch-client.js probe). */
-  probe (key, count, rate, percentiles) {
-    return this.ask({ type: 'probe', key, count, rate, percentiles })
+  /**
+   * Runs one of capacity's probes: `count` messages at `rate` per second (batch-client.js probe);
+   * a fan-out's led in by `lead` publishes on its own connections.
+   */
+  probe (key, count, rate, percentiles, lead = 0) {
+    return this.ask({ type: 'probe', key, count, rate, percentiles, lead })
   }
 
   /** @returns {Promise<Record<string, object|null>>} one report per row key */

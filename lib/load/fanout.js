@@ -13,9 +13,10 @@ import { addFigures, emptyFigures } from '../outputs/figures.js'
  * Runs a fan-out: `connections` subscribers and (unless role is subscriber) one publisher at
  * `rate` publishes per second. Every measured publish is expected once at every subscriber.
  * @param {import('./engine.js').LoadOptions & {role?: string, decode?: 'all'|'one', heartbeatMs: number}} options
- * @returns {Promise<import('./engine.js').LoadResult & {fanout: object}>} the publisher's accounting in
- *   `messages` (zeros without one); latency is publish to delivery over every delivery; `fanout` has
- *   the subscribers' (see FanoutResult in subscribers.js), `published` the publisher's own count
+ * @returns {Promise<import('./engine.js').LoadResult & {fanout: object, publisher: object|null}>} the publisher's
+ *   accounting in `messages` (zeros without one); latency is publish to delivery over every delivery; `fanout` has
+ *   the subscribers' (see FanoutResult in subscribers.js), `published` the publisher's own count; `publisher`
+ *   its send lag histogram and pacing CPU (µs), null without one
  */
 export async function runFanout (options) {
   const { role = 'both', connections, signal } = options
@@ -118,6 +119,9 @@ function combine (options, publisher, heard) {
     interrupted: Boolean(options.signal?.aborted),
     failure: publisher?.failure ?? heard?.failure ?? null,
     errorReplies: [...(publisher?.errorReplies ?? []), ...(heard?.errorReplies ?? [])],
-    fanout: { ...base.fanout, published, subscriberBytesRead: heard?.bytes.read ?? 0 }
+    fanout: { ...base.fanout, published, subscriberBytesRead: heard?.bytes.read ?? 0 },
+    // The publisher's own lateness and pacing: the latency above is the subscribers', and whether
+    // the generator kept up (capacity's probes) needs the publisher's side too.
+    publisher: publisher && { sendLagHistogram: publisher.sendLagHistogram, pacingUs: publisher.cpu?.pacingUs ?? 0 }
   }
 }

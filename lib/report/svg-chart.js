@@ -109,9 +109,10 @@ export function timeSeriesChart ({ title, yLabel, series, marks = [] }) {
  * @param {Array<{name: string, points: Array<{rate: number, ms: number}>}>} chart.series
  * @param {{ms: number, label: string}} chart.limit
  * @param {Array<{rate: number, label: string}>} [chart.marks]
+ * @param {string} [chart.rateLabel] the rate axis's title, when what is offered is not msgs/s
  * @returns {string} an `<svg>` element
  */
-export function rateChart ({ title, series, limit, marks = [] }) {
+export function rateChart ({ title, series, limit, marks = [], rateLabel = 'offered rate (msgs/s), one dot per probe' }) {
   const drawn = series.filter((s) => s.points.length > 0)
   const values = [...drawn.flatMap((s) => s.points.map((p) => p.ms)), limit.ms].filter((ms) => ms > 0)
   const [low, high] = [Math.floor(Math.log10(Math.min(...values))), Math.ceil(Math.log10(Math.max(...values)))]
@@ -131,7 +132,7 @@ export function rateChart ({ title, series, limit, marks = [] }) {
     `stroke="#c00" stroke-dasharray="6 3"/><text x="${MARGIN.left + 4}" y="${(y(limit.ms) - 4).toFixed(1)}" font-size="10" fill="#c00">${escapeHtml(limit.label)}</text>`
   const markLines = marks.map((m, i) => `<line class="mark" x1="${x(m.rate).toFixed(1)}" y1="${MARGIN.top}" x2="${x(m.rate).toFixed(1)}" y2="${bottom}" ` +
     `stroke="#888" stroke-dasharray="4 3"/><text x="${(x(m.rate) + 3).toFixed(1)}" y="${bottom - 4 - 12 * i}" font-size="10">${escapeHtml(m.label)}</text>`)
-  return frame(title, 'offered rate (msgs/s), one dot per probe', 'latency (ms, log)', [
+  return frame(title, rateLabel, 'latency (ms, log)', [
     ...axes(xTicks, yTickList), limitLine, ...markLines, ...dots, legend(drawn.map((s) => s.name))
   ])
 }

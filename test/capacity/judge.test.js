@@ -46,3 +46,19 @@ test('a fail is the generator\'s when it was saturated and the server had room, 
   const passed = judgeProbe(probe({ generator: { loopBusy: 0.95 } }), 1000, slo, 1)
   assert.deepEqual([passed.pass, passed.generatorBound, passed.generatorSaturated], [true, false, true])
 })
+
+test('a fan-out probe is judged on its deliveries: the delivery latency, every delivery made, deliveries/s within 1% of publishes/s x subscribers', () => {
+  // 1000 publishes/s to 10 subscribers for a second: 10,000 deliveries expected.
+  const fanout = (changes = {}) => ({ subscribers: 10, published: 1000, expected: 10_000, delivered: 10_000, lost: 0, duplicates: 0, errors: 0, ...changes })
+  assert.deepEqual(judgeProbe(probe({ fanout: fanout() }), 1000, slo, 1).reasons, [])
+  assert.deepEqual(judgeProbe(probe({ fanout: fanout({ delivered: 9990, lost: 10 }) }), 1000, slo, 1).reasons, ['10 deliveries lost'])
+  assert.deepEqual(judgeProbe(probe({ fanout: fanout({ errors: 2, duplicates: 3 }) }), 1000, slo, 1).reasons, ['2 delivery errors', '3 duplicates'])
+  assert.deepEqual(judgeProbe(probe({ fanout: fanout({ expected: null, lost: null }) }), 1000, slo, 1).reasons, ['no END: deliveries not counted'])
+  // The publisher's own losses are publishes; its acks are not the deliveries.
+  assert.deepEqual(judgeProbe(probe({ messages: { sent: 1000, acked: 995, errors: 0, lost: 5 }, fanout: fanout() }), 1000, slo, 1).reasons, ['5 publishes lost'])
+  // Deliveries that came in over 1025 ms: 9852/s over 1015 ms, short of 99% of 10,000/s.
+  assert.deepEqual(judgeProbe(probe({ durationMs: 1025, fanout: fanout() }), 1000, slo, 1).reasons, ['delivered 9852/s'])
+  // A late delivery fails it with a saturated publisher (its send lag): the generator's, while the server had room.
+  const late = judgeProbe(probe({ latencyUs: { 50: 800, 99: 30_000 }, sendLagUs: { 50: 10, 99: 2600 }, fanout: fanout() }), 1000, slo, 1)
+  assert.deepEqual([late.pass, late.generatorBound, late.reasons], [false, true, ['p99 30.0 ms']])
+})

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { capacityNotes, capacityRows, capacityText, capacityVerdicts, formatCapacityTable } from '../../lib/capacity/results.js'
+import { capacityNotes, capacityRows, capacityTableCells, capacityText, capacityUnit, capacityVerdicts, formatCapacityTable } from '../../lib/capacity/results.js'
 import { calibrationOf } from '../../lib/capacity/calibration.js'
 
 /** A search as run.js gives it, its knee probes costing `serverUs` of the server's CPU per message. */
@@ -60,4 +60,30 @@ test('calibration: a planted cost found when the ratio is called worse and withi
   assert.match(found.lines[0], /10 µs planted took the server from 10 to 20 µs\/msg at the knee, which predicts 0\.5x the capacity; found 0\.5x, called worse, 0\.0% above the prediction: FOUND/)
   const missed = calibrationOf(rows([15_000, 15_100, 14_900]), { us: 10 })
   assert.equal(missed.found, false, '0.75x is 50% off the prediction')
+})
+
+test('a fan-out\'s capacity is in deliveries/s: the publishes/s searched times the subscribers, its ratio the same as the publishes\'', () => {
+  const unit = capacityUnit({ direction: 'fanout', connections: 100 })
+  assert.deepEqual(unit, { name: 'deliveries/s', per: 'delivery', perRate: 100, fanout: true })
+  assert.deepEqual(capacityUnit({ direction: 'up', connections: 16 }), { name: 'msgs/s', per: 'msg', perRate: 1, fanout: false })
+  const searches = [search('json', [2000, 2100, 1900]), search('protobuf', [3000, 3100, 2900]), search('json#2', [], { status: 'generator-bound', limitRate: 4000 })]
+  const labels3 = ['json', 'protobuf', 'json#2']
+  const fanout = capacityRows(searches, { labels: labels3, serverCores: 0.5, targetRate: 1_000_000, unit })
+  const plain = capacityRows(searches, { labels: labels3, serverCores: 0.5, targetRate: 1_000_000 })
+  const [json, protobuf, bound] = fanout.rows[0].figures
+  assert.deepEqual([json.msgsPerS, json.publishesPerS, json.subscribers, json.unit], [200_000, 2000, 100, 'deliveries/s'])
+  assert.equal(json.perCore, 400_000)
+  // 2000 ± 248.4 publishes/s (sd 100, t(0.975, 2) = 4.303), times 100 subscribers.
+  assert.deepEqual(json.ci, [175_159, 224_841])
+  assert.equal(json.halfWidth, plain.rows[0].figures[0].halfWidth)
+  assert.deepEqual(protobuf.coresFor, { rate: 1_000_000, cores: 1.67, ci: [1.54, 1.82] })
+  assert.deepEqual(fanout.rows[0].ratios, plain.rows[0].ratios)
+  assert.equal(capacityText(bound), 'generator-bound at 4,000 publishes/s')
+  assert.match(capacityNotes(fanout)[0], /could not keep up at 4,000 publishes\/s/)
+  const settings = { formats: labels3, serverCores: 0.5, targetRate: null, direction: 'fanout', connections: 100 }
+  const { header } = capacityTableCells({ rows: fanout.rows, settings })
+  assert.deepEqual(header.slice(3, 6), ['deliveries/s per core (0.5 cores)', '95% interval', 'server µs/delivery'])
+  // Without fan-out, no unit fields and the table's unit as before.
+  assert.equal('unit' in plain.rows[0].figures[0], false)
+  assert.equal(capacityTableCells({ rows: plain.rows, settings: { ...settings, direction: 'up' } }).header[3], 'msgs/s per core (0.5 cores)')
 })

@@ -81,6 +81,35 @@ test('capacity runs over wss:// with the payload echoed back, one format, the ge
   }
 })
 
+test('fan-out capacity is in deliveries/s: the publishes/s found times the subscribers, every probe\'s deliveries accounted for', async (t) => {
+  const out = temporaryDirectory('capacity-fanout-')
+  t.after(() => fs.rmSync(out, { recursive: true, force: true }))
+  const run = await runScript('bin/capacity.js', ['--direction', 'fanout', '--connections', '5', '--tests', '5', '--formats', 'protobuf',
+    '--server-cpus', '0.5', '--rounds', '3', '--step', '300ms', '--lead', '100ms', '--start-rate', '500', '--slo', 'p99<20ms', '--out', out])
+  // Whether the search settles depends on how busy the machine is (the suite runs beside it).
+  assert.ok(run.code === 0 || run.code === 1, run.stderr)
+  assert.match(run.stdout, /deliveries\/s per core \(0\.5 cores\)/)
+  assert.match(run.stdout, /server µs\/delivery/)
+  const { settings, rows, searches } = JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8'))
+  assert.deepEqual([settings.direction, settings.connections], ['fanout', 5])
+  const [search] = searches
+  assert.ok(search.probes.length >= 4, `${search.probes.length} probes`)
+  for (const { rate, messages, fanout } of search.probes) {
+    assert.equal(messages.sent, messages.acked + messages.errors + messages.lost, `every publish accounted for at ${rate}/s`)
+    assert.equal(fanout.subscribers, 5)
+    assert.equal(fanout.published, messages.sent - messages.errors)
+    assert.equal(fanout.expected, fanout.published * 5, `every publish expected at every subscriber at ${rate}/s`)
+    assert.equal(fanout.expected, fanout.delivered + fanout.lost, `every delivery made or lost at ${rate}/s`)
+  }
+  const [figure] = rows[0].figures
+  assert.deepEqual([figure.unit, figure.subscribers], ['deliveries/s', 5])
+  if (figure.status === 'found') {
+    assert.ok(Math.abs(figure.msgsPerS - figure.publishesPerS * 5) <= 5, `${figure.msgsPerS} deliveries/s of ${figure.publishesPerS} publishes/s`)
+    assert.ok(Math.abs(figure.perCore - figure.msgsPerS / 0.5) <= 1)
+  }
+  assert.match(fs.readFileSync(path.join(out, 'report.html'), 'utf8'), /How many deliveries\/s one server core takes[^]*offered rate \(publishes\/s\)/)
+})
+
 test('bad input gets one line and exit 2, before anything starts', async () => {
   for (const [args, message] of [
     [['--slo', 'p99<'], /--slo takes objectives like p99<10ms/],
@@ -89,7 +118,8 @@ test('bad input gets one line and exit 2, before anything starts', async () => {
     [['--server-cpus', '0'], /--server-cpus must be a number > 0/],
     [['--target-rate', '0'], /--target-rate must be a number > 0/],
     [['--rounds', '2'], /--rounds must be/],
-    [['--direction', 'fanout'], /Invalid values/],
+    [['--direction', 'both'], /Invalid values/],
+    [['--direction', 'fanout', '--connections', '0'], /--connections must be a whole number >= 1/],
     [['--formats', 'json,yaml'], /yaml/],
     [['--calibrate', '--formats', 'json'], /--calibrate compares JSON with itself/]
   ]) {
