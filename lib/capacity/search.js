@@ -56,6 +56,8 @@ export class CapacitySearch {
     this.outcomes = []
     this.estimates = []
     this.initial = null
+    /** Where rounds centre until one estimates: the last bisection's crossing. */
+    this.centre = null
     this.status = null
     this.limitRate = null
     // The bracket being narrowed: the highest pass and the lowest fail of the current stage.
@@ -116,7 +118,10 @@ export class CapacitySearch {
       this.rate = Math.sqrt(this.low.rate * this.high.rate)
       return
     }
-    this.initial = crossing(this.low, this.high)
+    // The first bisection's estimate is the search's initial one; any later (after rounds that
+    // found no bracket) only recentres the rounds.
+    this.centre = crossing(this.low, this.high)
+    this.initial ??= this.centre
     this.startRound()
   }
 
@@ -133,11 +138,16 @@ export class CapacitySearch {
       this.estimates.push(crossing(this.low, this.high))
       return this.startRound()
     }
-    if (this.roundProbes >= ROUND_PROBES) return this.startRound()
+    if (this.roundProbes >= ROUND_PROBES) {
+      // Stepped its fill to one side only: the knee is far from where the rounds look (a first
+      // bisection misled by one fluke). Step out again by GROWTH and bisect anew, as at the start.
+      this.stage = 'step'
+      return this.step(outcome)
+    }
     this.rate = outcome.pass ? outcome.rate * (1 + ROUND_STEP) : outcome.rate / (1 + ROUND_STEP)
   }
 
-  /** The next round, centred on the mean of the estimates so far (the first bisection's before any). */
+  /** The next round, centred on the mean of the estimates so far (the last bisection's before any). */
   startRound () {
     if (this.roundsRun === this.rounds) return this.finish(this.estimates.length > 0 ? 'found' : 'unsettled', null)
     this.roundsRun++
@@ -146,7 +156,7 @@ export class CapacitySearch {
     this.high = null
     this.bisected = false
     this.roundProbes = 0
-    const known = this.estimates.length > 0 ? this.estimates : [this.initial]
+    const known = this.estimates.length > 0 ? this.estimates : [this.centre]
     this.rate = known.reduce((sum, rate) => sum + rate, 0) / known.length
   }
 

@@ -18,6 +18,8 @@ import { programName } from './program.js'
 const CAPACITY_DIRECTIONS = ['up', 'echo', 'down', 'fanout']
 /** Connections per generator: a message and its reply's, and a fan-out's subscribers. */
 const DEFAULT_CONNECTIONS = { message: 16, fanout: 100 }
+/** Where the search starts, in deliveries/s: msgs/s, or a fan-out's publishes/s times its subscribers. */
+const START_DELIVERIES = 4000
 /** The fewest confirming rounds that give an interval worth the name. */
 const MIN_ROUNDS = 3
 
@@ -50,7 +52,7 @@ export async function parseCapacityArgs (argv) {
       rounds: { describe: `confirming rounds after the first bisection: the capacity's interval comes from their spread, at least ${MIN_ROUNDS}`, default: 6 },
       step: { describe: 'how long each probe measures', default: '1500ms', type: 'string' },
       lead: { describe: 'each probe\'s unrecorded lead-in at its rate', default: '300ms', type: 'string' },
-      'start-rate': { describe: 'the search\'s first rate, msgs/s (fanout: publishes/s); it doubles until a probe fails', default: 4000 },
+      'start-rate': { describe: `the search's first rate, msgs/s (fanout: publishes/s); it doubles until a probe fails [default: ${START_DELIVERIES}; fanout: ${START_DELIVERIES} deliveries/s' worth]` },
       pacing: { describe: 'how the generators wake for due messages: precise, precise:<µs>, spin or timer (see the client\'s --pacing)', default: 'precise', type: 'string' },
       calibrate: { describe: `[µs]: plant a known decode cost (µs per message, default ${DEFAULT_PLANTED_US}) in the server's side of one of two otherwise identical JSON codecs, and report whether capacity dropped by what the extra CPU predicts`, type: 'string' },
       ...EQUIVALENCE_OPTION,
@@ -88,6 +90,8 @@ async function checkCapacityArgs (args, argv) {
   const serverCores = positiveNumber('server-cpus', args.serverCpus)
   const targetRate = args.targetRate === undefined ? null : positiveNumber('target-rate', args.targetRate)
   const rounds = wholeNumber('rounds', args.rounds, MIN_ROUNDS)
+  const connections = wholeNumber('connections', args.connections ?? DEFAULT_CONNECTIONS[args.direction === 'fanout' ? 'fanout' : 'message'], 1)
+  const subscribers = args.direction === 'fanout' ? connections : 1
   parsePacing(args.pacing)
   return {
     slos: parseSlo(args.slo),
@@ -103,13 +107,14 @@ async function checkCapacityArgs (args, argv) {
     tls: args.tls,
     compress: args.compress,
     direction: args.direction,
-    connections: wholeNumber('connections', args.connections ?? DEFAULT_CONNECTIONS[args.direction === 'fanout' ? 'fanout' : 'message'], 1),
+    connections,
     inflight: wholeNumber('inflight', args.inflight, 1),
     schedule: {
       rounds,
       stepMs: duration('step', args.step),
       leadMs: duration('lead', args.lead),
-      startRate: positiveNumber('start-rate', args.startRate)
+      // A fan-out's rate is publishes/s, each a delivery to every subscriber: it starts at as many deliveries.
+      startRate: args.startRate === undefined ? Math.max(1, Math.round(START_DELIVERIES / subscribers)) : positiveNumber('start-rate', args.startRate)
     },
     pacing: args.pacing,
     margin: equivalenceMargin(args.equivalence),

@@ -92,3 +92,21 @@ test('a search stopped generator-bound after some rounds keeps them on record, b
   assert.equal(result.status, 'generator-bound')
   assert.ok(result.estimates.length > 0 && result.estimates.length < 6, `${result.estimates.length} rounds on record`)
 })
+
+test('a first bisection misled by one fluke: rounds that reach no bracket move on from where they got, and the knee is found', () => {
+  const server = simulated(20_000)
+  // One fail at 2,000/s, far below the knee (a stall), and every probe true to the server after it.
+  let fluked = false
+  const probe = (rate) => {
+    if (!fluked && rate >= 2000) {
+      fluked = true
+      return { rate, pass: false, excess: 1.2 }
+    }
+    return server(rate)
+  }
+  const result = run(new CapacitySearch({ startRate: 1000, rounds: 4 }), probe)
+  assert.ok(result.initial < 2000, `the first bisection was misled: ${result.initial}`)
+  assert.equal(result.status, 'found')
+  assert.ok(result.estimates.length >= 1)
+  for (const estimate of result.estimates) assert.ok(Math.abs(estimate / 20_000 - 1) < 0.02, `${estimate}`)
+})
