@@ -4,6 +4,7 @@
 import jstatModule from 'jstat'
 import { ALPHA, DEFAULT_EQUIVALENCE, simultaneousEstimates } from '../compare/statistics.js'
 import { int } from '../display.js'
+import { disturbances } from '../compare/machine-watch.js'
 
 const { jStat } = jstatModule
 
@@ -202,11 +203,17 @@ const REMEDY = 'give the generator more room: a smaller --server-cpus (0.5), or 
 
 /**
  * A line for each format whose figure the generator limited: no capacity (generator-bound), or one
- * found with the generator saturated at the knee (a lower bound).
- * @param {{rows: object[]}} results
+ * found with the generator saturated at the knee (a lower bound); and one for each way others
+ * disturbed the probes (other processes, other guests), which no interval owns up to.
+ * @param {{rows: object[], searches?: object[]}} results
  * @returns {string[]}
  */
-export function capacityNotes ({ rows }) {
+export function capacityNotes ({ rows, searches = [] }) {
+  const machine = searches.flatMap((search) => search.probes.map((probe) => probe.machine).filter(Boolean))
+  return [...generatorNotes(rows), ...disturbances(machine, 'probes')]
+}
+
+function generatorNotes (rows) {
   return rows.flatMap((row) => row.figures.flatMap((figure) => {
     const who = `${figure.format} on test ${row.test}`
     if (figure.status === 'generator-bound') {

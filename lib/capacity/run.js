@@ -2,13 +2,14 @@
 // other CPUs, and per test and objective a search per format (search.js) whose probes take turns,
 // format by format, on that one server, so that whatever the machine does meets both formats.
 // Each probe is a short open-loop step at one rate after an unrecorded lead-in at the same rate,
-// judged against the objective (judge.js) with the server's CPU read from the kernel around it.
+// judged against the objective (judge.js) with the server's CPU read from the kernel around it,
+// and what other processes and guests took from the machine meanwhile.
 import { performance } from 'node:perf_hooks'
 import { pinProcess, startServerProcess, undoOnSignal } from '../processes.js'
 import { CpuClock } from '../cpu-time.js'
 import { BatchClient, HEAP_FLAGS } from '../compare/client-handle.js'
 import { START_WARMUP_CPU_MS } from '../compare/lockstep.js'
-import { settle } from '../compare/machine-watch.js'
+import { MachineWatch, settle } from '../compare/machine-watch.js'
 import { trialOrder } from '../compare/statistics.js'
 import { CapacitySearch } from './search.js'
 import { judgeProbe } from './judge.js'
@@ -121,17 +122,20 @@ async function searchRow (plan, row, slo, server, generators) {
  * the last probe's processes have gone quiet. A fan-out's costs are per delivery.
  */
 async function runProbe ({ schedule, load }, key, rate, percentiles, server, generator, generators) {
-  await settle([server.clock, ...generators.map((each) => each.clock)])
+  const clocks = [server.clock, ...generators.map((each) => each.clock)]
+  await settle(clocks)
   const lead = Math.max(1, Math.round(rate * schedule.leadMs / 1000))
   // A fan-out's subscribers connect per probe: its lead-in is the probe's own, on its connections.
   const fanout = load.direction === 'fanout'
   if (!fanout) await generator.batch(key, lead, rate, false)
   const count = Math.max(1, Math.round(rate * schedule.stepMs / 1000))
   const cpuBefore = server.clock.read()
+  const watch = new MachineWatch(clocks)
   const started = performance.now()
   const probe = await generator.probe(key, count, rate, percentiles, fanout ? lead : 0)
   const wallMs = performance.now() - started
   const serverNs = server.clock.read() - cpuBefore
+  const machine = watch.read()
   if (probe.failure) throw new Error(`${generator.name} failed at ${rate}/s: ${probe.failure}`)
   const sent = probe.messages.sent
   // The server's CPU spans a fan-out's lead-in too (and its subscribers' connecting), the generator's the step alone.
@@ -141,6 +145,7 @@ async function runProbe ({ schedule, load }, key, rate, percentiles, server, gen
   return {
     ...probe,
     server: { cores: round(serverNs / 1e6 / wallMs), perMessageUs },
+    machine,
     generatorPerMessageUs: generatorUnits > 0 ? round(Math.max(0, probe.cpuUs - probe.pacingUs) / generatorUnits) : null
   }
 }

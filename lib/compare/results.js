@@ -4,6 +4,7 @@
 import { describeNetwork, testLabel } from '../report/report.js'
 import { int, ms, perSecond, round } from '../display.js'
 import { addHistograms } from '../histogram.js'
+import { disturbances } from './machine-watch.js'
 import { ALPHA, DEFAULT_EQUIVALENCE, METRICS, overallCall, pooledPercentiles, simultaneousEstimates, smoothPercentile } from './statistics.js'
 
 /**
@@ -250,31 +251,9 @@ export function machineNote ({ settings, reports }) {
     const clients = reports.filter((report) => report.generator?.saturated)
     if (clients.length) notes.push(`the client was saturated in ${clients.length} of ${reports.length} runs: their latencies include its own queueing`)
   }
-  const contaminated = generations.filter((generation) => generation.neighbourCores > CONTAMINATING_CORES)
-  if (contaminated.length) {
-    const most = Math.max(...contaminated.map((generation) => generation.neighbourCores))
-    const load = Math.max(...generations.map((generation) => generation.loadAverage ?? 0))
-    notes.push(`contaminated: other processes took up to ${most} cores in ${contaminated.length} of ${generations.length} generations ` +
-      `(load average up to ${load}); their spread widens the intervals, a steady neighbour can shift them: run again on a quiet machine`)
-  }
-  const stolen = generations.filter((generation) => generation.stealCores > STOLEN_CORES)
-  if (stolen.length) {
-    const most = Math.max(...stolen.map((generation) => generation.stealCores))
-    notes.push(`stolen: the hypervisor gave other guests up to ${most} of this machine's cores in ${stolen.length} of ${generations.length} ` +
-      'generations (steal time); their spread widens the intervals: run again on a quieter host')
-  }
+  notes.push(...disturbances(generations, 'generations'))
   return notes.length ? notes.join('; ') : null
 }
-
-/** Neighbours (other processes) using more than this many cores on average contaminate a generation. */
-export const CONTAMINATING_CORES = 0.25
-
-/**
- * A hypervisor's steal over this many cores on average marks a generation stolen: lower than for
- * neighbours, as it stops our processes outright (default runs here during 0.13-0.15 cores of steal
- * on two cores had server CPU intervals of ±5.6-7.2%, against ±4.1-5.0% on a quiet host).
- */
-export const STOLEN_CORES = 0.1
 
 /**
  * Every cell left inconclusive, in one line for the end of a run: `5 small p50, p99; people p99`.

@@ -50,6 +50,19 @@ test('the same capacity twice is called equivalent, and a format without one get
   assert.deepEqual(capacityNotes(bound).map((line) => line.slice(0, 80)), ['protobuf on test 3 medium: the generator could not keep up at 64,000/s while the'])
 })
 
+test('probes that other processes or guests disturbed are noted with the generator\'s limits', () => {
+  const searches = [search('json', [20_000, 21_000, 19_000]), search('protobuf', [30_000, 31_000, 29_000])]
+  const { rows } = capacityRows(searches, { labels, serverCores: 1, targetRate: null })
+  assert.deepEqual(capacityNotes({ rows, searches }), [], 'probes without a machine reading: nothing to say')
+  const quiet = { neighbourCores: 0.02, stealCores: 0, loadAverage: 1 }
+  searches[0].probes.forEach((probe) => { probe.machine = quiet })
+  searches[1].probes.forEach((probe, i) => { probe.machine = i === 0 ? { neighbourCores: 0.8, stealCores: 0.3, loadAverage: 2.2 } : quiet })
+  const notes = capacityNotes({ rows, searches })
+  assert.equal(notes.length, 2)
+  assert.match(notes[0], /^contaminated: other processes took up to 0\.8 cores in 1 of 6 probes \(load average up to 2\.2\)/)
+  assert.match(notes[1], /^stolen: .* 1 of 6 probes/)
+})
+
 test('calibration: a planted cost found when the ratio is called worse and within 15% of s / s\' (each codec\'s CPU at its knee)', () => {
   // 10 µs a message, 20 with the plant: half the capacity.
   const rows = (planted) => capacityRows([search('json', [20_000, 20_200, 19_800]), search('json-planted', planted, { serverUs: 20 })],

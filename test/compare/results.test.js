@@ -1,7 +1,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { CONTAMINATING_CORES, STOLEN_CORES } from '../../lib/compare/machine-watch.js'
 import {
-  CONTAMINATING_CORES, STOLEN_CORES, buildComparisonResults, cellText, comparisonRows, describeRun, formatComparisonMarkdown, formatComparisonTable,
+  buildComparisonResults, cellText, comparisonRows, describeRun, formatComparisonMarkdown, formatComparisonTable,
   inconclusiveSummary, machineNote, ratioText, undecided, verdictLines, verdictMeaning
 } from '../../lib/compare/results.js'
 import jstatModule from 'jstat'
