@@ -21,6 +21,7 @@ export function describeCapacityRun ({ settings, machine }) {
     `(CPU ${budget.serverCpus}${quota}) within each objective, ${sustained}; ` +
     `generators on CPU ${budget.generatorCpus}, ${load}${tls ? ', over wss://' : ''}${compress ? ', permessage-deflate' : ''}, loopback (no shaping). ` +
     `Probes of ${schedule.stepMs} ms after a ${schedule.leadMs} ms lead-in, formats taking turns on one server; steps up from ` +
-    `${int(schedule.startRate)}/s, bisects, then ${schedule.rounds} confirming rounds, whose spread gives each interval (95%). ` +
+    `${int(schedule.startRate)}/s, bisects, then ${schedule.rounds} confirming rounds, each after the first on a fresh server and ` +
+    'generators, whose spread gives each interval (95%). ' +
     `Machine: ${machine.cpu}, ${machine.cores} CPUs, Node ${machine.node}.`
 }

@@ -14,7 +14,7 @@ const { jStat } = jstatModule
  * capacity measures; the docs then refuse its older tables until they are remade.
  * @type {import('../provenance.js').Method}
  */
-export const CAPACITY_METHOD = Object.freeze({ name: 'capacity', version: 1, since: '2026-11-28T09:36:17.000Z' })
+export const CAPACITY_METHOD = Object.freeze({ name: 'capacity', version: 2, since: '2026-11-28T17:46:01.000Z' })
 
 /**
  * What a capacity counts: messages, or for fan-out deliveries (each publish once at every subscriber):
@@ -75,12 +75,30 @@ export function capacityRows (searches, how) {
   const { estimates, family } = simultaneousEstimates(cells, { margin })
   let next = 0
   return {
-    rows: rows.map(({ estimates: searched, ...row }) => ({
-      ...row,
-      ratios: Object.fromEntries(labels.slice(1).map((label) => [label, estimates[next++]]))
-    })),
+    rows: rows.map(({ estimates: searched, ...row }) => {
+      const [baseline, ...candidates] = row.figures
+      const ratios = candidates.map((figure) => [figure.format, bounded(estimates[next++], baseline, figure)])
+      return { ...row, ratios: Object.fromEntries(ratios) }
+    }),
     family
   }
+}
+
+/**
+ * A ratio whose capacities are lower bounds (the generator saturated at a knee: "at least") is a
+ * bound itself: at least the ratio found when only the candidate's is, at most when only the
+ * baseline's is, and neither when both are. Only a call the bound cannot undo stands (better when
+ * at least, worse when at most); any other becomes inconclusive.
+ * @param {object|null} estimate simultaneousEstimates'
+ * @param {CapacityFigure} baseline
+ * @param {CapacityFigure} candidate
+ * @returns {object|null} the estimate, with `bound` ('at least', 'at most' or 'neither') when it is one
+ */
+function bounded (estimate, baseline, candidate) {
+  if (!estimate || (!baseline.generatorAtLimit && !candidate.generatorAtLimit)) return estimate
+  const bound = !baseline.generatorAtLimit ? 'at least' : !candidate.generatorAtLimit ? 'at most' : 'neither'
+  const stands = (bound === 'at least' && estimate.call === 'better') || (bound === 'at most' && estimate.call === 'worse')
+  return { ...estimate, bound, call: stands ? estimate.call : 'inconclusive' }
 }
 
 /** A search's estimates as a ratio's cell takes them: none unless it found its capacity. */
@@ -176,11 +194,15 @@ export function capacityText ({ status, perCore, limitRate, generatorAtLimit, un
 /** A rate the search offered: msgs/s, or a fan-out figure's (it has a unit) publishes/s. */
 const offered = (rate, unit) => `${int(rate)}${unit ? ' publishes/s' : '/s'}`
 
-/** A ratio with its interval and call: `1.41x (1.35-1.47) better`. */
+/**
+ * A ratio with its interval and call: `1.41x (1.35-1.47) better`; a bound (see bounded) says so:
+ * `at least 1.41x (...) better`, or `1.41x (...) inconclusive: both at least`.
+ */
 export function ratioText (estimate) {
   if (!estimate) return 'no ratio'
   const range = estimate.ci ? ` (${estimate.ci[0].toFixed(2)}-${estimate.ci[1].toFixed(2)})` : ''
-  return `${estimate.ratio.toFixed(2)}x${range} ${estimate.call}`
+  const prefix = estimate.bound === 'at least' || estimate.bound === 'at most' ? `${estimate.bound} ` : ''
+  return `${prefix}${estimate.ratio.toFixed(2)}x${range} ${estimate.call}${estimate.bound === 'neither' ? ': both at least' : ''}`
 }
 
 /**
@@ -194,7 +216,13 @@ export function capacityVerdicts ({ rows, settings }) {
     const where = `test ${row.test} at ${row.slo}`
     if (!estimate) return `${where}: ${label} vs ${baseline} not told: a format has no capacity (see the table)`
     const range = estimate.ci ? `, 95% interval ${estimate.ci[0].toFixed(2)}-${estimate.ci[1].toFixed(2)}` : ''
-    return `${where}: ${label} ${estimate.call}: ${estimate.ratio.toFixed(2)}x ${baseline}'s capacity${range}`
+    const found = `${estimate.ratio.toFixed(2)}x ${baseline}'s capacity${range}`
+    if (estimate.bound === 'neither') {
+      return `${where}: ${label} vs ${baseline} ${estimate.call}: ${found}, but both capacities are lower bounds (the generator saturated at both knees)`
+    }
+    const bound = estimate.bound ? `${estimate.bound} ` : ''
+    const limited = estimate.bound ? ` (a bound: the generator saturated at ${estimate.bound === 'at least' ? label : baseline}'s knee)` : ''
+    return `${where}: ${label} ${estimate.call}: ${bound}${found}${limited}`
   }))
 }
 

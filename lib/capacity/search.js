@@ -66,6 +66,7 @@ export class CapacitySearch {
     this.stage = 'step'
     this.rate = startRate
     this.roundProbes = 0
+    /** Confirming rounds begun, the one under way among them. */
     this.roundsRun = 0
     /** Generator-bound probes in a row, at the rate now asked for. */
     this.generatorStrikes = 0

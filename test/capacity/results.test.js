@@ -1,10 +1,12 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { capacityNotes, capacityRows, capacityTableCells, capacityText, capacityUnit, capacityVerdicts, formatCapacityTable } from '../../lib/capacity/results.js'
+import {
+  capacityNotes, capacityRows, capacityTableCells, capacityText, capacityUnit, capacityVerdicts, formatCapacityTable, ratioText
+} from '../../lib/capacity/results.js'
 import { calibrationOf } from '../../lib/capacity/calibration.js'
 
 /** A search as run.js gives it, its knee probes costing `serverUs` of the server's CPU per message. */
-const search = (format, estimates, { status = 'found', limitRate = null, serverUs = 10 } = {}) => ({
+const search = (format, estimates, { status = 'found', limitRate = null, serverUs = 10, saturated = false } = {}) => ({
   row: '3 medium',
   profile: 'none',
   slo: 'p99<10ms',
@@ -12,7 +14,9 @@ const search = (format, estimates, { status = 'found', limitRate = null, serverU
   status,
   estimates,
   limitRate,
-  probes: estimates.map((rate) => ({ rate: rate * 0.95, pass: true, server: { perMessageUs: serverUs }, generatorPerMessageUs: serverUs / 2 }))
+  probes: estimates.map((rate) => ({
+    rate: rate * 0.95, pass: true, server: { perMessageUs: serverUs }, generatorPerMessageUs: serverUs / 2, generatorSaturated: saturated
+  }))
 })
 
 const labels = ['json', 'protobuf']
@@ -48,6 +52,32 @@ test('the same capacity twice is called equivalent, and a format without one get
   assert.match(table, /^test +objective +format +msgs\/s per core \(1 core\)/)
   assert.match(table, /generator-bound at 64,000\/s/)
   assert.deepEqual(capacityNotes(bound).map((line) => line.slice(0, 80)), ['protobuf on test 3 medium: the generator could not keep up at 64,000/s while the'])
+})
+
+test('a ratio of lower bounds (the generator saturated at a knee) is a bound: only the call it cannot undo stands', () => {
+  const ratioOf = (json, protobuf) => {
+    const { rows } = capacityRows([search('json', ...json), search('protobuf', ...protobuf)], { labels, serverCores: 1, targetRate: null })
+    return { ratio: rows[0].ratios.protobuf, rows }
+  }
+  const low = [20_000, 21_000, 19_000]
+  const high = [30_000, 31_000, 29_000]
+  const same = [20_100, 20_900, 19_100]
+  // Protobuf's at least: it may take more still, so better stands.
+  const atLeast = ratioOf([low], [high, { saturated: true }])
+  assert.deepEqual([atLeast.ratio.bound, atLeast.ratio.call], ['at least', 'better'])
+  assert.match(ratioText(atLeast.ratio), /^at least 1\.50x \(\d\.\d\d-\d\.\d\d\) better$/)
+  assert.match(capacityVerdicts({ rows: atLeast.rows, settings: { formats: labels } })[0],
+    /protobuf better: at least 1\.50x json's capacity, .* \(a bound: the generator saturated at protobuf's knee\)/)
+  // JSON's at least: it may take as much as protobuf, so better does not stand.
+  const atMost = ratioOf([low, { saturated: true }], [high])
+  assert.deepEqual([atMost.ratio.bound, atMost.ratio.call], ['at most', 'inconclusive'])
+  // Both: nothing stands, equivalent included.
+  const neither = ratioOf([low, { saturated: true }], [same, { saturated: true }])
+  assert.deepEqual([neither.ratio.bound, neither.ratio.call], ['neither', 'inconclusive'])
+  assert.match(ratioText(neither.ratio), /inconclusive: both at least$/)
+  assert.match(capacityVerdicts({ rows: neither.rows, settings: { formats: labels } })[0], /but both capacities are lower bounds/)
+  // Neither saturated: no bound, the call as the interval gives it.
+  assert.equal(ratioOf([low], [high]).ratio.bound, undefined)
 })
 
 test('probes that other processes or guests disturbed are noted with the generator\'s limits', () => {

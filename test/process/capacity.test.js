@@ -51,6 +51,20 @@ test('capacity finds each format\'s rate at the objective on a half-core server,
       assert.deepEqual([figure.msgsPerS, figure.perCore, figure.ci], [null, null, null])
     }
   }
+  // Every round after the first on fresh processes, which both formats' searches share.
+  const probes = results.searches.flatMap((search) => search.probes)
+  const generations = results.searches[0].generations
+  assert.ok(generations >= 1 && results.searches.every((search) => search.generations === generations))
+  for (let generation = 1; generation <= generations; generation++) {
+    const servers = new Set(probes.filter((probe) => probe.generation === generation).map((probe) => probe.pids.server))
+    assert.equal(servers.size, 1, `generation ${generation}: one server`)
+  }
+  assert.equal(new Set(probes.map((probe) => probe.pids.server)).size, generations, 'a server per generation')
+  for (const search of results.searches) {
+    assert.deepEqual(search.probes.map((probe) => probe.generation), search.probes.map((probe) => probe.generation).sort((a, b) => a - b))
+    if (search.status === 'found') assert.ok(search.probes.at(-1).generation >= search.estimates.length, 'a round per generation')
+    assert.equal(new Set(search.probes.map((probe) => probe.pids.generator)).size, new Set(search.probes.map((probe) => probe.generation)).size)
+  }
   const [figures] = results.rows.map((row) => row.figures)
   for (const figure of figures.filter((each) => each.status === 'found')) {
     assert.ok(Math.abs(figure.perCore - figure.msgsPerS / 0.5) <= 1, `${figure.perCore} per core of ${figure.msgsPerS}`)
