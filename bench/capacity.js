@@ -1,5 +1,5 @@
 // npm run bench:capacity [-- capacity's options]: runs `npm run capacity` with those options (default
-// --tests 3,4 --server-cpus 0.5) and records its table as docs/results/capacity.json (BENCH_RESULTS_NAME for another
+// --tests 3,4) and records its table as docs/results/capacity.json (BENCH_RESULTS_NAME for another
 // run: capacity-aa, capacity-calibrate), with the figures the docs quote: each test's capacity per
 // server core by format, its interval, and each ratio with its call.
 import fs from 'node:fs'
@@ -10,12 +10,7 @@ import { describeCapacityRun } from '../lib/capacity/describe.js'
 import { capacityNotes, capacityTableCells, capacityText, capacityVerdicts, ratioText } from '../lib/capacity/results.js'
 import { npmCommand, printTable, startResults } from './support/results.js'
 
-/**
- * Half a core for the server, so that the generator's core outruns it: with a core each, on two
- * cores, every capacity of tests 3 and 4 was a lower bound (the generator saturated at the knee) and
- * no ratio could be called.
- */
-const DEFAULT_ARGS = ['--tests', '3,4', '--server-cpus', '0.5']
+const DEFAULT_ARGS = ['--tests', '3,4']
 
 const args = process.argv.slice(2)
 const results = startResults('capacity', npmCommand('bench:capacity'))
