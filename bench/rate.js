@@ -5,10 +5,13 @@
 // (cpu.pacingUs) and its excess over timer pacing at the same rate. Precise pacing's other windows
 // at the low rates are the trade-off its default was chosen from. Then a stall: the server stopped (SIGSTOP) for
 // 500 ms at 1000/s, which the corrected p99 must still charge in full. Beside them, the machine's
-// own floor: how often a thread that only reads the clock is kept off its CPU for over 200 µs.
+// own floor: how often a thread that only reads the clock is kept off its CPU for over 200 µs, and
+// how late a sleeping thread wakes, at normal and at real-time priority.
 // A send lag's p99 moves from one run to the next with the machine's scheduling: each rate and
 // pacing runs BENCH_RUNS (3) times, and the table shows the run with the median p99 and the range.
 import os from 'node:os'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { runNodeScript as runScript, startServerProcess } from '../lib/processes.js'
 import { printRow, startResults } from './support/results.js'
@@ -46,6 +49,17 @@ lates.sort((a, b) => a - b); const q = (f) => Math.round(lates[Math.floor(f * (l
 console.log(\`a thread sleeping 1 ms at a time beside a client at 1000/s woke late by p50 \${q(0.5)} µs, p99 \${q(0.99)} µs, p99.9 \${q(0.999)} µs, over 1 ms \${(lates.filter((l) => l > 1).length / 3).toFixed(1)} times a second\`)
 `
 
+/**
+ * The same sleeper at real-time priority (SCHED_FIFO through chrt, where permitted: root or
+ * CAP_SYS_NICE), beside the same load: late wake-ups that vanish there are the scheduler's, which
+ * a load generator cannot take for its sending thread without preempting the server it measures.
+ * @returns {Promise<string>}
+ */
+async function realtimeSleeper () {
+  const run = await promisify(execFile)('chrt', ['-f', '1', process.execPath, '-e', SLEEP_PROBE]).catch(() => null)
+  return run ? run.stdout.trim().replace(/^a thread sleeping 1 ms at a time/, 'the same thread at real-time priority (SCHED_FIFO)') : 'real-time priority not permitted here'
+}
+
 const results = startResults('rate', 'npm run bench:rate')
 const columns = ['target msgs/s', 'pacing', 'sent msgs/s', 'send lag p50', 'send lag p99', `send lag p99 over ${RUNS} runs`, 'corrected - uncorrected p50',
   'p50 corrected', 'p99 corrected', 'client CPU', 'pacing CPU', 'CPU vs timer', 'saturated']
@@ -79,7 +93,8 @@ try {
   stall = await running
   console.log(`\nstall: server stopped ${STALL_MS} ms at 1000/s: corrected p99 ${stall.latencyMs.p99} ms, uncorrected p99 ${stall.uncorrectedLatencyMs.p99} ms, every message accounted: ${accounted(stall)}`)
   const [sleeper] = await Promise.all([runScript('-e', [SLEEP_PROBE]), client(1000, 'timer', 3)])
-  floor = `${(await runScript('-e', [CLOCK_PROBE])).stdout.trim()}; ${sleeper.stdout.trim()}`
+  const [realtime] = await Promise.all([realtimeSleeper(), client(1000, 'timer', 3)])
+  floor = `${(await runScript('-e', [CLOCK_PROBE])).stdout.trim()}; ${sleeper.stdout.trim()}; ${realtime}`
   console.log(`machine floor: ${floor}`)
 } finally {
   await server.stop()

@@ -68,7 +68,7 @@ export function disturbances (periods, noun) {
 
 /**
  * What the machine did over a generation besides our work: the load average at its end, the CPU
- * other processes took (the machine's busy time less the hypervisor's steal and less this
+ * other processes took (the time the machine's processes ran, less the hypervisor's steal and less this
  * process's, the servers' and the clients'), and the steal: on a virtual machine, other guests.
  */
 export class MachineWatch {
