@@ -71,6 +71,8 @@ export const TABLE_FIGURES = {
     'precise-20000': (result) => rateCell(result, '20,000', 'precise', 'CPU vs timer'),
     // How late a thread asleep in Atomics.wait wakes here: the floor under a sleeping pacer's p99.
     'sleeper-floor': ({ notes }) => /a thread sleeping 1 ms at a time.*?times a second/.exec(notes.join(' '))[0],
+    // The same sleeper at real-time priority: what is left of the floor once the scheduler wakes it first.
+    'realtime-floor': ({ notes }) => /the same thread at real-time priority.*?times a second|real-time priority not permitted here/.exec(notes.join(' '))[0],
     // The send lag's p99 of the runs the report called saturated: a generator past its CPU.
     'saturated-lag-p99': ({ columns, rows }) => rows.filter((row) => row[columns.indexOf('saturated')] === 'yes')
       .map((row) => `${(Number.parseFloat(row[columns.indexOf('send lag p99')]) / 1000).toFixed(1)} ms at ${row[0]}/s`).join(', ')
