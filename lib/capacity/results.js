@@ -4,7 +4,7 @@
 import jstatModule from 'jstat'
 import { ALPHA, DEFAULT_EQUIVALENCE, simultaneousEstimates } from '../compare/statistics.js'
 import { int } from '../display.js'
-import { disturbances } from '../compare/machine-watch.js'
+import { disturbances } from '../compare/results.js'
 
 const { jStat } = jstatModule
 

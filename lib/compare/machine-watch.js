@@ -30,42 +30,6 @@ export async function settle (clocks) {
   }
 }
 
-/** Neighbours (other processes) using more than this many cores on average contaminate a period. */
-export const CONTAMINATING_CORES = 0.25
-
-/**
- * A hypervisor's steal over this many cores on average marks a period stolen: lower than for
- * neighbours, as it stops our processes outright (default runs here during 0.13-0.15 cores of steal
- * on two cores had server CPU intervals of ±5.6-7.2%, against ±4.1-5.0% on a quiet host).
- */
-export const STOLEN_CORES = 0.1
-
-/**
- * What others did to a run's measuring periods (compare's generations, capacity's probes), one
- * phrase each: those during which other processes took CPU (contaminated: figures may be off), and
- * those during which the hypervisor gave this machine's CPUs to other guests (stolen).
- * @param {Array<{neighbourCores: number|null, stealCores: number|null, loadAverage: number|null}>} periods MachineWatch#read's
- * @param {string} noun what a period is called, plural: 'generations'
- * @returns {string[]} none on a quiet machine
- */
-export function disturbances (periods, noun) {
-  const notes = []
-  const contaminated = periods.filter((period) => period.neighbourCores > CONTAMINATING_CORES)
-  if (contaminated.length) {
-    const most = Math.max(...contaminated.map((period) => period.neighbourCores))
-    const load = Math.max(...periods.map((period) => period.loadAverage ?? 0))
-    notes.push(`contaminated: other processes took up to ${most} cores in ${contaminated.length} of ${periods.length} ${noun} ` +
-      `(load average up to ${load}); their spread widens the intervals, a steady neighbour can shift them: run again on a quiet machine`)
-  }
-  const stolen = periods.filter((period) => period.stealCores > STOLEN_CORES)
-  if (stolen.length) {
-    const most = Math.max(...stolen.map((period) => period.stealCores))
-    notes.push(`stolen: the hypervisor gave other guests up to ${most} of this machine's cores in ${stolen.length} of ${periods.length} ` +
-      `${noun} (steal time); their spread widens the intervals: run again on a quieter host`)
-  }
-  return notes
-}
-
 /**
  * What the machine did over a generation besides our work: the load average at its end, the CPU
  * other processes took (the time the machine's processes ran, less the hypervisor's steal and less this

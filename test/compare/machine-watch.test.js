@@ -1,9 +1,9 @@
-// settle (lib/compare/machine-watch.js) against a real child process's CPU, and the notes on what others took.
+// settle (lib/compare/machine-watch.js) against a real child process's CPU.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { CONTAMINATING_CORES, STOLEN_CORES, disturbances, settle } from '../../lib/compare/machine-watch.js'
+import { settle } from '../../lib/compare/machine-watch.js'
 import { CpuClock } from '../../lib/cpu-time.js'
 
 const LINUX = process.platform === 'linux'
@@ -28,13 +28,4 @@ test('settle waits until a process that is still working has gone quiet', { skip
   } finally {
     child.kill()
   }
-})
-
-test('disturbances: contaminated and stolen periods named with their worst, none on a quiet machine', () => {
-  const period = (neighbourCores, stealCores, loadAverage = 0.5) => ({ neighbourCores, stealCores, loadAverage })
-  assert.deepEqual(disturbances([period(0, 0), period(CONTAMINATING_CORES, STOLEN_CORES), period(null, null)], 'probes'), [], 'at the thresholds or unknown: quiet')
-  const [contaminated, stolen, ...rest] = disturbances([period(0.6, 0), period(0.3, 0.2, 2.5), period(0, 0)], 'probes')
-  assert.match(contaminated, /^contaminated: other processes took up to 0\.6 cores in 2 of 3 probes \(load average up to 2\.5\)/)
-  assert.match(stolen, /^stolen: .* up to 0\.2 of this machine's cores in 1 of 3 probes/)
-  assert.deepEqual(rest, [])
 })

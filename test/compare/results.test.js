@@ -1,9 +1,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { CONTAMINATING_CORES, STOLEN_CORES } from '../../lib/compare/machine-watch.js'
 import {
-  buildComparisonResults, cellText, comparisonRows, describeRun, formatComparisonMarkdown, formatComparisonTable,
-  inconclusiveSummary, machineNote, ratioText, undecided, verdictLines, verdictMeaning
+  CONTAMINATING_CORES, STOLEN_CORES, buildComparisonResults, cellText, comparisonRows, describeRun, formatComparisonMarkdown, formatComparisonTable,
+  disturbances, inconclusiveSummary, machineNote, ratioText, undecided, verdictLines, verdictMeaning
 } from '../../lib/compare/results.js'
 import jstatModule from 'jstat'
 import { METRICS, callOf, smoothPercentile } from '../../lib/compare/statistics.js'
@@ -404,4 +403,13 @@ test('comparisonRows, fan-out: bytes read per delivery, CPU per delivery (client
   assert.equal(row.figures.protobuf.accounting, '12000/11990/0/10')
   assert.equal(row.ratios.protobuf.wireBytes, 0.447)
   assert.equal(row.ratios.protobuf.clientCpu, 0.833)
+})
+
+test('disturbances: contaminated and stolen periods named with their worst, none on a quiet machine', () => {
+  const period = (neighbourCores, stealCores, loadAverage = 0.5) => ({ neighbourCores, stealCores, loadAverage })
+  assert.deepEqual(disturbances([period(0, 0), period(CONTAMINATING_CORES, STOLEN_CORES), period(null, null)], 'probes'), [], 'at the thresholds or unknown: quiet')
+  const [contaminated, stolen, ...rest] = disturbances([period(0.6, 0), period(0.3, 0.2, 2.5), period(0, 0)], 'probes')
+  assert.match(contaminated, /^contaminated: other processes took up to 0\.6 cores in 2 of 3 probes \(load average up to 2\.5\)/)
+  assert.match(stolen, /^stolen: .* up to 0\.2 of this machine's cores in 1 of 3 probes/)
+  assert.deepEqual(rest, [])
 })

@@ -109,3 +109,24 @@ test('path traversal reaches nothing outside the allowlist', async () => {
   // A dot segment that stays inside the allowlist resolves as a browser would.
   assert.equal((await request('/lib/../proto/medium.proto')).status, 200)
 })
+
+test('the page\'s module graph loads whole from the server: every import of /app.js and on is served, or mapped by the import map', async () => {
+  const page = await request('/')
+  const map = JSON.parse(/<script type="importmap">(.*?)<\/script>/s.exec(page.body)[1]).imports
+  const seen = new Set()
+  const pending = ['/app.js']
+  while (pending.length) {
+    const url = pending.pop()
+    if (seen.has(url)) continue
+    seen.add(url)
+    const { status, body } = await request(url)
+    assert.equal(status, 200, `${url} is not served (imported by the page's modules)`)
+    for (const [, specifier] of body.matchAll(/^\s*import\s[^'"]*?['"]([^'"]+)['"]/gm)) {
+      // A bare name (a package, or node:*) loads only through the import map.
+      const bare = !specifier.startsWith('/') && !specifier.startsWith('.')
+      assert.ok(!bare || map[specifier], `${url} imports '${specifier}', which the page cannot load`)
+      pending.push(bare ? map[specifier] : new URL(specifier, `http://page${url}`).pathname)
+    }
+  }
+  assert.ok(seen.has('/lib/compare/results.js') && seen.size >= 10, [...seen].join(' '))
+})
