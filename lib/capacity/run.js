@@ -49,9 +49,8 @@ export async function measureCapacity (plan) {
  * from step to step), until every search has its answer. The first bisection and the first round
  * run on one generation of processes, and every later round on a fresh one, which the formats'
  * searches enter together: a server's or a generator's own speed (what its compiler made of the
- * code, where its heap landed) is then each round's to vary, and so in the interval, not one
- * run's for all its rounds. Two runs of the same test, on one server process each, found 44,000
- * and 55,000 msgs/s, each within ±2-8%.
+ * code, where its heap landed; a few percent between fresh servers here at one rate) is then each
+ * round's to vary, and so in the interval, not one run's for all its rounds.
  */
 async function searchRow (plan, row, slo) {
   const { formats, labels, schedule, progress } = plan
