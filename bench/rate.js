@@ -22,7 +22,7 @@ const RATES = (process.env.BENCH_RATES ?? '1000,5000,20000,50000').split(',').ma
 /** Every rate runs these; the first is the default. Timer is what the others' CPU is held against. */
 const PACINGS = ['precise', 'spin', 'timer']
 /** Precise pacing's other windows (µs), at these rates: the trade-off its default was chosen from. */
-const WINDOWS = [0, 100, 500]
+const WINDOWS = [0, 100, 200, 500]
 const WINDOW_RATES = [1000, 5000]
 const CONNECTIONS = 8
 const STALL_MS = 500

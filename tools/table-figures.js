@@ -68,6 +68,9 @@ export const TABLE_FIGURES = {
     'spin-excess': (result) => rateCell(result, '1,000', 'spin', 'CPU vs timer'),
     'precise-5000': (result) => rateCell(result, '5,000', 'precise', 'CPU vs timer'),
     'precise-lag-p50-5000': (result) => rateCell(result, '5,000', 'precise', 'send lag p50'),
+    'timer-lag-p50-5000': (result) => rateCell(result, '5,000', 'timer', 'send lag p50'),
+    'precise-lag-p50-20000': (result) => rateCell(result, '20,000', 'precise', 'send lag p50'),
+    'timer-lag-p50-20000': (result) => rateCell(result, '20,000', 'timer', 'send lag p50'),
     'precise-20000': (result) => rateCell(result, '20,000', 'precise', 'CPU vs timer'),
     // How late a thread asleep in Atomics.wait wakes here: the floor under a sleeping pacer's p99.
     'sleeper-floor': ({ notes }) => /a thread sleeping 1 ms at a time.*?times a second/.exec(notes.join(' '))[0],

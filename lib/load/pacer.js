@@ -15,7 +15,7 @@ import { PacingBudget } from './budget.js'
  * Precise pacing's default: the thread posts this long before the due time, the longest the
  * event loop then waits for it. Chosen from npm run bench:rate (docs/method.md, "Pacing").
  */
-export const PRECISE_WINDOW_US = 200
+export const PRECISE_WINDOW_US = 150
 /** The share of one core precise pacing may spend, its thread's wake-ups and its waiting (lib/load/budget.js). */
 export const PRECISE_BUDGET = 0.15
 
@@ -136,8 +136,8 @@ export class ThreadPacer {
     this.budget = setting.kind === 'precise'
       ? new PacingBudget(PRECISE_BUDGET, setting.windowUs / 1000, () => this.usage().threadMs)
       : null
-    /** How long before the due time the thread posts. */
-    this.earlyMs = this.budget?.lead() ?? SPIN.initialMs
+    /** Spin: how long before the due time the thread posts (precise asks its budget). */
+    this.earlyMs = SPIN.initialMs
     /** This thread's performance.now() plus this is the clock the pacing thread reads. */
     this.offset = 0
     this.worker = null
@@ -171,12 +171,8 @@ export class ThreadPacer {
     this.callback = callback
     this.dueAt = at
     const now = performance.now()
-    let postAt = at - this.earlyMs
-    if (this.budget) {
-      this.budget.accrue(now)
-      this.earlyMs = this.budget.lead()
-      postAt = Math.max(at - this.earlyMs, this.budget.affordableAt(now))
-    }
+    this.budget?.accrue(now)
+    const postAt = this.budget ? this.budget.postAt(at, now) : at - this.earlyMs
     if (postAt <= now) {
       this.postAt(Infinity)
       this.immediate ??= setImmediate(this.onTurn)
@@ -220,7 +216,7 @@ export class ThreadPacer {
       this.earlyMs = Math.min(SPIN.maxMs, Math.max(SPIN.minMs, this.earlyMs + step))
     }
     this.disarm()
-    this.budget?.woke()
+    this.budget?.woke(performance.now())
     this.turn()
   }
 

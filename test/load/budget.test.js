@@ -1,21 +1,21 @@
 // Precise pacing's budget on explicit times and a thread clock the test sets: what it spends never
-// runs ahead of what accrued, the wait shrinks before wake-ups thin out, and a wake-up's cost is
-// measured from the thread's CPU.
+// runs ahead of what accrued, the wait shrinks before wake-ups thin out, wake-ups the budget cannot
+// pay for per message come a tick apart, and a wake-up's cost is measured from the thread's CPU.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { PacingBudget } from '../../lib/load/budget.js'
+import { PacingBudget, TICK_MS } from '../../lib/load/budget.js'
 
 /** A budget whose thread costs `wakeMs` of CPU per wake-up, as the kernel would report it. */
 function budgetOf (share, windowMs, wakeMs) {
   const thread = { ms: 0 }
   const budget = new PacingBudget(share, windowMs, () => thread.ms)
   budget.accrue(0)
-  return { budget, woke: () => { thread.ms += wakeMs; budget.woke() } }
+  return { budget, woke: (now) => { thread.ms += wakeMs; budget.woke(now) } }
 }
 
 /**
- * Paces `rate` messages a second for `seconds` as ThreadPacer does: a wake-up no earlier than the
- * budget pays for, every message due by then sent, the rest of the lead waited.
+ * Paces `rate` messages a second for `seconds` as ThreadPacer does: a wake-up when the budget says
+ * (postAt), every message due by then sent, the rest of the lead waited.
  * @returns {{wakes: number, spentMs: number, lagsMs: number[], endMs: number}} endMs: when the last message went
  */
 function pace (share, windowMs, wakeMs, rate, seconds) {
@@ -29,11 +29,10 @@ function pace (share, windowMs, wakeMs, rate, seconds) {
   while (next * interval < seconds * 1000) {
     const due = next * interval
     budget.accrue(now)
-    const lead = budget.lead()
-    const postAt = Math.max(due - lead, budget.affordableAt(now))
+    const postAt = budget.postAt(due, now)
     if (postAt > now) {
       now = postAt
-      woke()
+      woke(now)
       wakes++
     }
     if (now < due) {
@@ -62,15 +61,32 @@ test('whatever the rate, pacing spends no more than its share of a core, and wak
     assert.ok(wakes <= (0.1 * endMs + 0.2) / 0.08 + 1, `${rate}/s: ${wakes} wake-ups`)
     assert.equal(lagsMs.length, rate * 2, 'every message is sent')
   }
-  // At 20,000/s: 2,500 wake-ups a second at most, eight messages due by each; the budget, not the rate, decides.
-  const { lagsMs } = pace(0.1, 0.1, 0.04, 20_000, 2)
-  assert.ok(Math.max(...lagsMs) <= 1 + 1e-9, `late by at most the time the budget takes to pay a wake-up: ${Math.max(...lagsMs)} ms`)
+})
+
+test('once the budget cannot pay for a wake-up per message, messages go in groups a tick apart, none waiting', () => {
+  for (const rate of [20_000, 100_000]) {
+    const { wakes, lagsMs, endMs } = pace(0.1, 0.1, 0.04, rate, 2)
+    // 0.08 ms a wake-up (the thread's and the loop's) at 10% of a core would pay for 1,250 a
+    // second: a tick apart, there are 1,000.
+    // (A few more at the start, paid by the window it starts with.)
+    assert.ok(wakes <= endMs / TICK_MS + 10, `${rate}/s: ${wakes} wake-ups in ${endMs} ms`)
+    assert.ok(wakes >= endMs / TICK_MS - 2, `${rate}/s: still a wake-up each tick: ${wakes} in ${endMs} ms`)
+    const latest = lagsMs.reduce((most, lag) => Math.max(most, lag), 0)
+    assert.ok(latest <= TICK_MS + 1e-9, `${rate}/s: late by at most a tick: ${latest} ms`)
+  }
+  // The tick only ever holds a wake-up back: at 5% of a core, 625 a second are paid for, not 1,000.
+  const thin = pace(0.05, 0.1, 0.04, 20_000, 2)
+  assert.ok(thin.wakes <= (0.05 * thin.endMs + 0.2) / 0.08 + 1, `${thin.wakes} wake-ups`)
+  // Where the budget pays for every message's wake-up, the tick does not hold any back.
+  const { wakes, lagsMs } = pace(0.5, 0.1, 0.04, 2000, 1)
+  assert.equal(wakes, 1999, 'a wake-up per message at 2,000/s on half a core')
+  assert.ok(lagsMs.every((lag) => lag === 0))
 })
 
 test('the wait before a due time is what remains after paying for the wake-up, never more than the window', () => {
   const { budget, woke } = budgetOf(0.1, 0.1, 0.04)
   assert.equal(budget.lead(), 0.1, 'it starts with one window and one wake-up')
-  woke() // 0.1 ms: the estimate, until measured
+  woke(0) // 0.1 ms: the estimate, until measured
   budget.waited(0.1)
   budget.accrue(1.5) // +0.15 ms
   assert.ok(Math.abs(budget.lead() - 0.05) < 1e-9, `0.15 accrued, less a wake-up: ${budget.lead()}`)
@@ -84,12 +100,12 @@ test('the wait before a due time is what remains after paying for the wake-up, n
 test('a wake-up costs the thread\'s CPU per post and the loop\'s as much again, measured every 100 ms; unknown, the estimate stays', () => {
   const { budget, woke } = budgetOf(0.1, 0.1, 0.03)
   budget.accrue(1) // the first reading, at 0, was taken at start
-  for (let i = 0; i < 10; i++) woke()
+  for (let i = 0; i < 10; i++) woke(1)
   budget.accrue(101)
   assert.ok(Math.abs(budget.wakeMs - 0.06) < 1e-9, `${budget.wakeMs} ms per wake-up`)
   const blind = new PacingBudget(0.1, 0.1, () => null)
   blind.accrue(0)
-  blind.woke()
+  blind.woke(0)
   blind.accrue(200)
   assert.equal(blind.wakeMs, 0.1, 'no reading: the estimate as measured here')
 })
