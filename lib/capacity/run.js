@@ -12,7 +12,7 @@ import { BatchClient, HEAP_FLAGS } from '../compare/client-handle.js'
 import { START_WARMUP_CPU_MS } from '../compare/lockstep.js'
 import { MachineWatch, settle } from '../compare/machine-watch.js'
 import { trialOrder } from '../compare/statistics.js'
-import { CapacitySearch } from './search.js'
+import { CapacitySearch, SCOUT_SHARE } from './search.js'
 import { judgeProbe } from './judge.js'
 import { limitCpu } from './server-budget.js'
 
@@ -72,10 +72,11 @@ async function searchRow (plan, row, slo) {
         // A search that has begun its next round waits there for the others and fresh processes.
         const rate = searches[f].roundsRun > generation ? null : searches[f].next()
         if (rate === null) continue
-        const probe = await runProbe(plan, row.key, rate, percentiles, processes, f)
+        const scout = searches[f].scouting
+        const probe = await runProbe(plan, row.key, rate, percentiles, processes, f, scout)
         const verdict = judgeProbe(probe, rate, slo, plan.budget.cores)
         const pids = { server: processes.server.pid, generator: processes.generators[f].pid }
-        probes[f].push({ rate, generation, pids, ...probe, ...verdict })
+        probes[f].push({ rate, generation, pids, scout, ...probe, ...verdict })
         searches[f].record({ rate, ...verdict })
         progress(probeLine(row, slo, labels[f], rate, probe, verdict))
       }
@@ -151,10 +152,10 @@ async function openGenerator (generator, format, url, { codecModules, load, budg
 
 /**
  * One probe: a lead-in at the rate, unrecorded (the server's queues and the generator's pacing at
- * their steady state), then the measured step, the server's CPU read around it. It starts once
- * the last probe's processes have gone quiet. A fan-out's costs are per delivery.
+ * their steady state), then the measured step (a scout's shorter), the server's CPU read around
+ * it. It starts once the last probe's processes have gone quiet. A fan-out's costs are per delivery.
  */
-async function runProbe ({ schedule, load }, key, rate, percentiles, { server, generators }, f) {
+async function runProbe ({ schedule, load }, key, rate, percentiles, { server, generators }, f, scout) {
   const generator = generators[f]
   const clocks = [server.clock, ...generators.map((each) => each.clock)]
   await settle(clocks)
@@ -162,7 +163,7 @@ async function runProbe ({ schedule, load }, key, rate, percentiles, { server, g
   // A fan-out's subscribers connect per probe: its lead-in is the probe's own, on its connections.
   const fanout = load.direction === 'fanout'
   if (!fanout) await generator.batch(key, lead, rate, false)
-  const count = Math.max(1, Math.round(rate * schedule.stepMs / 1000))
+  const count = Math.max(1, Math.round(rate * schedule.stepMs * (scout ? SCOUT_SHARE : 1) / 1000))
   const cpuBefore = server.clock.read()
   const watch = new MachineWatch(clocks)
   const started = performance.now()

@@ -11,6 +11,12 @@ export const GROWTH = 2
 export const PRECISION = 0.03
 /** A confirming round steps out from its centre by this share until it holds a pass and a fail. */
 export const ROUND_STEP = 0.06
+/**
+ * A scouting probe (stepping up or down by GROWTH: CapacitySearch#scouting) measures this share of
+ * the step. It only brackets the knee: a rate just past it that passes a short step is probed again
+ * at full length by the bisection and the rounds, which decide.
+ */
+export const SCOUT_SHARE = 1 / 3
 /** A round that still has no bracket after this many probes ends without an estimate. */
 const ROUND_PROBES = 8
 /**
@@ -75,6 +81,15 @@ export class CapacitySearch {
   /** @returns {boolean} whether the search has its answer */
   get done () {
     return this.status !== null
+  }
+
+  /**
+   * @returns {boolean} whether the probe next() asks for only scouts for the knee, stepping up or
+   *   down by GROWTH: its pass or fail brackets the knee for the bisection and the rounds, whose
+   *   probes decide, so it may be shorter
+   */
+  get scouting () {
+    return this.stage === 'step'
   }
 
   /** @returns {number|null} the rate to probe next, msgs/s, or null once done */

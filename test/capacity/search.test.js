@@ -37,6 +37,24 @@ test('steps up by GROWTH from the start rate until a fail, bisects, then confirm
   assert.ok(result.outcomes.length <= 6 + 6 + 4 * 5, `${result.outcomes.length} probes`)
 })
 
+test('only the probes that step up or down by GROWTH scout (may be short); a false pass among them is undone by the full-length ones', () => {
+  const search = new CapacitySearch({ startRate: 1000, rounds: 3 })
+  const scouted = []
+  // A short step passes up to 10% past the knee, where a full one fails.
+  const probe = simulated(30_000)
+  for (let rate = search.next(); rate !== null; rate = search.next()) {
+    const scouting = search.scouting
+    scouted.push(scouting)
+    search.record(scouting && rate <= 33_000 ? { rate, pass: true, excess: 0.9 } : probe(rate))
+  }
+  const { status, outcomes, estimates } = search.result()
+  assert.equal(status, 'found')
+  assert.deepEqual(outcomes.slice(0, 7).map((outcome) => outcome.rate), [1000, 2000, 4000, 8000, 16000, 32000, 64000])
+  assert.deepEqual(scouted.slice(0, 8), [true, true, true, true, true, true, true, false], 'the bisection after the first fail does not scout')
+  assert.ok(scouted.slice(7).every((scouting) => !scouting), 'nor do the rounds')
+  for (const estimate of estimates) assert.ok(Math.abs(estimate / 30_000 - 1) < 0.01, `${estimate}`)
+})
+
 test('with noise every estimate stays near the capacity and they spread', () => {
   const result = run(new CapacitySearch({ startRate: 500, rounds: 5 }), simulated(12_345, { noise: 0.3, seed: 7 }))
   assert.equal(result.status, 'found')

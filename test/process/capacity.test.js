@@ -10,6 +10,7 @@ import path from 'node:path'
 import readline from 'node:readline'
 import { ROOT, runScript, temporaryDirectory } from '../helpers.js'
 import { CAPACITY_METHOD } from '../../lib/capacity/results.js'
+import { SCOUT_SHARE } from '../../lib/capacity/search.js'
 
 test('capacity finds each format\'s rate at the objective on a half-core server, every message of every probe accounted for', async (t) => {
   const out = temporaryDirectory('capacity-')
@@ -29,7 +30,9 @@ test('capacity finds each format\'s rate at the objective on a half-core server,
     for (const probe of search.probes) {
       const { sent, acked, errors, lost } = probe.messages
       assert.equal(sent, acked + errors + lost, `${search.format} at ${probe.rate}/s`)
-      assert.ok(sent >= Math.round(probe.rate * 0.25) - 1, `${sent} sent at ${probe.rate}/s for 250 ms`)
+      // A scout (stepping up or down) measures a share of the step, the others all of it.
+      const stepMs = probe.scout ? 250 * SCOUT_SHARE : 250
+      assert.ok(sent >= Math.round(probe.rate * stepMs / 1000) - 1, `${sent} sent at ${probe.rate}/s for ${stepMs} ms`)
       // The quota holds: half a core, whatever the rate offered (a little over, read around the step).
       assert.ok(probe.server.cores <= 0.6, `server at ${probe.server.cores} cores`)
     }
@@ -37,6 +40,9 @@ test('capacity finds each format\'s rate at the objective on a half-core server,
     const [first, second] = search.probes
     assert.equal(first.rate, 4000)
     assert.equal(second.rate, first.pass ? 8000 : 2000)
+    assert.equal(first.scout, true)
+    const bracketed = search.probes.findIndex((probe) => probe.pass !== first.pass && !probe.generatorBound)
+    if (bracketed >= 0 && bracketed + 1 < search.probes.length) assert.equal(search.probes[bracketed + 1].scout, false, 'the bisection measures the whole step')
     if (search.status === 'found') {
       // A round that brackets no knee in its probes gives none.
       assert.ok(search.estimates.length >= 1 && search.estimates.length <= 3, `${search.estimates.length} estimates`)
