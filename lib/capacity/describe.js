@@ -21,7 +21,7 @@ export function describeCapacityRun ({ settings, machine }) {
   return `Capacity: the highest open-loop rate the ${server} server sustained on ${budget.cores} core${budget.cores === 1 ? '' : 's'} ` +
     `(CPU ${budget.serverCpus}${quota}) within each objective, ${sustained}; ` +
     `generators on CPU ${budget.generatorCpus}, ${load}${tls ? ', over wss://' : ''}${compress ? ', permessage-deflate' : ''}, loopback (no shaping). ` +
-    `Probes of ${schedule.stepMs} ms (${Math.round(schedule.stepMs * SCOUT_SHARE)} ms while stepping up) after a ${schedule.leadMs} ms lead-in, ` +
+    `Probes of ${schedule.stepMs} ms (${Math.round(schedule.stepMs * SCOUT_SHARE)} ms while stepping up or down) after a ${schedule.leadMs} ms lead-in, ` +
     'formats taking turns on one server; steps up from ' +
     `${int(schedule.startRate)}/s, bisects, then ${schedule.rounds} confirming rounds, each after the first on a fresh server and ` +
     'generators, whose spread gives each interval (95%). ' +

@@ -42,7 +42,7 @@ function pace (share, windowMs, wakeMs, rate, seconds) {
     }
     while (next * interval <= now && next * interval < seconds * 1000) lagsMs.push(now - next++ * interval)
   }
-  return { wakes, spentMs: wakes * wakeMs + waitedMs, lagsMs, endMs: now }
+  return { wakes, spentMs: wakes * wakeMs + waitedMs, waitedMs, lagsMs, endMs: now }
 }
 
 test('at a low rate every message has its own wake-up and waits out the window on time', () => {
@@ -65,12 +65,14 @@ test('whatever the rate, pacing spends no more than its share of a core, and wak
 
 test('once the budget cannot pay for a wake-up per message, messages go in groups a tick apart, none waiting', () => {
   for (const rate of [20_000, 100_000]) {
-    const { wakes, lagsMs, endMs } = pace(0.1, 0.1, 0.04, rate, 2)
+    const { wakes, waitedMs, lagsMs, endMs } = pace(0.1, 0.1, 0.04, rate, 2)
     // 0.08 ms a wake-up (the thread's and the loop's) at 10% of a core would pay for 1,250 a
     // second: a tick apart, there are 1,000.
     // (A few more at the start, paid by the window it starts with.)
     assert.ok(wakes <= endMs / TICK_MS + 10, `${rate}/s: ${wakes} wake-ups in ${endMs} ms`)
     assert.ok(wakes >= endMs / TICK_MS - 2, `${rate}/s: still a wake-up each tick: ${wakes} in ${endMs} ms`)
+    // No waiting in turns: what it waited in 2 s is what it started with (one window and one wake-up).
+    assert.ok(waitedMs <= 0.2, `${rate}/s: waited ${waitedMs} ms`)
     const latest = lagsMs.reduce((most, lag) => Math.max(most, lag), 0)
     assert.ok(latest <= TICK_MS + 1e-9, `${rate}/s: late by at most a tick: ${latest} ms`)
   }
