@@ -1,13 +1,17 @@
-// Precise pacing's CPU budget: the share of one core that its pacing may spend, over any stretch:
-// its wake-ups and the waiting turns of the event loop. A wake-up costs the pacing thread ~20-60 µs
+// Precise pacing's CPU budget: the share of one core that its pacing may spend, over any stretch,
+// on what is more precise than a timer: wake-ups closer together than a timer's tick, and the
+// waiting turns of the event loop before a due time. A wake-up costs the pacing thread ~20-60 µs
 // of CPU on the virtual machines here (more than a short wait), measured as the run goes, and the
-// event loop it wakes from its sleep about as much again. The budget accrues with time; a
+// event loop it wakes from its sleep about as much again. The budget accrues with time; every
 // wake-up and the waiting before a due time are spent from it. So at low rates every message gets
 // its own wake-up and window. Once the budget cannot pay for a message's own wake-up, messages go
-// in groups a timer's tick apart, each group in one turn with no waiting: a wake-up more than that
-// wakes the loop again and splits the writes and replies it would have handled together, which
-// cost the client more than the budget counted (npm run bench:rate: at 20,000/s, wake-ups as often
-// as the budget paid for cost 1.4 times timer pacing's CPU; a tick apart, 1.0-1.1 times).
+// in groups a tick apart, each group in one turn with no waiting: a wake-up more than that wakes
+// the loop again and splits the writes and replies it would have handled together, which cost the
+// client more than the budget counted (npm run bench:rate: at 20,000/s, wake-ups as often as the
+// budget paid for cost 1.4 times timer pacing's CPU; a tick apart, 1.0-1.1 times). A tick's
+// wake-up comes whatever the budget has left, as a timer-paced loop's would: held back until paid
+// for, where a wake-up cost the thread more, groups came 2-3 ms apart and their wait counted in
+// every message's latency (npm run capacity: send lag p50 1.4-1.6 ms against 0.6 ms).
 
 /** How often the thread's CPU per wake-up is measured again, ms. */
 const MEASURE_EVERY_MS = 100
@@ -40,8 +44,8 @@ export class PacingBudget {
     /** What may be spent now, ms, and when it last accrued. */
     this.allowanceMs = windowMs + WAKE_COST_MS
     this.accruedAt = 0
-    /** When the last wake-up came, ms. */
-    this.wokeAt = -Infinity
+    /** When the loop last sent, ms. */
+    this.sentAt = -Infinity
   }
 
   /**
@@ -78,26 +82,33 @@ export class PacingBudget {
 
   /**
    * When the thread should wake the loop for a message due at `due`: a window early when the
-   * budget pays for its own wake-up by then; otherwise once it can pay, and no sooner than a tick
-   * after the last wake-up, the messages due by then going together.
+   * budget pays for its own wake-up by then; otherwise at the due time, and no sooner than a tick
+   * after the loop last sent, the messages due by then going together.
    * @param {number} due performance.now() ms
    * @param {number} now performance.now() ms, accrued
    * @returns {number} performance.now() ms
    */
   postAt (due, now) {
     const early = due - this.lead()
-    const affordable = this.affordableAt(now)
-    return early >= affordable ? early : Math.max(affordable, this.wokeAt + TICK_MS)
+    return early >= this.affordableAt(now) ? early : Math.max(due, this.sentAt + TICK_MS)
+  }
+
+  /** The thread woke the loop: one wake-up spent. */
+  woke () {
+    this.posts++
+    this.allowanceMs -= this.wakeMs
   }
 
   /**
-   * The thread woke the loop: one wake-up spent.
+   * The loop sent the messages due, whatever woke it: the thread, or a turn of its own (a message
+   * due within the lead, or late). The tick counts from here: counted from the thread's last
+   * wake-up, a generator too busy to sleep sent in a turn of its own for every message or two, on
+   * time, but in writes of their own at 1.35 times the CPU per message of a tick's groups (npm run
+   * capacity, test 3 protobuf at 85,000/s), which kept it too busy to sleep.
    * @param {number} now performance.now() ms
    */
-  woke (now) {
-    this.posts++
-    this.allowanceMs -= this.wakeMs
-    this.wokeAt = now
+  sent (now) {
+    this.sentAt = now
   }
 
   /** @param {number} ms waited in a turn */

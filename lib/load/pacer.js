@@ -216,7 +216,7 @@ export class ThreadPacer {
       this.earlyMs = Math.min(SPIN.maxMs, Math.max(SPIN.minMs, this.earlyMs + step))
     }
     this.disarm()
-    this.budget?.woke(performance.now())
+    this.budget?.woke()
     this.turn()
   }
 
@@ -248,6 +248,7 @@ export class ThreadPacer {
     const callback = this.callback
     this.callback = null
     this.dueAt = Infinity
+    this.budget?.sent(now)
     callback()
   }
 

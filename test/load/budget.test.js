@@ -5,34 +5,42 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { PacingBudget, TICK_MS } from '../../lib/load/budget.js'
 
-/** A budget whose thread costs `wakeMs` of CPU per wake-up, as the kernel would report it. */
+/** A budget whose thread costs `wakeMs` of CPU per post, as the kernel would report it. */
 function budgetOf (share, windowMs, wakeMs) {
   const thread = { ms: 0 }
   const budget = new PacingBudget(share, windowMs, () => thread.ms)
   budget.accrue(0)
-  return { budget, woke: (now) => { thread.ms += wakeMs; budget.woke(now) } }
+  return { budget, post: () => { thread.ms += wakeMs; budget.woke() } }
 }
 
 /**
- * Paces `rate` messages a second for `seconds` as ThreadPacer does: a wake-up when the budget says
- * (postAt), every message due by then sent, the rest of the lead waited.
- * @returns {{wakes: number, spentMs: number, lagsMs: number[], endMs: number}} endMs: when the last message went
+ * Paces `rate` messages a second for `seconds` as ThreadPacer does: a turn that sends when the
+ * budget says (postAt), posted by the thread or, when that time has come already, at once; the rest
+ * of the lead waited, every message due by then sent; then the loop busy for `busyMs` (replies read).
+ * @returns {{wakes: number, turns: number, spentMs: number, waitedMs: number, lagsMs: number[], endMs: number}}
+ *   wakes: the thread's posts; turns: every turn that sent; spentMs: what the budget was charged (the
+ *   posts and the waiting);
+ *   endMs: when the last message went
  */
-function pace (share, windowMs, wakeMs, rate, seconds) {
-  const { budget, woke } = budgetOf(share, windowMs, wakeMs)
+function pace (share, windowMs, wakeMs, rate, seconds, busyMs = 0) {
+  const { budget, post } = budgetOf(share, windowMs, wakeMs)
   const interval = 1000 / rate
   let now = 0
   let next = 0
   let wakes = 0
+  let turns = 0
+  let spentMs = 0
   let waitedMs = 0
   const lagsMs = []
   while (next * interval < seconds * 1000) {
     const due = next * interval
     budget.accrue(now)
     const postAt = budget.postAt(due, now)
+    turns++
     if (postAt > now) {
       now = postAt
-      woke(now)
+      spentMs += budget.wakeMs
+      post()
       wakes++
     }
     if (now < due) {
@@ -40,9 +48,11 @@ function pace (share, windowMs, wakeMs, rate, seconds) {
       waitedMs += due - now
       now = due
     }
+    budget.sent(now)
     while (next * interval <= now && next * interval < seconds * 1000) lagsMs.push(now - next++ * interval)
+    now += busyMs
   }
-  return { wakes, spentMs: wakes * wakeMs + waitedMs, waitedMs, lagsMs, endMs: now }
+  return { wakes, turns, spentMs: spentMs + waitedMs, waitedMs, lagsMs, endMs: now }
 }
 
 test('at a low rate every message has its own wake-up and waits out the window on time', () => {
@@ -54,11 +64,13 @@ test('at a low rate every message has its own wake-up and waits out the window o
 
 test('whatever the rate, pacing spends no more than its share of a core, and wake-ups thin out to what it pays for', () => {
   for (const rate of [1000, 5000, 20_000, 100_000]) {
-    const { wakes, spentMs, lagsMs, endMs } = pace(0.1, 0.1, 0.04, rate, 2)
+    const { wakes, turns, spentMs, lagsMs, endMs } = pace(0.1, 0.1, 0.04, rate, 2)
     // What accrued until the last send, plus what it starts with (one window and one wake-up); each
-    // wake-up is charged twice the thread's cost, for the loop it wakes.
+    // post is charged twice the thread's cost, for the loop it wakes.
     assert.ok(spentMs <= 0.1 * endMs + 0.2 + 1e-9, `${rate}/s: spent ${spentMs} ms in ${endMs} ms`)
     assert.ok(wakes <= (0.1 * endMs + 0.2) / 0.08 + 1, `${rate}/s: ${wakes} wake-ups`)
+    // A turn of the loop's own sends only what the lead or a tick lets through.
+    assert.ok(turns <= wakes + endMs / TICK_MS + 1, `${rate}/s: ${turns} turns`)
     assert.equal(lagsMs.length, rate * 2, 'every message is sent')
   }
 })
@@ -76,19 +88,28 @@ test('once the budget cannot pay for a wake-up per message, messages go in group
     const latest = lagsMs.reduce((most, lag) => Math.max(most, lag), 0)
     assert.ok(latest <= TICK_MS + 1e-9, `${rate}/s: late by at most a tick: ${latest} ms`)
   }
-  // The tick only ever holds a wake-up back: at 5% of a core, 625 a second are paid for, not 1,000.
+  // A tick's wake-up comes whatever the budget has left, as a timer's would: at 5% of a core, which
+  // pays for 625 a second, still one a tick, and never two.
   const thin = pace(0.05, 0.1, 0.04, 20_000, 2)
-  assert.ok(thin.wakes <= (0.05 * thin.endMs + 0.2) / 0.08 + 1, `${thin.wakes} wake-ups`)
+  assert.ok(Math.abs(thin.wakes - thin.endMs / TICK_MS) <= 2, `${thin.wakes} wake-ups in ${thin.endMs} ms`)
+  assert.ok(thin.lagsMs.every((lag) => lag <= TICK_MS + 1e-9))
   // Where the budget pays for every message's wake-up, the tick does not hold any back.
   const { wakes, lagsMs } = pace(0.5, 0.1, 0.04, 2000, 1)
   assert.equal(wakes, 1999, 'a wake-up per message at 2,000/s on half a core')
   assert.ok(lagsMs.every((lag) => lag === 0))
 })
 
+test('a loop busy between its turns, its next message due already each time, still sends in groups a tick apart', () => {
+  // A generator near its limit: a fifth of a millisecond of replies between turns, at 50,000/s.
+  const { turns, endMs, lagsMs } = pace(0.1, 0.1, 0.04, 50_000, 2, 0.2)
+  assert.ok(turns <= endMs / TICK_MS + 10, `${turns} turns in ${endMs} ms: each paid for, or a tick after the last turn that sent`)
+  assert.equal(lagsMs.length, 100_000, 'every message is sent')
+})
+
 test('the wait before a due time is what remains after paying for the wake-up, never more than the window', () => {
-  const { budget, woke } = budgetOf(0.1, 0.1, 0.04)
+  const { budget, post } = budgetOf(0.1, 0.1, 0.04)
   assert.equal(budget.lead(), 0.1, 'it starts with one window and one wake-up')
-  woke(0) // 0.1 ms: the estimate, until measured
+  post(0) // 0.1 ms: the estimate, until measured
   budget.waited(0.1)
   budget.accrue(1.5) // +0.15 ms
   assert.ok(Math.abs(budget.lead() - 0.05) < 1e-9, `0.15 accrued, less a wake-up: ${budget.lead()}`)
@@ -100,14 +121,14 @@ test('the wait before a due time is what remains after paying for the wake-up, n
 })
 
 test('a wake-up costs the thread\'s CPU per post and the loop\'s as much again, measured every 100 ms; unknown, the estimate stays', () => {
-  const { budget, woke } = budgetOf(0.1, 0.1, 0.03)
+  const { budget, post } = budgetOf(0.1, 0.1, 0.03)
   budget.accrue(1) // the first reading, at 0, was taken at start
-  for (let i = 0; i < 10; i++) woke(1)
+  for (let i = 0; i < 10; i++) post()
   budget.accrue(101)
   assert.ok(Math.abs(budget.wakeMs - 0.06) < 1e-9, `${budget.wakeMs} ms per wake-up`)
   const blind = new PacingBudget(0.1, 0.1, () => null)
   blind.accrue(0)
-  blind.woke(0)
+  blind.woke()
   blind.accrue(200)
   assert.equal(blind.wakeMs, 0.1, 'no reading: the estimate as measured here')
 })
