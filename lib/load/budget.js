@@ -9,9 +9,8 @@
 // the loop again and splits the writes and replies it would have handled together, which cost the
 // client more than the budget counted (npm run bench:rate: at 20,000/s, wake-ups as often as the
 // budget paid for cost 1.4 times timer pacing's CPU; a tick apart, 1.0-1.1 times). A tick's
-// wake-up comes whatever the budget has left, as a timer-paced loop's would: held back until paid
-// for, where a wake-up cost the thread more, groups came 2-3 ms apart and their wait counted in
-// every message's latency (npm run capacity: send lag p50 1.4-1.6 ms against 0.6 ms).
+// wake-up comes whatever the budget has left, as a timer-paced loop's would: the budget pays for
+// what is more precise than a timer, not for what a timer does too.
 
 /** How often the thread's CPU per wake-up is measured again, ms. */
 const MEASURE_EVERY_MS = 100
