@@ -14,7 +14,7 @@ const { jStat } = jstatModule
  * capacity measures; the docs then refuse its older tables until they are remade.
  * @type {import('../provenance.js').Method}
  */
-export const CAPACITY_METHOD = Object.freeze({ name: 'capacity', version: 2, since: '2026-11-28T17:46:01.000Z' })
+export const CAPACITY_METHOD = Object.freeze({ name: 'capacity', version: 3, since: '2026-11-29T01:04:40.000Z' })
 
 /**
  * What a capacity counts: messages, or for fan-out deliveries (each publish once at every subscriber):

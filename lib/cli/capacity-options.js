@@ -49,7 +49,7 @@ export async function parseCapacityArgs (argv) {
       direction: { describe: 'up: generators send the payload; echo: it comes back; down: the server sends it; fanout: one publisher, --connections subscribers, each publish delivered to every one (the rate searched is publishes/s, the capacity deliveries/s, the objective on the delivery latency)', choices: CAPACITY_DIRECTIONS, default: 'up' },
       connections: { alias: 'c', describe: `connections per generator (fanout: subscribers) [default: ${DEFAULT_CONNECTIONS.message}; fanout: ${DEFAULT_CONNECTIONS.fanout}]` },
       inflight: { alias: 'i', describe: 'messages a connection (fanout: the publisher) may have outstanding before sends wait (their latency still counts from the due time)', default: 64 },
-      rounds: { describe: `confirming rounds after the first bisection, each after the first on a fresh server and generators: the capacity's interval comes from their spread, at least ${MIN_ROUNDS}`, default: 6 },
+      rounds: { describe: `confirming rounds after the first bisection, each after the first on a fresh server and generators: the capacity's interval comes from their spread, at least ${MIN_ROUNDS}`, default: 7 },
       step: { describe: 'how long each probe measures', default: '1500ms', type: 'string' },
       lead: { describe: 'each probe\'s unrecorded lead-in at its rate', default: '300ms', type: 'string' },
       'start-rate': { describe: `the search's first rate, msgs/s (fanout: publishes/s); it doubles until a probe fails [default: ${START_DELIVERIES}; fanout: ${START_DELIVERIES} deliveries/s' worth]` },

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { CapacitySearch, GROWTH, crossing } from '../../lib/capacity/search.js'
+import { CapacitySearch, GROWTH, ROUND_STEP, crossing } from '../../lib/capacity/search.js'
 
 /**
  * A server whose objective's excess grows exponentially with load and crosses 1 at `capacity`,
@@ -33,8 +33,15 @@ test('steps up by GROWTH from the start rate until a fail, bisects, then confirm
   assert.deepEqual(rates.slice(0, 6), [1000, 2000, 4000, 8000, 16000, 32000].map((rate, i) => 1000 * GROWTH ** i))
   assert.equal(result.estimates.length, 4)
   for (const estimate of [result.initial, ...result.estimates]) assert.ok(Math.abs(estimate / 30_000 - 1) < 0.01, `${estimate}`)
-  // Each round brackets the knee again: a pass below and a fail above.
-  assert.ok(result.outcomes.length <= 6 + 6 + 4 * 5, `${result.outcomes.length} probes`)
+  // Each round brackets the knee again, a pass below and a fail above a step apart, and estimates
+  // from that bracket: its centre and one step out, here where the centre is the knee.
+  const rounds = result.outcomes.slice(-4 * 2)
+  assert.equal(result.outcomes.length, 6 + 5 + 4 * 2, `${rates.map(Math.round)}`)
+  for (let i = 0; i < rounds.length; i += 2) {
+    const [centre, step] = rounds.slice(i, i + 2)
+    assert.notEqual(centre.pass, step.pass)
+    assert.ok(Math.abs(Math.max(centre.rate, step.rate) / Math.min(centre.rate, step.rate) - (1 + ROUND_STEP)) < 1e-3, `${centre.rate} and ${step.rate}`)
+  }
 })
 
 test('only the probes that step up or down by GROWTH scout (may be short); a false pass among them is undone by the full-length ones', () => {
