@@ -40,6 +40,15 @@ export const GENERATOR_RETRIES = 2
  * @property {number|null} excess the objective's percentile over its bound (below 1 passes), null when
  *   the probe failed on something else (loss, errors, a rate not kept)
  * @property {boolean} [generatorBound] the probe failed, but the generator could not keep up with it
+ * @property {boolean} [generatorSaturated] the generator was at its limit, pass or fail
+ */
+
+/**
+ * @typedef {object} Bracket the pass and the fail a confirming round estimated between
+ * @property {number} low the pass's rate, msgs/s
+ * @property {number} high the fail's rate, msgs/s
+ * @property {boolean} generatorSaturated the generator was at its limit at the pass: a step above it,
+ *   the fail may have been the generator's as much as the server's
  */
 
 /**
@@ -50,6 +59,7 @@ export const GENERATOR_RETRIES = 2
  *   no confirming round bracketed the knee
  * @property {number[]} estimates one per confirming round, msgs/s (a search that stops otherwise than
  *   found keeps its earlier rounds' on record: they are no capacity)
+ * @property {Bracket[]} brackets what each estimate was made between, one per estimate
  * @property {number|null} initial the first bisection's estimate
  * @property {number|null} limitRate
  * @property {Outcome[]} outcomes every probe, in order
@@ -67,6 +77,8 @@ export class CapacitySearch {
     /** @type {Outcome[]} */
     this.outcomes = []
     this.estimates = []
+    /** @type {Bracket[]} */
+    this.brackets = []
     this.initial = null
     /** Where rounds centre until one estimates: the last bisection's crossing. */
     this.centre = null
@@ -152,6 +164,8 @@ export class CapacitySearch {
     this.roundProbes++
     if (this.low && this.high && this.high.rate > this.low.rate) {
       this.estimates.push(crossing(this.low, this.high))
+      const { low, high } = this
+      this.brackets.push({ low: low.rate, high: high.rate, generatorSaturated: Boolean(low.generatorSaturated) })
       return this.startRound()
     }
     if (this.roundProbes >= ROUND_PROBES) {
@@ -182,8 +196,8 @@ export class CapacitySearch {
 
   /** @returns {SearchResult} */
   result () {
-    const { status, estimates, initial, limitRate, outcomes } = this
-    return { status, estimates, initial, limitRate, outcomes }
+    const { status, estimates, brackets, initial, limitRate, outcomes } = this
+    return { status, estimates, brackets, initial, limitRate, outcomes }
   }
 }
 

@@ -14,8 +14,10 @@ const search = (format, estimates, { status = 'found', limitRate = null, serverU
   status,
   estimates,
   limitRate,
+  // `saturated`: the generator at its limit at the pass below the knee in every round, or in this many.
+  brackets: estimates.map((rate, i) => ({ low: rate * 0.97, high: rate * 1.03, generatorSaturated: saturated === true || i < saturated })),
   probes: estimates.map((rate) => ({
-    rate: rate * 0.95, pass: true, server: { perMessageUs: serverUs }, generatorPerMessageUs: serverUs / 2, generatorSaturated: saturated
+    rate: rate * 0.95, pass: true, server: { perMessageUs: serverUs }, generatorPerMessageUs: serverUs / 2
   }))
 })
 
@@ -78,6 +80,21 @@ test('a ratio of lower bounds (the generator saturated at a knee) is a bound: on
   assert.match(capacityVerdicts({ rows: neither.rows, settings: { formats: labels } })[0], /but both capacities are lower bounds/)
   // Neither saturated: no bound, the call as the interval gives it.
   assert.equal(ratioOf([low], [high]).ratio.bound, undefined)
+})
+
+test('a capacity is a bound when the generator was saturated at the pass below the knee in at least half the rounds; fewer, and the figure stands, noted', () => {
+  const figureOf = (saturated) => {
+    const searches = [search('json', [20_000, 21_000, 19_000, 20_500]), search('protobuf', [30_000, 31_000, 29_000, 30_500], { saturated })]
+    const { rows } = capacityRows(searches, { labels, serverCores: 1, targetRate: null })
+    return { figure: rows[0].figures[1], notes: capacityNotes({ rows, searches }) }
+  }
+  const stall = figureOf(1)
+  assert.deepEqual([stall.figure.generatorAtLimit, stall.figure.saturatedRounds], [false, 1])
+  assert.deepEqual(stall.notes, ['protobuf on test 3 medium: the generator was saturated at the pass below the knee in 1 of 4 rounds, a stall of its own that the interval owns, not its limit'])
+  const limit = figureOf(2)
+  assert.deepEqual([limit.figure.generatorAtLimit, limit.figure.saturatedRounds], [true, 2])
+  assert.match(limit.notes[0], /^protobuf on test 3 medium: the generator was saturated at the pass below the knee in 2 of 4 rounds, so the server may take more \(at least\)/)
+  assert.deepEqual(figureOf(0).notes, [])
 })
 
 test('probes that other processes or guests disturbed are noted with the generator\'s limits', () => {

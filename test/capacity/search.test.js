@@ -37,6 +37,8 @@ test('steps up by GROWTH from the start rate until a fail, bisects, then confirm
   // from that bracket: its centre and one step out, here where the centre is the knee.
   const rounds = result.outcomes.slice(-4 * 2)
   assert.equal(result.outcomes.length, 6 + 5 + 4 * 2, `${rates.map(Math.round)}`)
+  // Each estimate with the bracket it was made between.
+  assert.deepEqual(result.brackets.map(({ low, high }) => [low < result.estimates[0] * 1.1, high > low]), result.estimates.map(() => [true, true]))
   for (let i = 0; i < rounds.length; i += 2) {
     const [centre, step] = rounds.slice(i, i + 2)
     assert.notEqual(centre.pass, step.pass)
@@ -134,4 +136,15 @@ test('a first bisection misled by one fluke: rounds that reach no bracket move o
   assert.equal(result.status, 'found')
   assert.ok(result.estimates.length >= 1)
   for (const estimate of result.estimates) assert.ok(Math.abs(estimate / 20_000 - 1) < 0.02, `${estimate}`)
+})
+
+test('each round\'s bracket says whether the generator was at its limit at its pass', () => {
+  // Saturated at every probe from 28,000/s up: the rounds' passes, near 30,000, all say so.
+  const knee = simulated(30_000)
+  const result = run(new CapacitySearch({ startRate: 1000, rounds: 3 }), (rate) => ({ ...knee(rate), generatorSaturated: rate >= 28_000 }))
+  assert.equal(result.brackets.length, 3)
+  for (const bracket of result.brackets) assert.equal(bracket.generatorSaturated, bracket.low >= 28_000, JSON.stringify(bracket))
+  assert.ok(result.brackets.every((bracket) => bracket.generatorSaturated))
+  const clean = run(new CapacitySearch({ startRate: 1000, rounds: 3 }), (rate) => ({ ...knee(rate), generatorSaturated: rate >= 29_000 }))
+  assert.ok(clean.brackets.every((bracket) => !bracket.generatorSaturated), 'saturated at the fails only: at no pass')
 })
