@@ -33,7 +33,8 @@ test('a probe fails on its latency, on loss, on error replies, or on an acked ra
 
 test('a fail is the generator\'s when it was saturated and the server had room, the server\'s when the server was at its limit', () => {
   const late = { latencyUs: { 50: 800, 99: 30_000 } }
-  for (const saturated of [{ generator: { loopBusy: 0.95 } }, { sendLagUs: { 50: 10, 99: 2600 } }]) {
+  // Late by a quarter of the bound past the pacing's tick (2.5 ms + 1 ms): saturated.
+  for (const saturated of [{ generator: { loopBusy: 0.95 } }, { sendLagUs: { 50: 10, 99: 3600 } }]) {
     const verdict = judgeProbe(probe({ ...late, ...saturated }), 1000, slo, 1)
     assert.equal(verdict.generatorBound, true, JSON.stringify(saturated))
     assert.equal(judgeProbe(probe({ ...late, ...saturated, server: { cores: 0.95 } }), 1000, slo, 1).generatorBound, false)
@@ -43,6 +44,8 @@ test('a fail is the generator\'s when it was saturated and the server had room, 
   assert.equal(judgeProbe(probe(late), 1000, slo, 1).generatorBound, false, 'a generator with room: the server failed')
   // Sends waiting for room on connections full of unanswered messages are the server's doing.
   assert.equal(judgeProbe(probe({ ...late, sendRate: 700 }), 1000, slo, 1).generatorBound, false)
+  // Late by less, the tick's grouping and a stall: not saturated.
+  assert.equal(judgeProbe(probe({ ...late, sendLagUs: { 50: 600, 99: 3400 } }), 1000, slo, 1).generatorSaturated, false)
   const passed = judgeProbe(probe({ generator: { loopBusy: 0.95 } }), 1000, slo, 1)
   assert.deepEqual([passed.pass, passed.generatorBound, passed.generatorSaturated], [true, false, true])
 })
@@ -59,6 +62,6 @@ test('a fan-out probe is judged on its deliveries: the delivery latency, every d
   // Deliveries that came in over 1025 ms: 9852/s over 1015 ms, short of 99% of 10,000/s.
   assert.deepEqual(judgeProbe(probe({ durationMs: 1025, fanout: fanout() }), 1000, slo, 1).reasons, ['delivered 9852/s'])
   // A late delivery fails it with a saturated publisher (its send lag): the generator's, while the server had room.
-  const late = judgeProbe(probe({ latencyUs: { 50: 800, 99: 30_000 }, sendLagUs: { 50: 10, 99: 2600 }, fanout: fanout() }), 1000, slo, 1)
+  const late = judgeProbe(probe({ latencyUs: { 50: 800, 99: 30_000 }, sendLagUs: { 50: 10, 99: 3600 }, fanout: fanout() }), 1000, slo, 1)
   assert.deepEqual([late.pass, late.generatorBound, late.reasons], [false, true, ['p99 30.0 ms']])
 })
