@@ -8,7 +8,7 @@ import { compression, connect, negotiated } from './connection.js'
 import { ConnectTimes } from './connect-times.js'
 import { ByteCount } from './channel.js'
 import { Recorder } from './recorder.js'
-import { Timers } from './timers.js'
+import { Seconds, Timers } from './timers.js'
 import { Liveness } from './liveness.js'
 import { FANOUT_END, FANOUT_HEADER_BYTES, isErrorReply, isFanoutEnd, readFanoutHeader } from '../protocol.js'
 import { createLatencyHistogram, encodeHistogram } from '../histogram.js'
@@ -201,6 +201,7 @@ export class Subscribers {
       this.liveness.measured(header.seq, header.publishedAtUs)
       this.startRecording()
     }
+    this.seconds.passed(now)
     const seq = header.seq
     const counts = this.counts
     if (!subscriber.take(seq)) {
@@ -246,7 +247,7 @@ export class Subscribers {
   startRecording () {
     this.recording = true
     this.recorder.start()
-    this.timers.every('ticker', 1000, () => this.closeSecond())
+    this.seconds = new Seconds(this.timers, performance.now(), () => this.closeSecond())
   }
 
   /** One second of the time series: deliveries as its `acked`. */
