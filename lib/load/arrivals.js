@@ -12,7 +12,7 @@ import { frameSource, replyJudge } from './messages.js'
 import { createPacer } from './pacer.js'
 import { Recorder } from './recorder.js'
 import { OpenLoopSchedule, StagedSchedule } from './schedule.js'
-import { Seconds, Timers } from './timers.js'
+import { Timers } from './timers.js'
 import { emptyFigures } from '../outputs/figures.js'
 
 /**
@@ -81,7 +81,7 @@ class Arrivals {
       this.finish = resolve
       this.startedAt = this.lastReplyAt = performance.now()
       this.recorder.start()
-      this.seconds = new Seconds(this.timers, this.startedAt, () => this.tick())
+      this.timers.countSeconds(this.startedAt, () => this.tick())
       this.timers.every('watchdog', Math.min(1000, Math.max(10, this.traffic.timeoutMs / 4)), () => this.expireStale())
       this.wake()
     })
@@ -167,7 +167,7 @@ class Arrivals {
 
   /** A reply: judged, counted, recorded; the connection sends its next message, or leaves. Hot path. */
   onReply (channel, data, isBinary, scheduledAt, sentAt, now) {
-    this.seconds.passed(now)
+    this.timers.reached(now)
     if (this.traffic.judge(data, isBinary)) this.messages.acked++
     else this.messages.errors++
     this.lastReplyAt = now

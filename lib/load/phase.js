@@ -4,7 +4,7 @@
 // there is a rate (a StagedSchedule with stages), and reports how it ended by resolving, or a
 // failure through onFailure.
 import { OpenLoopSchedule, StagedSchedule } from './schedule.js'
-import { Seconds, Timers } from './timers.js'
+import { Timers } from './timers.js'
 
 /**
  * The channels corked in an open loop's turn, uncorked at its end: one array for every phase, as a
@@ -99,7 +99,7 @@ export class Phase {
       }
       const { timeoutMs } = this.traffic
       this.timers.every('watchdog', Math.min(1000, Math.max(10, timeoutMs / 4)), () => this.expireStale())
-      this.seconds = new Seconds(this.timers, this.startedAt, () => this.tick())
+      this.timers.countSeconds(this.startedAt, () => this.tick())
       if (this.schedule) this.sendDue()
       else for (const channel of this.channels) this.fill(channel, this.startedAt)
       this.checkDone()
@@ -124,7 +124,7 @@ export class Phase {
    * @param {number} now when the reply arrived
    */
   onReply (channel, data, isBinary, scheduledAt, sentAt, now) {
-    this.seconds.passed(now)
+    this.timers.reached(now)
     this.lastReplyAt = now
     if (this.judge(data, isBinary)) {
       this.acked++

@@ -8,7 +8,7 @@ import { compression, connect, negotiated } from './connection.js'
 import { ConnectTimes } from './connect-times.js'
 import { ByteCount } from './channel.js'
 import { Recorder } from './recorder.js'
-import { Seconds, Timers } from './timers.js'
+import { Timers } from './timers.js'
 import { Liveness } from './liveness.js'
 import { FANOUT_END, FANOUT_HEADER_BYTES, isErrorReply, isFanoutEnd, readFanoutHeader } from '../protocol.js'
 import { createLatencyHistogram, encodeHistogram } from '../histogram.js'
@@ -201,7 +201,7 @@ export class Subscribers {
       this.liveness.measured(header.seq, header.publishedAtUs)
       this.startRecording()
     }
-    this.seconds.passed(now)
+    this.timers.reached(now)
     const seq = header.seq
     const counts = this.counts
     if (!subscriber.take(seq)) {
@@ -247,7 +247,7 @@ export class Subscribers {
   startRecording () {
     this.recording = true
     this.recorder.start()
-    this.seconds = new Seconds(this.timers, performance.now(), () => this.closeSecond())
+    this.timers.countSeconds(performance.now(), () => this.closeSecond())
   }
 
   /** One second of the time series: deliveries as its `acked`. */

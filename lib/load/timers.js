@@ -8,6 +8,8 @@ export class Timers {
     this.handles = new Map()
     /** clearAll() was called: the owner has ended, and sets no timer again. */
     this.ended = false
+    /** @type {Seconds|null} its time series' seconds, once counted */
+    this.seconds = null
   }
 
   every (name, ms, callback) {
@@ -23,6 +25,16 @@ export class Timers {
   clear (name) {
     clearTimeout(this.handles.get(name)) // clears an interval too
     this.handles.delete(name)
+  }
+
+  /** Closes the seconds of a time series on their boundaries from `startedAt` (see Seconds). */
+  countSeconds (startedAt, onSecond) {
+    this.seconds = new Seconds(this, startedAt, onSecond)
+  }
+
+  /** An event at `now`: the second it is past, if any, closes before the event counts. Hot path. */
+  reached (now) {
+    this.seconds?.passed(now)
   }
 
   clearAll () {
