@@ -14,7 +14,7 @@ const { jStat } = jstatModule
  * capacity measures; the docs then refuse its older tables until they are remade.
  * @type {import('../provenance.js').Method}
  */
-export const CAPACITY_METHOD = Object.freeze({ name: 'capacity', version: 3, since: '2026-11-29T01:17:26.000Z' })
+export const CAPACITY_METHOD = Object.freeze({ name: 'capacity', version: 4, since: '2026-11-29T03:22:40.000Z' })
 
 /**
  * What a capacity counts: messages, or for fan-out deliveries (each publish once at every subscriber):

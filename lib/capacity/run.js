@@ -13,7 +13,7 @@ import { START_WARMUP_CPU_MS } from '../compare/lockstep.js'
 import { MachineWatch, settle } from '../compare/machine-watch.js'
 import { trialOrder } from '../compare/statistics.js'
 import { CapacitySearch, SCOUT_SHARE } from './search.js'
-import { judgeProbe } from './judge.js'
+import { judgeProbe, pacingTickMs } from './judge.js'
 import { limitCpu } from './server-budget.js'
 
 /**
@@ -58,14 +58,14 @@ async function searchRow (plan, row, slo) {
   const probes = formats.map(() => [])
   const percentiles = [...new Set([50, 99, slo.percentile])]
   let generation = 1
-  let processes = await openGeneration(plan, row)
+  let processes = await openGeneration(plan, row, slo)
   try {
     for (let step = 0; searches.some((search) => !search.done); step++) {
       if (searches.every((search) => search.done || search.roundsRun > generation)) {
         const closing = processes
         processes = null
         await closeGeneration(closing)
-        processes = await openGeneration(plan, row)
+        processes = await openGeneration(plan, row, slo)
         generation++
       }
       for (const f of trialOrder(formats.length, step)) {
@@ -90,6 +90,7 @@ async function searchRow (plan, row, slo) {
     slo: slo.text,
     percentile: slo.percentile,
     boundUs: slo.boundUs,
+    tickMs: pacingTickMs(slo),
     format: labels[f],
     generations: generation,
     ...searches[f].result(),
@@ -99,15 +100,17 @@ async function searchRow (plan, row, slo) {
 
 /**
  * A generation's processes: the server on its budget and a generator per format, each connected
- * and warmed up on the row, then moved to the generators' CPUs.
+ * and warmed up on the row, then moved to the generators' CPUs. Their pacing groups messages a
+ * tick apart that the objective can spare (judge.js pacingTickMs).
  * @returns {Promise<{server: object, generators: BatchClient[]}>}
  */
-async function openGeneration (plan, row) {
+async function openGeneration (plan, row, slo) {
   const server = await startServer(plan)
   const { formats, labels } = plan
   const generators = formats.map((format, i) => new BatchClient(`generator ${labels[i]}`))
+  const ticked = { ...plan, load: { ...plan.load, tickMs: pacingTickMs(slo) } }
   try {
-    await Promise.all(generators.map((generator, i) => openGenerator(generator, formats[i], server.url, plan, row)))
+    await Promise.all(generators.map((generator, i) => openGenerator(generator, formats[i], server.url, ticked, row)))
   } catch (err) {
     await closeGeneration({ server, generators })
     throw err

@@ -11,6 +11,7 @@ import { measureCapacity } from './run.js'
 import { CAPACITY_METHOD, capacityRows, capacityUnit } from './results.js'
 import { provenanceOf } from '../provenance.js'
 import { calibrationOf } from './calibration.js'
+import { pacingTickMs } from './judge.js'
 import { renderCapacityHtml } from './html.js'
 
 /**
@@ -113,6 +114,7 @@ function capacitySettings (options, labels, elapsedMs) {
     connections: options.connections,
     inflight: options.inflight,
     pacing: options.pacing,
+    ticks: Object.fromEntries(options.slos.map((slo) => [slo.text, pacingTickMs(slo)])),
     schedule: options.schedule,
     margin: options.margin,
     calibrate: options.calibrate,

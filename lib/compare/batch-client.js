@@ -288,7 +288,7 @@ async function fanoutProbe (row, { count, rate, percentiles, lead }) {
 }
 
 /**
- * What a probe answers from its phase's result: its messages, time, latency and send lag at the
+ * What a probe answers from its phase's result: its messages, time, pacing, latency and send lag at the
  * percentiles, the generator's loop and CPU (less its pacing), its first new error reply and failure.
  * @param {object} result the phase's (or fan-out's) result
  * @param {{sendLag: object|null, pacingUs: number}} sender the sending side's lateness and pacing CPU
@@ -302,6 +302,7 @@ function probeAnswer (result, { sendLag, pacingUs }, percentiles, before) {
     messages: { ...messages },
     durationMs,
     sendRate: target?.sendRate ?? null,
+    pacing: target?.pacing ?? null,
     latencyUs: atPercentiles(histogram, percentiles),
     sendLagUs: sendLag && atPercentiles(sendLag, percentiles),
     generator: generator && { cpuShare: generator.cpuShare, loopBusy: generator.loopBusy },

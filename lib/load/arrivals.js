@@ -23,7 +23,7 @@ import { emptyFigures } from '../outputs/figures.js'
  * @returns {Promise<import('./engine.js').LoadResult & {arrivals: object}>}
  */
 export async function runArrivals (options) {
-  const pacer = createPacer(options.pacing, options.pacingReason)
+  const pacer = createPacer(options.pacing, options.pacingReason, options.tickMs)
   await pacer.start()
   const run = new Arrivals(options, pacer)
   options.live?.add(run)

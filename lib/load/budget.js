@@ -22,7 +22,11 @@ const MEASURE_EVERY_MS = 100
 const LOOP_TOO = 2
 /** A wake-up's cost until measured (and where the kernel does not say), ms: as measured here. */
 const WAKE_COST_MS = 0.1
-/** Node's timers' granularity, ms: how far apart grouped messages' wake-ups come, as a timer-paced loop's would. */
+/**
+ * Node's timers' granularity, ms: how far apart grouped messages' wake-ups come by default, as a
+ * timer-paced loop's would. A generator with a tighter objective takes a shorter tick (capacity's:
+ * lib/capacity/judge.js).
+ */
 export const TICK_MS = 1
 
 /** What precise pacing may spend, and what it has. */
@@ -31,11 +35,13 @@ export class PacingBudget {
    * @param {number} share of one core, over any stretch
    * @param {number} windowMs the longest wait in turns before a due time
    * @param {() => number|null} threadMs the pacing thread's CPU so far, ms (null: unknown)
+   * @param {number} [tickMs] how far apart grouped messages' wake-ups come
    */
-  constructor (share, windowMs, threadMs) {
+  constructor (share, windowMs, threadMs, tickMs = TICK_MS) {
     this.share = share
     this.windowMs = windowMs
     this.threadMs = threadMs
+    this.tickMs = tickMs
     /** A wake-up's cost (the thread's CPU per post, and the loop's), and the reading it was measured from. */
     this.wakeMs = WAKE_COST_MS
     this.reading = null
@@ -89,7 +95,7 @@ export class PacingBudget {
    */
   postAt (due, now) {
     const early = due - this.lead()
-    return early >= this.affordableAt(now) ? early : Math.max(due, this.sentAt + TICK_MS)
+    return early >= this.affordableAt(now) ? early : Math.max(due, this.sentAt + this.tickMs)
   }
 
   /** The thread woke the loop: one wake-up spent. */

@@ -47,6 +47,8 @@ import { emptyFigures } from '../outputs/figures.js'
  *   (default; precise:<µs> sets its window), spin, or timer (Node's timers, late by up to a millisecond or
  *   more, but no CPU spent waiting: compare's batches, which measure CPU)
  * @property {string|null} [pacingReason] why that pacing, when the run chose it (lib/load/pacer.js defaultPacing)
+ * @property {number} [tickMs] precise pacing's tick, how far apart the messages it groups go (lib/load/budget.js):
+ *   a millisecond unless given (capacity's generators size it by the objective)
  * @property {boolean} [preencode] encode each payload once before the run and send those bytes in turn,
  *   so the client's CPU leaves encoding out (capacity's generators)
  * @property {boolean} [cork] open loop: the messages due in one turn go out in one write per connection,
@@ -226,7 +228,7 @@ export class Run {
    */
   async runPhase (spec) {
     if ((spec.rate > 0 || spec.stages) && !this.traffic.pacer) {
-      const pacer = createPacer(this.options.pacing, this.options.pacingReason)
+      const pacer = createPacer(this.options.pacing, this.options.pacingReason, this.options.tickMs)
       await pacer.start()
       this.traffic.pacer = pacer
     }

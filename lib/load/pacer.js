@@ -9,7 +9,7 @@ import { Worker } from 'node:worker_threads'
 import { performance } from 'node:perf_hooks'
 import { threadCpuNs } from '../cpu-time.js'
 import { availableCpu } from './cpu-quota.js'
-import { PacingBudget } from './budget.js'
+import { PacingBudget, TICK_MS } from './budget.js'
 
 /**
  * Precise pacing's default: the thread posts this long before the due time, the longest the
@@ -103,12 +103,13 @@ const round2 = (value) => Math.round(value * 100) / 100
  * The pacer a --pacing setting names (the default: precise), not started.
  * @param {string} [pacing]
  * @param {string|null} [reason] why this pacing, when chosen for the run (defaultPacing), for its report
+ * @param {number} [tickMs] precise pacing's tick (lib/load/budget.js), when not Node's timers' millisecond
  * @returns {ThreadPacer|TimerPacer}
  */
-export function createPacer (pacing = 'precise', reason = null) {
+export function createPacer (pacing = 'precise', reason = null, tickMs = TICK_MS) {
   const setting = parsePacing(pacing)
   if (!setting) throw new Error(`unknown pacing ${pacing}`)
-  const pacer = setting.kind === 'timer' ? new TimerPacer() : new ThreadPacer(setting)
+  const pacer = setting.kind === 'timer' ? new TimerPacer() : new ThreadPacer({ ...setting, tickMs })
   pacer.reason = reason
   return pacer
 }
@@ -120,12 +121,15 @@ export function createPacer (pacing = 'precise', reason = null) {
  */
 export class ThreadPacer {
   /**
-   * @param {{kind: 'precise', windowUs: number}|{kind: 'spin'}} [setting] precise: a fixed lead
-   *   within PRECISE_BUDGET; spin: a lead that follows the thread's lateness at any cost
+   * @param {{kind: 'precise', windowUs: number, tickMs?: number}|{kind: 'spin'}} [setting] precise: a fixed lead
+   *   within PRECISE_BUDGET, messages grouped a tick apart beyond it; spin: a lead that follows the
+   *   thread's lateness at any cost
    */
   constructor (setting = { kind: 'precise', windowUs: PRECISE_WINDOW_US }) {
-    this.kind = setting.kind
-    this.name = setting.kind === 'precise' && setting.windowUs !== PRECISE_WINDOW_US ? `precise:${setting.windowUs}` : setting.kind
+    const { kind, windowUs, tickMs = TICK_MS } = setting
+    this.kind = kind
+    const window = kind === 'precise' && windowUs !== PRECISE_WINDOW_US ? `precise:${windowUs}` : kind
+    this.name = kind === 'precise' && tickMs !== TICK_MS ? `${window} (${tickMs} ms tick)` : window
     /** Why this pacing, when the run chose it (see defaultPacing). */
     this.reason = null
     this.shared = new SharedArrayBuffer(16)
@@ -133,8 +137,8 @@ export class ThreadPacer {
     this.times = new Float64Array(this.shared, 8, 1)
     this.times[POST_AT] = Infinity
     /** Precise: what its pacing may spend (null: spin's, which spends what it takes). */
-    this.budget = setting.kind === 'precise'
-      ? new PacingBudget(PRECISE_BUDGET, setting.windowUs / 1000, () => this.usage().threadMs)
+    this.budget = kind === 'precise'
+      ? new PacingBudget(PRECISE_BUDGET, windowUs / 1000, () => this.usage().threadMs, tickMs)
       : null
     /** Spin: how long before the due time the thread posts (precise asks its budget). */
     this.earlyMs = SPIN.initialMs

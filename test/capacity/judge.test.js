@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { judgeProbe } from '../../lib/capacity/judge.js'
+import { judgeProbe, pacingTickMs } from '../../lib/capacity/judge.js'
 import { parseSlo } from '../../lib/capacity/slo.js'
 
 const [slo] = parseSlo('p99<10ms')
@@ -64,4 +64,20 @@ test('a fan-out probe is judged on its deliveries: the delivery latency, every d
   // A late delivery fails it with a saturated publisher (its send lag): the generator's, while the server had room.
   const late = judgeProbe(probe({ latencyUs: { 50: 800, 99: 30_000 }, sendLagUs: { 50: 10, 99: 3600 }, fanout: fanout() }), 1000, slo, 1)
   assert.deepEqual([late.pass, late.generatorBound, late.reasons], [false, true, ['p99 30.0 ms']])
+})
+
+test('the generators\' tick is what the objective can spare, and the judge allows for that lag, not a millisecond\'s', () => {
+  const tick = (text) => pacingTickMs(parseSlo(text)[0])
+  assert.equal(tick('p99<10ms'), 1, 'Node\'s timers\' millisecond at the default objective')
+  assert.equal(tick('p99<25ms'), 1, 'never longer')
+  assert.equal(tick('p99<5ms'), 0.5)
+  assert.equal(tick('p50<1ms'), 0.2)
+  assert.equal(tick('p99.9<2ms'), 0.2)
+  assert.equal(tick('p50<200us'), 0.1, 'never shorter than the pacing thread\'s own lateness')
+  // p50<1ms: a quarter of the bound past a 0.2 ms tick is 450 µs of send lag at p50.
+  const [tight] = parseSlo('p50<1ms')
+  const late = { latencyUs: { 50: 1200, 99: 4000 } }
+  assert.equal(judgeProbe(probe({ ...late, sendLagUs: { 50: 400, 99: 900 } }), 1000, tight, 1).generatorBound, false)
+  assert.equal(judgeProbe(probe({ ...late, sendLagUs: { 50: 500, 99: 900 } }), 1000, tight, 1).generatorBound, true,
+    'half the bound went in sending late: at a millisecond\'s allowance it passed for the server\'s')
 })

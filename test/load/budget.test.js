@@ -6,9 +6,9 @@ import assert from 'node:assert/strict'
 import { PacingBudget, TICK_MS } from '../../lib/load/budget.js'
 
 /** A budget whose thread costs `wakeMs` of CPU per post, as the kernel would report it. */
-function budgetOf (share, windowMs, wakeMs) {
+function budgetOf (share, windowMs, wakeMs, tickMs = TICK_MS) {
   const thread = { ms: 0 }
-  const budget = new PacingBudget(share, windowMs, () => thread.ms)
+  const budget = new PacingBudget(share, windowMs, () => thread.ms, tickMs)
   budget.accrue(0)
   return { budget, post: () => { thread.ms += wakeMs; budget.woke() } }
 }
@@ -22,8 +22,8 @@ function budgetOf (share, windowMs, wakeMs) {
  *   posts and the waiting);
  *   endMs: when the last message went
  */
-function pace (share, windowMs, wakeMs, rate, seconds, busyMs = 0) {
-  const { budget, post } = budgetOf(share, windowMs, wakeMs)
+function pace (share, windowMs, wakeMs, rate, seconds, busyMs = 0, tickMs = TICK_MS) {
+  const { budget, post } = budgetOf(share, windowMs, wakeMs, tickMs)
   const interval = 1000 / rate
   let now = 0
   let next = 0
@@ -97,6 +97,15 @@ test('once the budget cannot pay for a wake-up per message, messages go in group
   const { wakes, lagsMs } = pace(0.5, 0.1, 0.04, 2000, 1)
   assert.equal(wakes, 1999, 'a wake-up per message at 2,000/s on half a core')
   assert.ok(lagsMs.every((lag) => lag === 0))
+})
+
+test('a shorter tick groups the messages a shorter time apart, each late by at most that tick', () => {
+  // An objective of p50<1ms takes a 0.2 ms tick (lib/capacity/judge.js): at 50,000/s, 5,000 wake-ups a second.
+  const { wakes, lagsMs, endMs } = pace(0.1, 0.1, 0.04, 50_000, 2, 0, 0.2)
+  assert.ok(Math.abs(wakes - endMs / 0.2) <= 10, `${wakes} wake-ups in ${endMs} ms`)
+  const latest = lagsMs.reduce((most, lag) => Math.max(most, lag), 0)
+  assert.ok(latest <= 0.2 + 1e-9 && latest > 0.15, `late by at most the tick: ${latest} ms`)
+  assert.equal(lagsMs.length, 100_000, 'every message is sent')
 })
 
 test('a loop busy between its turns, its next message due already each time, still sends in groups a tick apart', () => {

@@ -67,6 +67,8 @@ test('parsePacing reads precise, precise:<µs>, spin and timer; anything else is
   for (const bad of ['sometimes', 'precise:', 'precise:-1', 'precise:2000', 'timer:5', 'PRECISE']) assert.equal(parsePacing(bad), null, bad)
   assert.equal(createPacer('precise:250').name, 'precise:250', 'the report names a window that is not the default')
   assert.equal(createPacer('precise:' + PRECISE_WINDOW_US).name, 'precise')
+  assert.equal(createPacer('precise', null, 0.2).name, 'precise (0.2 ms tick)', 'and a tick that is not the millisecond')
+  assert.equal(createPacer('timer', null, 0.2).name, 'timer', 'timers have no tick of pacing\'s')
 })
 
 test('defaultPacing: precise where CPU is to spare; timer under a quota below one core, or a sending thread for every core', () => {
