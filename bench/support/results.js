@@ -107,9 +107,12 @@ export function processRssBytes (pid) {
  * @returns {string}
  */
 export function npmCommand (script) {
-  const args = process.argv.slice(2)
+  const args = process.argv.slice(2).map(shellWord)
   return [`npm run ${script}`, ...(args.length ? ['--', ...args] : [])].join(' ')
 }
+
+/** An argument as a shell takes it back: quoted when it holds anything the shell reads (`p99<5ms`). */
+const shellWord = (arg) => /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`
 
 /**
  * Starts timing a benchmark; `write` saves its table with the command, machine and duration.
