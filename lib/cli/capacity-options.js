@@ -40,7 +40,12 @@ export async function parseCapacityArgs (argv) {
       formats: { describe: `comma-separated formats, the first is the baseline of the ratios (one named twice: an A/A run): ${formatNames().join(', ')}, or one a --codec-module adds`, default: DEFAULT_FORMATS.join(','), type: 'string' },
       ...CODEC_MODULE_OPTION,
       tests: { describe: 'comma-separated tests, by number or name', default: '3', type: 'string' },
-      slo: { describe: 'the latency objective(s), from the due time: p99<10ms; several, comma-separated, give a curve: p99<5ms,p99<25ms,p50<1ms', default: DEFAULT_SLO, type: 'string' },
+      slo: {
+        describe: 'the latency objective(s), from the due time: p99<10ms; several, comma-separated, give a curve: p99<5ms,p99<25ms,p50<1ms ' +
+          '(quote them: < is the shell\'s); a tight one paces the generators a shorter tick apart',
+        default: DEFAULT_SLO,
+        type: 'string'
+      },
       'server-cpus': { describe: 'the server\'s CPU budget in cores, pinned apart from the generators; a fraction (0.5) is a CPU quota on one core', default: 1, type: 'string' },
       'target-rate': { describe: 'msgs/s (fanout: deliveries/s) to size for: the server cores each format needs', type: 'string' },
       ...SERVER_OPTIONS,
@@ -61,7 +66,7 @@ export async function parseCapacityArgs (argv) {
     })
     .example('npm run capacity', 'test 3, JSON vs protobuf, one server core, p99 under 10 ms')
     .example(`${program} --tests 3,4 --target-rate 200000`, 'and the server cores 200,000 msgs/s need')
-    .example(`${program} --slo p99<5ms,p99<25ms`, 'a curve: capacity at two objectives')
+    .example(`${program} --slo 'p99<5ms,p99<25ms'`, 'a curve: capacity at two objectives')
     .example(`${program} --server-cpus 0.5`, 'half a core (a CPU quota), so one generator core outruns it')
     .example(`${program} --formats json,json`, 'an A/A run: should call equivalent')
     .example(`${program} --calibrate`, 'a planted 20 µs decode cost: found, and about the predicted drop?')
