@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { CapacitySearch, GROWTH, ROUND_STEP, crossing } from '../../lib/capacity/search.js'
+import { CapacitySearch, DISTURBED_RETRIES, GENERATOR_RETRIES, GROWTH, ROUND_STEP, crossing } from '../../lib/capacity/search.js'
 
 /**
  * A server whose objective's excess grows exponentially with load and crosses 1 at `capacity`,
@@ -94,6 +94,23 @@ test('a fail the generator could not keep up with is run again, and ends the sea
     : probe(rate))
   assert.equal(once.status, 'found')
   assert.deepEqual(once.outcomes.slice(4, 7).map((outcome) => outcome.rate), [16_000, 16_000, 16_000])
+})
+
+test('a generator-bound fail while others took the machine\'s CPU is no strike, up to DISTURBED_RETRIES; past them it counts', () => {
+  const probe = simulated(50_000)
+  // A few seconds of other work at 16,000/s: five disturbed fails in a row, then the machine is quiet.
+  let busy = DISTURBED_RETRIES
+  const passing = run(new CapacitySearch({ startRate: 1000, rounds: 3 }), (rate) => rate === 16_000 && busy-- > 0
+    ? { rate, pass: false, excess: 2, generatorBound: true, disturbed: true }
+    : probe(rate))
+  assert.equal(passing.status, 'found')
+  assert.equal(passing.outcomes.filter((outcome) => outcome.disturbed).length, DISTURBED_RETRIES)
+  // A machine that stays busy: the search still ends, after the forgiven ones and the strikes.
+  const busyForever = run(new CapacitySearch({ startRate: 1000, rounds: 3 }), (rate) => rate >= 16_000
+    ? { rate, pass: false, excess: 2, generatorBound: true, disturbed: true }
+    : probe(rate))
+  assert.equal(busyForever.status, 'generator-bound')
+  assert.equal(busyForever.outcomes.filter((outcome) => outcome.rate === 16_000).length, DISTURBED_RETRIES + GENERATOR_RETRIES + 1)
 })
 
 test('a server that fails even the least rate, or passes the most, says so', () => {
