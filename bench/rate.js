@@ -6,7 +6,8 @@
 // at the low rates are the trade-off its default was chosen from. Then a stall: the server stopped (SIGSTOP) for
 // 500 ms at 1000/s, which the corrected p99 must still charge in full. Beside them, the machine's
 // own floor: how often a thread that only reads the clock is kept off its CPU for over 200 µs, and
-// how late a sleeping thread wakes, at normal and at real-time priority.
+// how late a sleeping thread wakes, at normal and at real-time priority. Realtime pacing runs where
+// real-time priority is permitted.
 // A send lag's p99 moves from one run to the next with the machine's scheduling: each rate and
 // pacing runs BENCH_RUNS (3) times, and the table shows the run with the median p99 and the range.
 import os from 'node:os'
@@ -15,12 +16,16 @@ import { promisify } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { runNodeScript as runScript, startServerProcess } from '../lib/processes.js'
 import { printRow, startResults } from './support/results.js'
+import { realtimeRefusal } from '../lib/load/realtime.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4)
 const RUNS = Number(process.env.BENCH_RUNS ?? 3)
 const RATES = (process.env.BENCH_RATES ?? '1000,5000,20000,50000').split(',').map(Number)
-/** Every rate runs these; the first is the default. Timer is what the others' CPU is held against. */
-const PACINGS = ['precise', 'spin', 'timer']
+/**
+ * Every rate runs these; the first is the default. Timer is what the others' CPU is held against.
+ * Realtime only where real-time priority is permitted (root or CAP_SYS_NICE).
+ */
+const PACINGS = ['precise', ...(realtimeRefusal() === null ? ['realtime'] : []), 'spin', 'timer']
 /** Precise pacing's other windows (µs), at these rates: the trade-off its default was chosen from. */
 const WINDOWS = [0, 100, 200, 500]
 const WINDOW_RATES = [1000, 5000]

@@ -179,3 +179,13 @@ export function assertStartedTogether (parts, startAt, windows) {
   const overlapMs = Math.round(Math.min(...parts.map((p) => p.startedAt + p.durationMs)) - Math.max(...starts))
   assert.deepEqual(windows, { startSpreadMs: Math.max(...starts) - Math.min(...starts), overlapMs: Math.max(0, overlapMs), overlapping: overlapMs > 0 })
 }
+
+/**
+ * A thread of this process's scheduling policy as the kernel reports it (/proc's stat, field 41).
+ * @param {number} tid
+ * @returns {number} 0 normal, 1 SCHED_FIFO
+ */
+export function schedulingPolicy (tid) {
+  const stat = fs.readFileSync(`/proc/${process.pid}/task/${tid}/stat`, 'utf8')
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[38])
+}

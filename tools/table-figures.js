@@ -72,6 +72,10 @@ export const TABLE_FIGURES = {
     'precise-lag-p50-20000': (result) => rateCell(result, '20,000', 'precise', 'send lag p50'),
     'timer-lag-p50-20000': (result) => rateCell(result, '20,000', 'timer', 'send lag p50'),
     'precise-20000': (result) => rateCell(result, '20,000', 'precise', 'CPU vs timer'),
+    // Realtime pacing (where real-time priority was permitted): its send lag's p99 and its CPU over timer pacing.
+    'realtime-lag-p99': (result) => rateCell(result, '1,000', 'realtime', 'send lag p99') ?? 'not run: real-time priority not permitted',
+    'realtime-excess': (result) => rateCell(result, '1,000', 'realtime', 'CPU vs timer') ?? 'not run',
+    'realtime-lag-p99-5000': (result) => rateCell(result, '5,000', 'realtime', 'send lag p99') ?? 'not run',
     // How late a thread asleep in Atomics.wait wakes here: the floor under a sleeping pacer's p99.
     'sleeper-floor': ({ notes }) => /a thread sleeping 1 ms at a time.*?times a second/.exec(notes.join(' '))[0],
     // The same sleeper at real-time priority: what is left of the floor once the scheduler wakes it first.
@@ -167,7 +171,7 @@ function megabytes (bytes) {
 /** One cell of a bench:rate row, by its target rate as printed (`1,000`), its pacing and the column's name. */
 function rateCell ({ columns, rows }, target, pacing, column) {
   const row = rows.find((candidate) => candidate[0] === target && candidate[columns.indexOf('pacing')] === pacing)
-  return row[columns.indexOf(column)]
+  return row?.[columns.indexOf(column)]
 }
 
 /** The merged row of a bench:hosts result: its connections and the rate asked for (--rate of its command). */

@@ -4,7 +4,7 @@ import { DEFAULT_FORMATS } from '../defaults.js'
 import { DEFAULT_PLANTED_US, PLANTED_FORMAT, PLANTED_MODULE } from '../compare/calibration.js'
 import { checkCarries, formatNames, loadFormat } from '../codecs/registry.js'
 import { resolveTest } from '../payloads/catalog.js'
-import { parsePacing } from '../load/pacer.js'
+import { checkPacing } from '../load/pacer.js'
 import { DEFAULT_SLO, parseSlo } from '../capacity/slo.js'
 import { planServerBudget } from '../capacity/server-budget.js'
 import { CODEC_MODULE_OPTION, PAYLOAD_OPTIONS, codecModulesFor, commaList, commandLine, duration, payloadFiles, positiveNumber, wholeNumber } from './parser.js'
@@ -58,7 +58,7 @@ export async function parseCapacityArgs (argv) {
       step: { describe: 'how long each probe measures', default: '1500ms', type: 'string' },
       lead: { describe: 'each probe\'s unrecorded lead-in at its rate', default: '300ms', type: 'string' },
       'start-rate': { describe: `the search's first rate, msgs/s (fanout: publishes/s); it doubles until a probe fails [default: ${START_DELIVERIES}; fanout: ${START_DELIVERIES} deliveries/s' worth]` },
-      pacing: { describe: 'how the generators wake for due messages: precise, precise:<µs>, spin or timer (see the client\'s --pacing)', default: 'precise', type: 'string' },
+      pacing: { describe: 'how the generators wake for due messages: precise, precise:<µs>, realtime, spin or timer (see the client\'s --pacing)', default: 'precise', type: 'string' },
       calibrate: { describe: `[µs]: plant a known decode cost (µs per message, default ${DEFAULT_PLANTED_US}) in the server's side of one of two otherwise identical JSON codecs, and report whether capacity dropped by what the extra CPU predicts`, type: 'string' },
       ...EQUIVALENCE_OPTION,
       out: { alias: 'o', describe: 'directory for results.json and report.html', default: 'capacity-report', type: 'string' },
@@ -97,7 +97,7 @@ async function checkCapacityArgs (args, argv) {
   const rounds = wholeNumber('rounds', args.rounds, MIN_ROUNDS)
   const connections = wholeNumber('connections', args.connections ?? DEFAULT_CONNECTIONS[args.direction === 'fanout' ? 'fanout' : 'message'], 1)
   const subscribers = args.direction === 'fanout' ? connections : 1
-  parsePacing(args.pacing)
+  checkPacing(args.pacing)
   return {
     slos: parseSlo(args.slo),
     budget: planServerBudget(serverCores),

@@ -11,7 +11,7 @@ import { programName } from './program.js'
 import { outOptions, parseOutputs } from './outputs.js'
 import { ATTEMPTS_PER_TURN, DEFAULT_BACKOFF } from '../load/reconnects.js'
 import { StagedSchedule } from '../load/schedule.js'
-import { PRECISE_BUDGET, PRECISE_WINDOW_US, defaultPacing, parsePacing } from '../load/pacer.js'
+import { PRECISE_BUDGET, PRECISE_WINDOW_US, checkPacing, defaultPacing } from '../load/pacer.js'
 
 /**
  * @typedef {object} ClientCommand what the command line adds to the run it measures
@@ -45,7 +45,7 @@ const CLIENT_OPTIONS = {
   arrivals: { describe: 'connections that come and go: this many new connections a second (with --stages, where the ramp starts), each sending --per-connection messages and closing', type: 'string' },
   'per-connection': { describe: '--arrivals: messages each connection sends, --inflight at a time, before it closes', type: 'string' },
   stages: { describe: 'open loop on a ramp: DURATION:RATE,... the rate moving linearly to each target over its duration, from --rate (or 0): 10s:1000,30s:1000,10s:0 (sets the duration)', type: 'string' },
-  pacing: { describe: `how --rate wakes for each message: precise (a pacing thread, then the event loop waits the last ${PRECISE_WINDOW_US} µs, within ${PRECISE_BUDGET * 100}% of a core, past which messages go in groups a millisecond apart; precise:<µs> sets that window), spin (waits busily as long as the thread runs late: a few µs, at a core), or timer (Node's timers: a millisecond or more late, no CPU between sends). Default: precise, or timer under a CPU quota below one core or with a --workers thread for every core`, type: 'string' },
+  pacing: { describe: `how --rate wakes for each message: precise (a pacing thread, then the event loop waits the last ${PRECISE_WINDOW_US} µs, within ${PRECISE_BUDGET * 100}% of a core, past which messages go in groups a millisecond apart; precise:<µs> sets that window), realtime (precise, with its thread and the sending thread at real-time priority: on time where a sleeping thread wakes late, needs root or CAP_SYS_NICE), spin (waits busily as long as the thread runs late: a few µs, at a core), or timer (Node's timers: a millisecond or more late, no CPU between sends). Default: precise, or timer under a CPU quota below one core or with a --workers thread for every core`, type: 'string' },
   duration: { alias: 'd', describe: 'run for this long instead of a message count: 30s, 500ms, 2m', type: 'string' },
   warmup: { alias: 'w', describe: 'messages (or a time: 2s) sent first and not recorded', default: '0', type: 'string' },
   'start-at': { describe: 'connect and warm up, then start measuring at this instant (ISO time or epoch ms): hosts measure together', type: 'string' },
@@ -215,8 +215,7 @@ function pacingOf (pacing, workers) {
     const chosen = defaultPacing(workers)
     return { pacing: chosen.pacing, pacingReason: chosen.reason }
   }
-  if (!parsePacing(pacing)) throw new UsageError(`--pacing ${pacing}: give precise, precise:<µs> (up to 1000), spin or timer`)
-  return { pacing, pacingReason: null }
+  return { pacing: checkPacing(pacing), pacingReason: null }
 }
 
 /** Files a client holds besides its connections: stdio, modules loading, a report file. */

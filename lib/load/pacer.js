@@ -10,6 +10,8 @@ import { performance } from 'node:perf_hooks'
 import { threadCpuNs } from '../cpu-time.js'
 import { availableCpu } from './cpu-quota.js'
 import { PacingBudget, TICK_MS } from './budget.js'
+import { currentThreadId, realtimeRefusal, scheduleThread } from './realtime.js'
+import { UsageError } from '../errors.js'
 
 /**
  * Precise pacing's default: the thread posts this long before the due time, the longest the
@@ -66,16 +68,32 @@ for (;;) {
 `
 
 /**
- * Reads a --pacing setting: precise (its default window), precise:<µs> (the window), spin or timer.
+ * Reads a --pacing setting: precise (its default window), precise:<µs> (the window), realtime
+ * (precise, its pacing thread and the sending thread at real-time priority), spin or timer.
  * @param {string} text
- * @returns {{kind: 'precise', windowUs: number}|{kind: 'spin'|'timer'}|null} null when it is none of them
+ * @returns {{kind: 'precise', windowUs: number, realtime?: boolean}|{kind: 'spin'|'timer'}|null} null when it is none of them
  */
 export function parsePacing (text) {
   if (text === 'spin' || text === 'timer') return { kind: text }
+  if (text === 'realtime') return { kind: 'precise', windowUs: PRECISE_WINDOW_US, realtime: true }
   const match = /^precise(?::(\d+(?:\.\d+)?))?$/.exec(text)
   if (!match) return null
   const windowUs = match[1] === undefined ? PRECISE_WINDOW_US : Number(match[1])
   return windowUs <= 1000 ? { kind: 'precise', windowUs } : null
+}
+
+/**
+ * A --pacing setting as given, checked: one this process cannot run is refused in one line.
+ * @param {string} text
+ * @returns {string} text
+ * @throws {UsageError} an unknown setting, or realtime where real-time priority is not permitted
+ */
+export function checkPacing (text) {
+  const setting = parsePacing(text)
+  if (!setting) throw new UsageError(`--pacing ${text}: give precise, precise:<µs> (up to 1000), realtime, spin or timer`)
+  const refusal = setting.realtime ? realtimeRefusal() : null
+  if (refusal) throw new UsageError(`--pacing realtime: ${refusal}; precise is the nearest without it`)
+  return text
 }
 
 /**
@@ -126,9 +144,13 @@ export class ThreadPacer {
    *   thread's lateness at any cost
    */
   constructor (setting = { kind: 'precise', windowUs: PRECISE_WINDOW_US }) {
-    const { kind, windowUs, tickMs = TICK_MS } = setting
+    const { kind, windowUs, tickMs = TICK_MS, realtime = false } = setting
     this.kind = kind
-    const window = kind === 'precise' && windowUs !== PRECISE_WINDOW_US ? `precise:${windowUs}` : kind
+    /** Both threads at real-time priority while the pacer runs (lib/load/realtime.js). */
+    this.realtime = realtime
+    /** The thread that started the pacer, and sends: raised with the pacing thread, lowered at close. */
+    this.senderTid = null
+    const window = realtime ? 'realtime' : kind === 'precise' && windowUs !== PRECISE_WINDOW_US ? `precise:${windowUs}` : kind
     this.name = kind === 'precise' && tickMs !== TICK_MS ? `${window} (${tickMs} ms tick)` : window
     /** Why this pacing, when the run chose it (see defaultPacing). */
     this.reason = null
@@ -164,6 +186,19 @@ export class ThreadPacer {
     this.tid = tid
     this.worker.on('message', this.onPost)
     this.worker.unref()
+    if (this.realtime) this.raise()
+  }
+
+  /**
+   * Realtime: the pacing thread and this one at real-time priority. Asleep at normal priority, each
+   * was now and then a millisecond late to wake (npm run bench:rate, the machine floor); both must
+   * be on time, as a post on time that the sending thread answers late is late.
+   */
+  raise () {
+    this.senderTid = currentThreadId()
+    if (this.tid === null || this.senderTid === null) throw new Error('realtime pacing needs /proc/thread-self (Linux)')
+    scheduleThread(this.tid, true)
+    scheduleThread(this.senderTid, true)
   }
 
   /**
@@ -276,6 +311,9 @@ export class ThreadPacer {
   async close () {
     if (!this.worker) return
     this.cancel()
+    // What this thread does after the run (its report) runs at normal priority again.
+    if (this.senderTid !== null) scheduleThread(this.senderTid, false)
+    this.senderTid = null
     Atomics.store(this.words, SEQUENCE, -1)
     Atomics.notify(this.words, SEQUENCE)
     await this.worker.terminate()

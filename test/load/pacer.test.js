@@ -4,7 +4,10 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { performance } from 'node:perf_hooks'
-import { PRECISE_WINDOW_US, ThreadPacer, TimerPacer, createPacer, defaultPacing, parsePacing } from '../../lib/load/pacer.js'
+import { PRECISE_WINDOW_US, ThreadPacer, TimerPacer, checkPacing, createPacer, defaultPacing, parsePacing } from '../../lib/load/pacer.js'
+import { realtimeRefusal } from '../../lib/load/realtime.js'
+import { UsageError } from '../../lib/errors.js'
+import { schedulingPolicy } from '../helpers.js'
 
 const LIMIT = { timeout: 10_000 }
 
@@ -69,6 +72,25 @@ test('parsePacing reads precise, precise:<µs>, spin and timer; anything else is
   assert.equal(createPacer('precise:' + PRECISE_WINDOW_US).name, 'precise')
   assert.equal(createPacer('precise', null, 0.2).name, 'precise (0.2 ms tick)', 'and a tick that is not the millisecond')
   assert.equal(createPacer('timer', null, 0.2).name, 'timer', 'timers have no tick of pacing\'s')
+  assert.deepEqual(parsePacing('realtime'), { kind: 'precise', windowUs: PRECISE_WINDOW_US, realtime: true })
+  assert.equal(createPacer('realtime').name, 'realtime')
+})
+
+test('realtime pacing runs its thread and the sending thread at real-time priority, and the sender at normal again after; refused in one line where not permitted', async (t) => {
+  const refusal = realtimeRefusal()
+  if (refusal !== null) {
+    assert.throws(() => checkPacing('realtime'), (err) => err instanceof UsageError && !err.message.includes('\n') && err.message.includes('CAP_SYS_NICE'))
+    return
+  }
+  assert.equal(checkPacing('realtime'), 'realtime')
+  const pacer = createPacer('realtime')
+  t.after(() => pacer.close())
+  await pacer.start()
+  assert.deepEqual([schedulingPolicy(pacer.tid), schedulingPolicy(process.pid)], [1, 1], 'SCHED_FIFO, both')
+  const at = performance.now() + 5
+  assert.ok(await wake(pacer, at) >= at, 'and paces as precise does')
+  await pacer.close()
+  assert.equal(schedulingPolicy(process.pid), 0, 'the report and whatever follows run at normal priority')
 })
 
 test('defaultPacing: precise where CPU is to spare; timer under a quota below one core, or a sending thread for every core', () => {

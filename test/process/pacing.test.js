@@ -4,12 +4,13 @@
 // for every core), with the reason in the report.
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { ROOT, runScript, startServerProcess } from '../helpers.js'
 import { PRECISE_BUDGET } from '../../lib/load/pacer.js'
+import { realtimeRefusal } from '../../lib/load/realtime.js'
 
 const report = ({ stdout }) => JSON.parse(stdout)
 const round2 = (value) => Math.round(value * 100) / 100
@@ -43,6 +44,23 @@ describe('pacing', () => {
     // The budget, plus what one measurement of a wake-up's cost may be off by (spin takes 0.5-1 core here).
     assert.ok(cpu.pacingUs <= 2 * PRECISE_BUDGET * durationMs * 1000, `pacing ${cpu.pacingUs} µs in ${durationMs} ms`)
     assert.ok(cpu.pacingUs > 0, 'its thread woke')
+  })
+
+  test('realtime pacing runs where real-time priority is permitted, and is refused in one line (exit 2) where it is not', async (t) => {
+    const args = ['5', '--rate', '1000', '--duration', '500ms', '--pacing', 'realtime', '--url', server.url, '--json']
+    if (realtimeRefusal() === null) {
+      const run = await runScript('client_protobuf.js', args)
+      assert.equal(run.code, 0, run.stderr)
+      const { target, messages } = report(run)
+      assert.equal(target.pacing, 'realtime')
+      assert.deepEqual(messages, { sent: 500, acked: 500, errors: 0, lost: 0 })
+    }
+    if (process.getuid() !== 0) return t.skip('needs root to run the client as an unprivileged user (setpriv)')
+    const refused = await new Promise((resolve) => execFile('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath,
+      path.join(ROOT, 'client_protobuf.js'), ...args], { cwd: ROOT }, (err, stdout, stderr) => resolve({ code: err ? err.code : 0, stderr })))
+    assert.equal(refused.code, 2)
+    assert.equal(refused.stderr.trim().split('\n').length, 1, refused.stderr)
+    assert.match(refused.stderr, /^--pacing realtime: real-time priority \(SCHED_FIFO\) was refused .* CAP_SYS_NICE/)
   })
 
   test('with a --workers thread for every core the default is timer pacing, and the report says why', async () => {
