@@ -11,7 +11,7 @@ import { CpuClock } from '../cpu-time.js'
 import { BatchClient, HEAP_FLAGS } from '../compare/client-handle.js'
 import { START_WARMUP_CPU_MS } from '../compare/lockstep.js'
 import { MachineWatch, settle } from '../compare/machine-watch.js'
-import { CONTAMINATING_CORES, STOLEN_CORES } from '../compare/results.js'
+import { wasDisturbed } from '../compare/results.js'
 import { trialOrder } from '../compare/statistics.js'
 import { CapacitySearch, SCOUT_SHARE } from './search.js'
 import { judgeProbe, pacingTickMs } from './judge.js'
@@ -78,7 +78,7 @@ async function searchRow (plan, row, slo) {
         const verdict = judgeProbe(probe, rate, slo, plan.budget.cores)
         const pids = { server: processes.server.pid, generator: processes.generators[f].pid }
         probes[f].push({ rate, generation, pids, scout, ...probe, ...verdict })
-        searches[f].record({ rate, ...verdict, disturbed: disturbed(probe.machine) })
+        searches[f].record({ rate, ...verdict, disturbed: wasDisturbed(probe.machine) })
         progress(probeLine(row, slo, labels[f], rate, probe, verdict))
       }
     }
@@ -200,8 +200,5 @@ function probeLine (row, slo, label, rate, probe, verdict) {
   return `${row.label} ${slo.text} ${label.padEnd(8)} ${String(rate).padStart(7)}/s  ${call}  ${latency}${deliveries}, ` +
     `server ${probe.server.cores} cores, generator loop ${Math.round((probe.generator?.loopBusy ?? 0) * 100)}%`
 }
-
-/** Whether others took the machine's CPU during a probe, as the table's notes count it (compare's thresholds). */
-const disturbed = (machine) => machine.neighbourCores > CONTAMINATING_CORES || machine.stealCores > STOLEN_CORES
 
 const round = (value) => Math.round(value * 100) / 100

@@ -274,14 +274,14 @@ export const STOLEN_CORES = 0.1
  */
 export function disturbances (periods, noun) {
   const notes = []
-  const contaminated = periods.filter((period) => period.neighbourCores > CONTAMINATING_CORES)
+  const contaminated = periods.filter(wasContaminated)
   if (contaminated.length) {
     const most = Math.max(...contaminated.map((period) => period.neighbourCores))
     const load = Math.max(...periods.map((period) => period.loadAverage ?? 0))
     notes.push(`contaminated: other processes took up to ${most} cores in ${contaminated.length} of ${periods.length} ${noun} ` +
       `(load average up to ${load}); their spread widens the intervals, a steady neighbour can shift them: run again on a quiet machine`)
   }
-  const stolen = periods.filter((period) => period.stealCores > STOLEN_CORES)
+  const stolen = periods.filter(wasStolen)
   if (stolen.length) {
     const most = Math.max(...stolen.map((period) => period.stealCores))
     notes.push(`stolen: the hypervisor gave other guests up to ${most} of this machine's cores in ${stolen.length} of ${periods.length} ` +
@@ -289,6 +289,16 @@ export function disturbances (periods, noun) {
   }
   return notes
 }
+
+/**
+ * Whether others took the machine's CPU over a period, as the notes count it: other processes
+ * (contaminated) or other guests (stolen).
+ * @param {{neighbourCores: number|null, stealCores: number|null}} period MachineWatch's
+ * @returns {boolean}
+ */
+export const wasDisturbed = (period) => wasContaminated(period) || wasStolen(period)
+const wasContaminated = (period) => period.neighbourCores > CONTAMINATING_CORES
+const wasStolen = (period) => period.stealCores > STOLEN_CORES
 
 /**
  * Every cell left inconclusive, in one line for the end of a run: `5 small p50, p99; people p99`.

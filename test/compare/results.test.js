@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import {
   CONTAMINATING_CORES, STOLEN_CORES, buildComparisonResults, cellText, comparisonRows, describeRun, formatComparisonMarkdown, formatComparisonTable,
-  disturbances, inconclusiveSummary, machineNote, ratioText, undecided, verdictLines, verdictMeaning
+  disturbances, inconclusiveSummary, machineNote, ratioText, undecided, verdictLines, verdictMeaning, wasDisturbed
 } from '../../lib/compare/results.js'
 import jstatModule from 'jstat'
 import { METRICS, callOf, smoothPercentile } from '../../lib/compare/statistics.js'
@@ -412,4 +412,7 @@ test('disturbances: contaminated and stolen periods named with their worst, none
   assert.match(contaminated, /^contaminated: other processes took up to 0\.6 cores in 2 of 3 probes \(load average up to 2\.5\)/)
   assert.match(stolen, /^stolen: .* up to 0\.2 of this machine's cores in 1 of 3 probes/)
   assert.deepEqual(rest, [])
+  // One period at a time, as capacity's search forgives a generator-bound probe (lib/capacity/search.js).
+  assert.deepEqual([period(0.6, 0), period(0, 0.2), period(CONTAMINATING_CORES, STOLEN_CORES), period(null, null)].map(wasDisturbed),
+    [true, true, false, false])
 })
