@@ -156,7 +156,7 @@ async function main () {
       `${CONNECTIONS} connections, ${INFLIGHT} in flight per connection, each test's stream of messages encoded once and sent in turn; ` +
       `every generator a fresh child process on CPU ${pinning.clients} against node server.js on CPU ${pinning.server} (a server per test and format), ` +
       `${LEAD_MS / 1000} s at the rate unrecorded, then ${MEASURE_MS / 1000} s measured; ` +
-      'ours: the load engine as capacity runs it (openRun, runPhase recording, preencode: true, one write per connection per turn), with precise or timer pacing; ' +
+      'ours: the load engine as capacity runs it (openRun, runPhase recording, preencode: true: each frame encoded, framed and masked once; one write per connection per turn), with precise or timer pacing; ' +
       'bare: bench/support/bare-open-loop.js, ws alone, every message due sent each turn with one ws.send, woken by setTimeout or setImmediate, ACKs counted, nothing recorded; ' +
       'µs/msg: the generator\'s CPU (process.cpuUsage, every thread, pacing included) over its measured phase per message sent; ours pacing: the part of it the pacer spent waiting; ' +
       'server µs/msg: the server\'s CPU (/proc) over the same phase per message',

@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks'
 import { Channel } from './channel.js'
 import { compression, connect, negotiated } from './connection.js'
 import { ConnectTimes } from './connect-times.js'
-import { frameSource, replyJudge } from './messages.js'
+import { frameSource, replyJudge, sendOptions } from './messages.js'
 import { createPacer } from './pacer.js'
 import { Recorder } from './recorder.js'
 import { OpenLoopSchedule, StagedSchedule } from './schedule.js'
@@ -52,7 +52,7 @@ class Arrivals {
       errorReplies,
       judge: replyJudge({ codec, direction, ack: options.ack }, errorReplies),
       nextFrame: frameSource(codec, options.prepared.natives, direction),
-      sendOptions: { binary: direction === 'down' ? false : codec.binary },
+      sendOptions: sendOptions(codec, direction),
       timeoutMs
     }
     // With --rate each connection runs an open loop: its messages' due times, earliest first.
@@ -139,7 +139,7 @@ class Arrivals {
       }
       this.counts.opened++
       this.firstOpened ??= opened
-      const channel = new Channel(opened.ws, opened.socket, this.options.inflight ?? 1, this.traffic.sendOptions, this)
+      const channel = new Channel(opened, this.options.inflight ?? 1, this.traffic.sendOptions, this)
       this.live.set(channel, this.options.perConnection)
       if (!this.dueQueue) return this.fill(channel)
       // Its open loop starts as it opens: the first message now, the next an interval later.

@@ -17,16 +17,23 @@ const MAX_BUFFERED_BYTES = 1024 * 1024
  *   the connection closed under the run, taking `lost` outstanding messages with it
  */
 
+/**
+ * @typedef {object} Connection an open connection, as connect() resolves
+ * @property {WebSocket} ws
+ * @property {import('node:net').Socket} socket its TCP socket, whose byte counters are read
+ * @property {import('node:stream').Duplex} stream where its frames are written: the socket, or TLS over it
+ */
+
 /** One WebSocket connection and the times of its outstanding messages, oldest first. */
 export class Channel {
   /**
-   * @param {WebSocket} ws an open connection
-   * @param {import('node:net').Socket} socket its TCP socket, whose byte counters are read
+   * @param {Connection} connection an open connection
    * @param {number} capacity messages it may have outstanding
-   * @param {{binary: boolean}} sendOptions how every frame is sent
+   * @param {{binary: boolean, framed: boolean}} sendOptions how every frame is sent: framed, each is
+   *   a whole WebSocket frame, written as it is (see wireFrame in messages.js)
    * @param {ChannelSink} sink where it reports until told otherwise (reportTo)
    */
-  constructor (ws, socket, capacity, sendOptions, sink) {
+  constructor (connection, capacity, sendOptions, sink) {
     this.capacity = capacity
     this.sendOptions = sendOptions
     this.sink = sink
@@ -38,6 +45,7 @@ export class Channel {
     this.outstanding = 0
     this.ws = null
     this.socket = null
+    this.stream = null
     this.open = false
     /** Away, and being reconnected (--reconnect): still part of the run. */
     this.reconnecting = false
@@ -45,13 +53,17 @@ export class Channel {
     /** Its socket holds this turn's frames, to write them at once (see cork). */
     this.corked = false
     this.bytes = new ByteCount()
-    this.attach(ws, socket)
+    this.attach(connection)
   }
 
-  /** Takes a (new) connection: the first, or one opened again after --reconnect. */
-  attach (ws, socket) {
+  /**
+   * Takes a (new) connection: the first, or one opened again after --reconnect.
+   * @param {Connection} connection
+   */
+  attach ({ ws, socket, stream }) {
     this.ws = ws
     this.socket = socket
+    this.stream = stream
     this.open = true
     this.reconnecting = false
     this.bytes.follow(socket)
@@ -91,7 +103,8 @@ export class Channel {
     this.scheduledTimes[slot] = scheduledAt
     this.sentTimes[slot] = now
     this.outstanding++
-    this.ws.send(frame, this.sendOptions)
+    if (!this.sendOptions.framed) this.ws.send(frame, this.sendOptions)
+    else if (this.ws.readyState === WebSocket.OPEN) this.stream.write(frame) // past a close frame, as ws.send: nothing
   }
 
   /**

@@ -11,10 +11,11 @@ import { connectionUrl } from '../protocol.js'
  * @param {import('./engine.js').LoadOptions & {connectTimeoutMs?: number, onMessage?: Function, from?: number|null}} options
  *   the run's; connectTimeoutMs bounds the attempt; onMessage listens from the start, frames that come with the upgrade
  *   included; from: a fan-out subscriber come back asks for the measured publishes from this one on
- * @returns {Promise<{ws: WebSocket, socket: import('node:net').Socket, tls: {version: string, cipher: string}|null,
- *   timing: import('./connect-times.js').ConnectTiming}>} resolves once open (and past the handshake, if any), with
- *   the TCP socket whose byte counters the run reads (under TLS: the encrypted bytes, records and
- *   all), what TLS it negotiated (null over ws://) and how long each step of opening took; rejects
+ * @returns {Promise<{ws: WebSocket, socket: import('node:net').Socket, stream: import('node:stream').Duplex,
+ *   tls: {version: string, cipher: string}|null, timing: import('./connect-times.js').ConnectTiming}>} resolves once
+ *   open (and past the handshake, if any), with the TCP socket whose byte counters the run reads
+ *   (under TLS: the encrypted bytes, records and all), the stream frames are written to (the
+ *   socket, or TLS over it), what TLS it negotiated (null over ws://) and how long each step of opening took; rejects
  *   with a one-line reason, its `cause` the word failures are counted by (refused, timeout, tls,
  *   `status 503`, handshake ...)
  */
@@ -35,7 +36,9 @@ export function connect ({
     createConnection: (options) => dial.open(options)
   })
   ws.once('upgrade', () => dial.upgraded())
-  const opened = () => ({ ws, socket: dial.socket, tls: dial.negotiated(), timing: dial.timing() })
+  const opened = () => ({
+    ws, socket: dial.socket, stream: dial.secure ?? dial.socket, tls: dial.negotiated(), timing: dial.timing()
+  })
   if (onMessage) ws.on('message', onMessage)
   return new Promise((resolve, reject) => {
     const fail = (message, cause) => reject(new Error(message, { cause }))

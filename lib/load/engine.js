@@ -9,7 +9,7 @@ import { Channel } from './channel.js'
 import { compression, connect, negotiated } from './connection.js'
 import { ConnectTimes } from './connect-times.js'
 import { Reconnects } from './reconnects.js'
-import { frameSource, replyJudge } from './messages.js'
+import { frameSource, replyJudge, sendOptions } from './messages.js'
 import { createPacer } from './pacer.js'
 import { Phase } from './phase.js'
 import { Recorder } from './recorder.js'
@@ -167,7 +167,7 @@ export async function openRun (options) {
     for (const { ws } of opened) ws.terminate()
     throw refused.reason
   }
-  run.channels.push(...opened.map(({ ws, socket }) => new Channel(ws, socket, inflight, run.sendOptions, run.phase)))
+  run.channels.push(...opened.map((connection) => new Channel(connection, inflight, run.sendOptions, run.phase)))
   run.compression = compression(options.compress, opened)
   run.tls = negotiated(opened)
   options.live?.add(run)
@@ -188,7 +188,7 @@ export class Run {
     const { codec, timeoutMs = 10000, direction = 'up', reconnect, onTick } = options
     this.options = options
     this.timeoutMs = timeoutMs
-    this.sendOptions = { binary: direction === 'down' ? false : codec.binary }
+    this.sendOptions = sendOptions(codec, direction, options)
     /** @type {import('./channel.js').Channel[]} */
     this.channels = []
     this.failure = null
@@ -206,7 +206,7 @@ export class Run {
     this.traffic = {
       channels: this.channels,
       judge: replyJudge({ codec, direction, ack: options.ack }, this.errorReplies),
-      nextFrame: frameSource(codec, natives, direction, options.preencode),
+      nextFrame: frameSource(codec, natives, direction, options.preencode, this.sendOptions),
       cork: options.cork === true,
       timeoutMs,
       onFailure: (reason) => { this.failure ??= reason },
@@ -273,13 +273,13 @@ export class Run {
       await this.reconnects.wait(attempt)
       if (!this.phase.sending || channel.closing) break
       try {
-        const { ws, socket, timing } = await connect(this.options)
-        this.connectTimes.record(timing)
+        const connection = await connect(this.options)
+        this.connectTimes.record(connection.timing)
         if (channel.closing) {
-          ws.terminate()
+          connection.ws.terminate()
           break
         }
-        channel.attach(ws, socket)
+        channel.attach(connection)
         this.reconnects.back(since)
         return this.phase.resume(channel)
       } catch (err) {

@@ -1,16 +1,49 @@
 // What a load run sends and how it judges what comes back, as the two functions a phase is given:
 // the next frame (the next payload, encoded now, or a down request) and the judge of a reply.
+import { Sender } from 'ws'
 import { ACK, DOWN_REQUEST, FANOUT_HEADER_BYTES, fanoutHeader, isErrorReply } from '../protocol.js'
 import { isPrintableText, printable } from '../display.js'
 
 /** What a `down` client sends for each message, as a frame ready to send. */
 const DOWN_REQUEST_FRAME = Buffer.from(DOWN_REQUEST)
 
+/** WebSocket opcodes (RFC 6455 5.2). */
+const TEXT = 1
+const BINARY = 2
+
 /** Said with a binary or unprintable reply where ACK was expected. */
 const ECHO_HINT = ' (an echo server sends each message back: run with --ack any)'
 
 /** Error replies kept for the report: the first few say what went wrong. */
 const KEPT_ERROR_REPLIES = 5
+
+/**
+ * How a run's channels send what its frame source gives (see Channel#send): as binary or text
+ * frames through ws, or, framed, as whole WebSocket frames written to the socket as they are.
+ * @param {import('../codecs/registry.js').Codec} codec
+ * @param {'up'|'down'|'echo'|'fanout'} direction
+ * @param {{preencode?: boolean, compress?: boolean}} load framed only when pre-encoded and not
+ *   compressed: permessage-deflate compresses each message as it goes
+ * @returns {{binary: boolean, framed: boolean}}
+ */
+export function sendOptions (codec, direction, { preencode = false, compress = false } = {}) {
+  const binary = direction === 'down' ? false : codec.binary
+  return { binary, framed: preencode && !compress && direction !== 'fanout' }
+}
+
+/**
+ * One complete client frame of `bytes`, masked with a key drawn now, framed by ws's own Sender. A
+ * frame framed once and sent many times saves the generator masking every message anew (a quarter
+ * of its CPU at test 3); the key stays random, as the server must unmask it as it would any
+ * client's (ws skips unmasking an all-zero key).
+ * @param {Uint8Array} bytes
+ * @param {boolean} binary
+ * @returns {Buffer}
+ */
+export function wireFrame (bytes, binary) {
+  const options = { fin: true, opcode: binary ? BINARY : TEXT, mask: true, readOnly: true, rsv1: false }
+  return Buffer.concat(Sender.frame(bytes, options))
+}
 
 /**
  * The frames of a run, one per call: the payloads in the codec's own form, encoded in turn (the
@@ -22,17 +55,23 @@ const KEPT_ERROR_REPLIES = 5
  * @param {'up'|'down'|'echo'|'fanout'} direction
  * @param {boolean} [preencode] encode every payload once, up front, and send those bytes in turn: the
  *   generator's CPU is then sending and receiving only (capacity's probes, which measure the server)
+ * @param {{binary: boolean, framed: boolean}} [options] how they are sent (sendOptions): framed,
+ *   each is a whole WebSocket frame (wireFrame)
  * @returns {(scheduledAt: number, measured: boolean) => (Buffer|Uint8Array|string)} scheduledAt in
  *   performance.now() ms, when the message is due
  */
-export function frameSource (codec, natives, direction, preencode = false) {
-  if (direction === 'down') return () => DOWN_REQUEST_FRAME
+export function frameSource (codec, natives, direction, preencode = false, options = sendOptions(codec, direction)) {
+  if (direction === 'down') {
+    const request = options.framed ? wireFrame(DOWN_REQUEST_FRAME, false) : DOWN_REQUEST_FRAME
+    return () => request
+  }
   let cursor = 0
   if (preencode && direction !== 'fanout') {
     // Text too as bytes: ws would otherwise turn each string into a new Buffer.
     const frames = natives.map((native) => {
-      const frame = codec.encode(native)
-      return typeof frame === 'string' ? Buffer.from(frame) : frame
+      const encoded = codec.encode(native)
+      const bytes = typeof encoded === 'string' ? Buffer.from(encoded) : encoded
+      return options.framed ? wireFrame(bytes, options.binary) : bytes
     })
     return () => {
       const frame = frames[cursor]

@@ -3,6 +3,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
+import { createServer } from 'node:https'
 import { WebSocketServer } from 'ws'
 import { prepareMessages, runLoad } from '../../lib/load/engine.js'
 import { UsageError } from '../../lib/errors.js'
@@ -10,6 +11,7 @@ import { judgeGenerator } from '../../lib/report/report.js'
 import { createCodec } from '../../lib/codecs/registry.js'
 import { loadPayload, resolveTest } from '../../lib/payloads/catalog.js'
 import { decodeHistogram } from '../../lib/histogram.js'
+import { throwawayCertificate } from '../../lib/server/tls.js'
 
 // An engine that loses count never settles: fail such a test instead of hanging the run.
 const LIMIT = { timeout: 10_000 }
@@ -20,12 +22,14 @@ const protobufCodec = await createCodec('protobuf', small)
 
 /**
  * A ws server on a free port; `onMessage(ws, data, isBinary, count)` answers each message, count
- * being the messages the server has had so far (all connections).
+ * being the messages the server has had so far (all connections). With a certificate, over wss://.
  * @returns {Promise<{url: string, received: () => number, connections: () => number, close: () => Promise<void>}>}
  */
-async function startWsServer (onMessage) {
-  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false })
-  await once(wss, 'listening')
+async function startWsServer (onMessage, certificate = null) {
+  const https = certificate && createServer(certificate)
+  const wss = new WebSocketServer(https ? { server: https, perMessageDeflate: false } : { host: '127.0.0.1', port: 0, perMessageDeflate: false })
+  if (https) https.listen(0, '127.0.0.1')
+  await once(https || wss, 'listening')
   let received = 0
   let connections = 0
   wss.on('connection', (ws) => {
@@ -33,12 +37,12 @@ async function startWsServer (onMessage) {
     ws.on('message', (data, isBinary) => onMessage(ws, data, isBinary, ++received))
   })
   return {
-    url: `ws://127.0.0.1:${wss.address().port}`,
+    url: `${https ? 'wss' : 'ws'}://127.0.0.1:${(https || wss).address().port}`,
     received: () => received,
     connections: () => connections,
     close () {
       for (const client of wss.clients) client.terminate()
-      return new Promise((resolve) => wss.close(() => resolve()))
+      return new Promise((resolve) => wss.close(() => https ? https.close(() => resolve()) : resolve()))
     }
   }
 }
@@ -107,6 +111,24 @@ test('several payloads are sent in turn, cycling', LIMIT, async (t) => {
   assert.deepEqual(result.messages, { sent: 7, acked: 7, errors: 0, lost: 0 })
   assert.equal(result.bytes.payloadSizes.messages, 3)
   assert.ok(result.bytes.payloadSizes.max > result.bytes.payloadSizes.min)
+})
+
+test('pre-encoded and framed (capacity\'s generators), over ws:// and wss://: the server reads every payload in turn, all acked', LIMIT, async (t) => {
+  const certificate = await throwawayCertificate()
+  for (const secure of [false, true]) {
+    const seen = []
+    const server = await startWsServer((ws, data) => {
+      seen.push(JSON.parse(data).id)
+      ws.send('ACK')
+    }, secure && certificate)
+    t.after(() => server.close())
+    const payloads = [{ id: 1, status: 'ok' }, { id: 2, status: 'ok' }, { id: 3, status: 'a longer status' }]
+    const prepared = prepareMessages(jsonCodec, payloads, 'three')
+    const result = await runLoad(options(server, { prepared, messages: 40, inflight: 4, rate: 2000, preencode: true, cork: true, ca: certificate.cert }))
+    assert.deepEqual(result.messages, { sent: 40, acked: 40, errors: 0, lost: 0 }, `secure: ${secure}`)
+    assert.deepEqual(seen, Array.from({ length: 40 }, (_, i) => i % 3 + 1))
+    assert.equal(result.tls !== null, secure)
+  }
 })
 
 test('an echo server without --ack any: its binary replies are errors, shown as size and hex with the hint', LIMIT, async (t) => {
