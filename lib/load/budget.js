@@ -88,20 +88,14 @@ export class PacingBudget {
   /**
    * When the thread should wake the loop for a message due at `due`: a window early when the
    * budget pays for its own wake-up by then; otherwise at the due time, and no sooner than a tick
-   * after the loop last sent, the messages due by then going together. Messages due closer together
-   * than the budget could pay a wake-up each always go so, with no early post and no waiting: a
-   * wake-up and window now and then, on what the budget saved between ticks, made one message in a
-   * hundred punctual at 2-3 µs per message sent (npm run bench:generator, 20,000/s).
+   * after the loop last sent, the messages due by then going together.
    * @param {number} due performance.now() ms
    * @param {number} now performance.now() ms, accrued
-   * @param {number} [spacingMs] how far apart the messages are due from here (Infinity: unknown)
    * @returns {number} performance.now() ms
    */
-  postAt (due, now, spacingMs = Infinity) {
-    const grouped = Math.max(due, this.sentAt + this.tickMs)
-    if (this.wakeMs > spacingMs * this.share) return grouped
+  postAt (due, now) {
     const early = due - this.lead()
-    return early >= this.affordableAt(now) ? early : grouped
+    return early >= this.affordableAt(now) ? early : Math.max(due, this.sentAt + this.tickMs)
   }
 
   /** The thread woke the loop: one wake-up spent. */

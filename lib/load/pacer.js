@@ -205,15 +205,13 @@ export class ThreadPacer {
    * Calls `callback` once `at` has come, replacing any wake-up asked for before.
    * @param {number} at performance.now() time, ms
    * @param {() => void} callback
-   * @param {number} [spacingMs] how far apart messages are due from `at` on, when the caller knows
-   *   (precise: closer than its budget pays a wake-up each, they go in groups; see PacingBudget#postAt)
    */
-  wakeAt (at, callback, spacingMs) {
+  wakeAt (at, callback) {
     this.callback = callback
     this.dueAt = at
     const now = performance.now()
     this.budget?.accrue(now)
-    const postAt = this.budget ? this.budget.postAt(at, now, spacingMs) : at - this.earlyMs
+    const postAt = this.budget ? this.budget.postAt(at, now) : at - this.earlyMs
     if (postAt <= now) {
       this.postAt(Infinity)
       this.immediate ??= setImmediate(this.onTurn)

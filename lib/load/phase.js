@@ -199,10 +199,7 @@ export class Phase {
     if (schedule.blocked) {
       this.pacer.cancel()
       this.timers.after('schedule', 1, this.onDue)
-    } else {
-      const dueAt = schedule.dueAt(this.sent)
-      this.pacer.wakeAt(this.startedAt + dueAt, this.onDue, schedule.dueAt(this.sent + 1) - dueAt)
-    }
+    } else this.pacer.wakeAt(this.startedAt + schedule.dueAt(this.sent), this.onDue)
   }
 
   /**

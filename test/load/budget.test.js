@@ -17,13 +17,12 @@ function budgetOf (share, windowMs, wakeMs, tickMs = TICK_MS) {
  * Paces `rate` messages a second for `seconds` as ThreadPacer does: a turn that sends when the
  * budget says (postAt), posted by the thread or, when that time has come already, at once; the rest
  * of the lead waited, every message due by then sent; then the loop busy for `busyMs` (replies read).
- * With `spacing`, the budget is told how far apart the messages are due, as a phase tells it.
  * @returns {{wakes: number, turns: number, spentMs: number, waitedMs: number, lagsMs: number[], endMs: number}}
  *   wakes: the thread's posts; turns: every turn that sent; spentMs: what the budget was charged (the
  *   posts and the waiting);
  *   endMs: when the last message went
  */
-function pace (share, windowMs, wakeMs, rate, seconds, busyMs = 0, tickMs = TICK_MS, spacing = true) {
+function pace (share, windowMs, wakeMs, rate, seconds, busyMs = 0, tickMs = TICK_MS) {
   const { budget, post } = budgetOf(share, windowMs, wakeMs, tickMs)
   const interval = 1000 / rate
   let now = 0
@@ -36,7 +35,7 @@ function pace (share, windowMs, wakeMs, rate, seconds, busyMs = 0, tickMs = TICK
   while (next * interval < seconds * 1000) {
     const due = next * interval
     budget.accrue(now)
-    const postAt = budget.postAt(due, now, spacing ? interval : undefined)
+    const postAt = budget.postAt(due, now)
     turns++
     if (postAt > now) {
       now = postAt
@@ -98,22 +97,6 @@ test('once the budget cannot pay for a wake-up per message, messages go in group
   const { wakes, lagsMs } = pace(0.5, 0.1, 0.04, 2000, 1)
   assert.equal(wakes, 1999, 'a wake-up per message at 2,000/s on half a core')
   assert.ok(lagsMs.every((lag) => lag === 0))
-})
-
-test('messages due closer together than the budget pays a wake-up each go a tick apart, none waiting, even with budget to spare', () => {
-  // 0.06 ms a wake-up at 15% of a core pays for 2,500 a second: more than the ticks, fewer than the messages.
-  const told = pace(0.15, 0.15, 0.03, 5000, 2)
-  assert.ok(told.waitedMs <= 0.25, `waited ${told.waitedMs} ms: no more than it started with`)
-  assert.ok(Math.abs(told.wakes - told.endMs / TICK_MS) <= 10, `${told.wakes} wake-ups in ${told.endMs} ms: one a tick`)
-  // Not told, it spends what it saved between ticks on wake-ups and windows of single messages.
-  const untold = pace(0.15, 0.15, 0.03, 5000, 2, 0, TICK_MS, false)
-  assert.ok(untold.wakes > 1.2 * told.wakes && untold.waitedMs > 10, `not told: ${untold.wakes} wake-ups, waited ${untold.waitedMs} ms`)
-  const latest = told.lagsMs.reduce((most, lag) => Math.max(most, lag), 0)
-  assert.ok(latest <= TICK_MS + 1e-9, `late by at most a tick: ${latest} ms`)
-  // Where it pays a wake-up each, being told changes nothing: every message on time.
-  const slow = pace(0.15, 0.15, 0.03, 1000, 2)
-  assert.equal(slow.wakes, 1999)
-  assert.ok(slow.lagsMs.every((lag) => lag === 0))
 })
 
 test('a shorter tick groups the messages a shorter time apart, each late by at most that tick', () => {
