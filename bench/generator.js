@@ -1,5 +1,5 @@
 // npm run bench:generator — what capacity's load generator costs, against a bare ws client.
-// capacity's generator is the load engine in open loop sending pre-encoded frames (openRun and
+// capacity's generator is the load engine in open loop sending pre-encoded, pre-framed frames (openRun and
 // runPhase, preencode: true, as lib/compare/batch-client.js runs a probe); the bare client is
 // bench/support/bare-open-loop.js, `ws` alone sending the same frames at the same rate. Each is a child
 // process on CPU 1 against `node server.js` on CPU 0, 1 s of lead-in then 3 s measured, and reads

@@ -85,8 +85,8 @@ function generatorLoad (options, certificate) {
     compress: options.compress,
     allowLossy: options.allowLossy,
     pacing: options.pacing,
-    // The generators send each test's frames encoded once, a turn's in one write per connection:
-    // their CPU goes to sending and receiving, in as few syscalls as the schedule allows.
+    // The generators send each test's frames encoded, framed and masked once, a turn's in one write
+    // per connection: their CPU goes to sending and receiving, in as few syscalls as the schedule allows.
     preencode: true,
     cork: true,
     ...(certificate && { ca: certificate.cert }),
